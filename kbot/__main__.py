@@ -1,0 +1,3 @@
+from kbot.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,89 @@
+"""The thin command line: parse, dispatch to one module per subcommand, print text or JSON.
+
+Every command accepts `--json`; exit codes are named in `kbot.errors.ExitCode`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from types import ModuleType
+
+from kbot import __version__
+from kbot.commands import COMMANDS
+from kbot.errors import ExitCode, KbotError
+from kbot.output import CommandResult, envelope
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting, so errors are one line."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _ArgumentError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+class _ArgumentError(Exception):
+    pass
+
+
+def _command_module(name: str) -> ModuleType:
+    return importlib.import_module(COMMANDS[name])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="kbot",
+        description="Find hot PyTorch ops, evolve faster Triton kernels for them, open PRs.",
+    )
+    parser.add_argument("--version", action="version", version=f"kbot {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        module = _command_module(name)
+        command_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        command_parser.add_argument(
+            "--json", action="store_true", help="print one versioned JSON envelope on stdout"
+        )
+        command_parser.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+        module.add_arguments(command_parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    wants_json = "--json" in argv
+    debug = "--debug" in argv
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except _ArgumentError as exc:
+        return _fail("kbot", str(exc), ExitCode.BAD_INPUT, wants_json)
+    if args.command is None:
+        parser.print_help()
+        return int(ExitCode.BAD_INPUT)
+    try:
+        result: CommandResult = _command_module(args.command).run(args)
+    except KbotError as exc:
+        if debug:
+            raise
+        return _fail(args.command, str(exc), exc.exit_code, wants_json)
+    except KeyboardInterrupt:
+        return _fail(
+            args.command,
+            "interrupted; re-run the same command to resume",
+            ExitCode.REJECTED,
+            wants_json,
+        )
+    if wants_json:
+        print(envelope(args.command, result.exit_code, result.data, None))
+    elif result.text:
+        print(result.text)
+    return int(result.exit_code)
+
+
+def _fail(command: str, message: str, code: ExitCode, wants_json: bool) -> int:
+    if wants_json:
+        print(envelope(command, code, None, message))
+    print(f"kbot: error: {message}", file=sys.stderr)
+    return int(code)

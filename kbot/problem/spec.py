@@ -1,0 +1,231 @@
+"""Reading a problem file's shape without executing it.
+
+A problem file defines `class Model(nn.Module)`, `get_inputs()` and `get_init_inputs()`.
+kbot's extensions, both optional module-level literals:
+
+    CASES = [dict(T=1), dict(T=16), dict(T=4096)]   # get_inputs(**case) per case
+    KBOT = dict(extern_ops=["matmul"], atol=1e-2, rtol=1e-2, allow_low_precision=False)
+
+Files without `CASES` have one case, `{}`, and `get_inputs()` is called with no arguments.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kbot.errors import ProblemError
+
+# Extern ops a problem may declare in KBOT["extern_ops"]: PyTorch calls a candidate may keep
+# beside its Triton kernels (cuBLAS/cuDNN work that Triton is not expected to replace).
+EXTERN_OPS = (
+    "matmul",
+    "mm",
+    "bmm",
+    "addmm",
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose2d",
+)
+
+_OPTION_TYPES: dict[str, type | tuple[type, ...]] = {
+    "extern_ops": (list, tuple),
+    "atol": (int, float),
+    "rtol": (int, float),
+    "allow_low_precision": bool,
+    "stochastic": bool,
+    "name": str,
+}
+
+
+@dataclass(frozen=True)
+class ProblemOptions:
+    """The `KBOT = dict(...)` block of a problem file; tolerances None mean the per-dtype defaults."""
+
+    extern_ops: tuple[str, ...] = ()
+    atol: float | None = None
+    rtol: float | None = None
+    allow_low_precision: bool = False
+    stochastic: bool = False
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class ProblemSpec:
+    """What is known of a problem file before running it."""
+
+    path: Path
+    source: str
+    source_sha256: str
+    cases: tuple[dict[str, Any], ...]
+    options: ProblemOptions
+    has_cases: bool = False
+    model_line: int = 0
+    init_params: tuple[str, ...] = field(default_factory=tuple)
+    forward_params: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def name(self) -> str:
+        return self.options.name or self.path.stem
+
+
+def load_problem(path: str | Path) -> ProblemSpec:
+    """Parses and checks a problem file; raises ProblemError with a fix-it message if unusable."""
+    path = Path(path)
+    if not path.is_file():
+        raise ProblemError(f"problem file {path} does not exist")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ProblemError(f"{path} is not UTF-8 text; save it as UTF-8") from None
+    return parse_problem(source, path)
+
+
+def parse_problem(source: str, path: Path) -> ProblemSpec:
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as exc:
+        raise ProblemError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    names = _top_level_names(tree)
+    missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in names]
+    if missing:
+        raise ProblemError(
+            f"{path}: not a KernelBench problem: missing {', '.join(missing)} "
+            "(define class Model(nn.Module), get_inputs() and get_init_inputs())"
+        )
+    model = names["Model"]
+    if not isinstance(model, ast.ClassDef):
+        raise ProblemError(
+            f"{path}:{model.lineno}: `Model` must be a class deriving from nn.Module"
+        )
+    cases_node = names.get("CASES")
+    cases = _literal_cases(cases_node, path) if cases_node is not None else ({},)
+    options = _literal_options(names.get("KBOT"), path)
+    return ProblemSpec(
+        path=path,
+        source=source,
+        source_sha256=hashlib.sha256(source.encode()).hexdigest(),
+        cases=cases,
+        options=options,
+        has_cases=cases_node is not None,
+        model_line=model.lineno,
+        init_params=_method_params(model, "__init__"),
+        forward_params=_method_params(model, "forward"),
+    )
+
+
+def _top_level_names(tree: ast.Module) -> dict[str, ast.AST]:
+    names: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            names[node.name] = node
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    names[target.id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+            names[node.target.id] = node.value
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                names.setdefault((alias.asname or alias.name).split(".")[0], node)
+    return names
+
+
+def _literal(node: ast.AST, path: Path, what: str) -> Any:
+    try:
+        return ast.literal_eval(_dict_calls_to_literals(node))
+    except (ValueError, TypeError, SyntaxError):
+        raise ProblemError(
+            f"{path}:{node.lineno}: {what} must be a literal (numbers, strings, lists, dicts), "
+            "e.g. CASES = [dict(T=1), dict(T=4096)]"
+        ) from None
+
+
+def _dict_calls_to_literals(node: ast.AST) -> ast.AST:
+    """Lets `dict(T=1)` stand for `{"T": 1}` in CASES and KBOT."""
+
+    class _Rewrite(ast.NodeTransformer):
+        def visit_Call(self, call: ast.Call) -> ast.AST:
+            self.generic_visit(call)
+            if isinstance(call.func, ast.Name) and call.func.id == "dict" and not call.args:
+                if all(k.arg is not None for k in call.keywords):
+                    return ast.copy_location(
+                        ast.Dict(
+                            keys=[ast.Constant(k.arg) for k in call.keywords],
+                            values=[k.value for k in call.keywords],
+                        ),
+                        call,
+                    )
+            return call
+
+    return ast.fix_missing_locations(
+        _Rewrite().visit(ast.parse(ast.unparse(node), mode="eval")).body
+    )
+
+
+def _literal_cases(node: ast.AST, path: Path) -> tuple[dict[str, Any], ...]:
+    value = _literal(node, path, "CASES")
+    if (
+        not isinstance(value, (list, tuple))
+        or not value
+        or not all(isinstance(c, dict) for c in value)
+    ):
+        raise ProblemError(
+            f"{path}:{node.lineno}: CASES must be a non-empty list of dicts like [dict(T=1), dict(T=4096)]"
+        )
+    for case in value:
+        for key in case:
+            if not isinstance(key, str) or not key.isidentifier():
+                raise ProblemError(
+                    f"{path}:{node.lineno}: CASES key {key!r} must be a Python identifier"
+                )
+    return tuple(dict(c) for c in value)
+
+
+def _literal_options(node: ast.AST | None, path: Path) -> ProblemOptions:
+    if node is None:
+        return ProblemOptions()
+    value = _literal(node, path, "KBOT")
+    if not isinstance(value, dict):
+        raise ProblemError(
+            f"{path}:{node.lineno}: KBOT must be a dict, e.g. KBOT = dict(extern_ops=['matmul'])"
+        )
+    for key, val in value.items():
+        if key not in _OPTION_TYPES:
+            raise ProblemError(
+                f"{path}:{node.lineno}: unknown KBOT key {key!r}; valid keys: {', '.join(sorted(_OPTION_TYPES))}"
+            )
+        if not isinstance(val, _OPTION_TYPES[key]) or (
+            isinstance(val, bool) and key in ("atol", "rtol")
+        ):
+            raise ProblemError(
+                f"{path}:{node.lineno}: KBOT[{key!r}] has the wrong type {type(val).__name__}"
+            )
+    extern = tuple(value.get("extern_ops", ()))
+    unknown = [op for op in extern if op not in EXTERN_OPS]
+    if unknown:
+        raise ProblemError(
+            f"{path}:{node.lineno}: KBOT extern_ops {unknown} not allowed; choose from {', '.join(EXTERN_OPS)}"
+        )
+    return ProblemOptions(
+        extern_ops=extern,
+        atol=value.get("atol"),
+        rtol=value.get("rtol"),
+        allow_low_precision=value.get("allow_low_precision", False),
+        stochastic=value.get("stochastic", False),
+        name=value.get("name"),
+    )
+
+
+def _method_params(cls: ast.ClassDef, method: str) -> tuple[str, ...]:
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef) and node.name == method:
+            args = node.args
+            names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+            return tuple(n for n in names if n != "self")
+    return ()

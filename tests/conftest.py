@@ -1,0 +1,27 @@
+"""Test-wide setup, in one place: Triton's interpreter on CPU machines, and the `gpu` marker."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# Triton reads TRITON_INTERPRET when it is imported, so this must run before any test imports
+# triton; child processes (the evaluator's worker) inherit it.
+try:
+    import torch
+
+    _HAS_CUDA = torch.cuda.is_available()
+except ImportError:  # pragma: no cover - torch is a hard dependency
+    _HAS_CUDA = False
+if not _HAS_CUDA:
+    os.environ["TRITON_INTERPRET"] = "1"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _HAS_CUDA:
+        return
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip_gpu)
