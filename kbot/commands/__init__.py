@@ -6,4 +6,6 @@ Modules are imported only when their command runs, so `kbot --help` stays fast.
 
 from __future__ import annotations
 
-COMMANDS: dict[str, str] = {}
+COMMANDS: dict[str, str] = {
+    "config": "kbot.commands.config",
+}
