@@ -8,4 +8,5 @@ from __future__ import annotations
 
 COMMANDS: dict[str, str] = {
     "config": "kbot.commands.config",
+    "scan": "kbot.commands.scan",
 }

@@ -1,0 +1,104 @@
+"""`kbot scan PATH`: find the ops worth a kernel, rank them, optionally emit problem files."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from kbot.errors import ExitCode, UsageError
+from kbot.output import CommandResult
+
+HELP = "find hot PyTorch ops in a repository, rank them, and extract runnable problems"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", type=Path, help="folder (or .py file) to scan")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--profile",
+        metavar='"CMD ..."',
+        help='profile a Python command, e.g. --profile "python bench.py --steps 5"',
+    )
+    source.add_argument(
+        "--profile-module",
+        metavar="PKG.MOD:FN",
+        help="profile a function called with no arguments, e.g. tinyserve.bench:run",
+    )
+    parser.add_argument(
+        "--emit-problems", type=Path, metavar="DIR", help="write one problem file per target"
+    )
+    parser.add_argument("--top", type=int, metavar="N", help="keep the N best targets")
+    parser.add_argument(
+        "--include-existing",
+        action="store_true",
+        default=None,
+        help="also target ops that already have a fast path (forward_cuda/forward_triton, a cuda backend)",
+    )
+    parser.add_argument(
+        "--config", type=Path, metavar="FILE", help=".kbot.yml to use instead of the one found"
+    )
+
+
+def options_from_args(args: argparse.Namespace):
+    """Resolves .kbot.yml + CLI into ScanOptions; returns (options, config root)."""
+    from kbot.config import load_config
+    from kbot.scan.findings import ScanOptions, TargetHint
+
+    if not args.path.exists():
+        raise UsageError(f"path {args.path} does not exist; give a folder or .py file to scan")
+    if args.top is not None and args.top < 1:
+        raise UsageError(f"--top must be at least 1, got {args.top}")
+    cli = {"scan.include_existing": True} if args.include_existing else {}
+    config = load_config(args.path, cli=cli, config_file=args.config)
+    scan_root = args.path.resolve()
+    exclude = config.scan.exclude
+    if config.config_file is not None and scan_root != config.root:
+        # .kbot.yml globs are relative to its folder; re-anchor them on the scanned folder.
+        try:
+            prefix = scan_root.relative_to(config.root).as_posix() + "/"
+            exclude = tuple(p[len(prefix) :] if p.startswith(prefix) else p for p in exclude)
+        except ValueError:
+            pass
+    options = ScanOptions(
+        compile_decorators=tuple(config.scan.compile_decorators),
+        exclude=tuple(exclude),
+        include_existing=config.scan.include_existing,
+        include_stochastic=config.scan.include_stochastic,
+        cases=tuple(config.scan.cases),
+        targets=tuple(TargetHint.from_config(t) for t in config.targets),
+        profile_command=args.profile,
+        profile_function=args.profile_module,
+        top=args.top,
+    )
+    return options, config.root
+
+
+def run(args: argparse.Namespace) -> CommandResult:
+    from kbot.scan import scan
+    from kbot.scan.table import render_table, scan_json
+
+    options, config_root = options_from_args(args)
+    result = scan(args.path, options, config_root=config_root)
+    problems: dict[str, str] = {}
+    problem_status: dict[str, str] = {}
+    emitted_json = None
+    if args.emit_problems is not None:
+        from kbot.output import to_jsonable
+        from kbot.scan.extract import emit_problems
+
+        emitted = emit_problems(result, args.emit_problems, options)
+        for item in emitted:
+            problem_status[item.name] = (
+                f"problem {item.path}" if item.path else f"no problem: {item.message}"
+            )
+            if item.path:
+                problems[item.name] = str(item.path)
+        emitted_json = to_jsonable(emitted)
+    data = scan_json(result, problems)
+    if emitted_json is not None:
+        data["problems"] = emitted_json
+    text = render_table(result, problem_status)
+    code = ExitCode.OK if result.targets else ExitCode.REJECTED
+    if not result.targets:
+        text += "\nno targets found (mark one with `# kbot: optimize` or list it under targets: in .kbot.yml)"
+    return CommandResult(code, text, data)

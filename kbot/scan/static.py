@@ -1,0 +1,199 @@
+"""Static discovery: walk, parse, apply every pattern, merge matches of the same callable into
+one Finding, and decide whether each is a target or skipped (and why). Never imports the target."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from kbot.errors import ConfigError
+from kbot.scan.facts import FileFacts, collect_facts
+from kbot.scan.findings import FileSkip, Finding, Flag, Kind, ScanOptions, Status, TargetHint
+from kbot.scan.flags import analyse_flags
+from kbot.scan.patterns import (
+    Candidate,
+    ClassIndex,
+    class_candidate,
+    compiled_candidates,
+    default_backend_candidates,
+    function_params,
+    function_source,
+    marker_candidates,
+    op_class_candidates,
+)
+from kbot.scan.walk import parse_file, python_files
+
+# Which kind names a merged finding: the structural pattern decides how kbot integrates a
+# kernel (forward_cuda, forward_triton, a cuda builder, a guarded call), so it wins.
+_KIND_PRIORITY = (
+    Kind.FUSED_OP,
+    Kind.CUSTOM_OP,
+    Kind.DEFAULT_BACKEND,
+    Kind.TORCH_COMPILE,
+    Kind.CONFIG_TARGET,
+    Kind.MARKER,
+)
+_EXPLICIT = {Kind.CONFIG_TARGET, Kind.MARKER}
+
+
+def scan_static(
+    root: Path, options: ScanOptions, config_root: Path | None = None
+) -> tuple[list[Finding], list[FileSkip], int]:
+    """Returns (findings in source order, unreadable files, number of files parsed)."""
+    root = root.resolve()
+    all_facts: list[FileFacts] = []
+    skips: list[FileSkip] = []
+    for rel, path in python_files(root, options.exclude):
+        parsed = parse_file(rel, path)
+        if isinstance(parsed, FileSkip):
+            skips.append(parsed)
+        else:
+            all_facts.append(collect_facts(parsed, options.compile_decorators))
+    index = ClassIndex(all_facts)
+    candidates = (
+        op_class_candidates(all_facts, index)
+        + default_backend_candidates(all_facts, index)
+        + compiled_candidates(all_facts)
+        + marker_candidates(all_facts)
+    )
+    hints: dict[tuple[str, str], list[TargetHint]] = {}
+    for hint in options.targets:
+        candidate = _config_candidate(hint, root, config_root or root, all_facts, options)
+        candidates.append(candidate)
+        hints.setdefault(candidate.key, []).append(hint)
+    findings = _merge(candidates, hints, options)
+    findings.sort(key=lambda f: (f.file, f.line))
+    return findings, skips, len(all_facts)
+
+
+def _merge(
+    candidates: list[Candidate],
+    hints: dict[tuple[str, str], list[TargetHint]],
+    options: ScanOptions,
+) -> list[Finding]:
+    """One finding per callable, or one per `.kbot.yml` entry naming it (an op may be listed
+    twice, e.g. RMSNorm with and without its residual, each with its own inputs)."""
+    groups: dict[tuple[str, str], list[Candidate]] = {}
+    for candidate in candidates:
+        groups.setdefault(candidate.key, []).append(candidate)
+    findings = []
+    for key, group in groups.items():
+        group.sort(key=lambda c: _KIND_PRIORITY.index(c.kind))
+        main = group[0]
+        kinds = [c.kind for c in group]
+        explicit = any(k in _EXPLICIT for k in kinds)
+        fast = next((c for c in group if c.has_fast_path), None)
+        func = next((c.func for c in group if c.func is not None), None)
+        problem = next((c.problem for c in group if c.problem), "")
+        flags = analyse_flags(func) if func is not None else ()
+        init = main.cls.methods.get("__init__") if main.cls else None
+        finding = Finding(
+            file=main.facts.file.rel,
+            line=(main.cls.node.lineno if main.cls and main.entry else func.lineno) if func else 1,
+            qualname=main.qualname,
+            kind=main.kind,
+            entry=main.entry,
+            reference_source=function_source(main.facts, func) if func else "",
+            params=function_params(func) if func else (),
+            init_params=function_params(init) if init else (),
+            has_fast_path=fast is not None,
+            fast_path=fast.fast_path
+            if fast
+            else (main.fast_path if main.kind == Kind.TORCH_COMPILE else ""),
+            op_base=main.op_base,
+            flags=flags,
+            also_found_as=tuple(dict.fromkeys(k for k in kinds[1:] if k != main.kind)),
+        )
+        for hint in hints.get(key) or [None]:
+            status, reason = _status(replace(finding, hint=hint), explicit, problem, options)
+            findings.append(replace(finding, hint=hint, status=status, skip_reason=reason))
+    return findings
+
+
+def _status(
+    finding: Finding, explicit: bool, problem: str, options: ScanOptions
+) -> tuple[Status, str]:
+    if problem:
+        return Status.SKIPPED, problem
+    if finding.hint is not None and finding.hint.skip:
+        return Status.SKIPPED, "skip: true in .kbot.yml"
+    stochastic = [n.reason for n in finding.flags if n.flag == Flag.STOCHASTIC]
+    if stochastic and not options.include_stochastic:
+        return Status.SKIPPED, (
+            f"stochastic ({stochastic[0]}): outputs cannot be compared exactly; "
+            "set scan.include_stochastic: true to include it"
+        )
+    if finding.has_fast_path and not options.include_existing and not explicit:
+        return (
+            Status.SKIPPED,
+            f"has a fast path ({finding.fast_path}); pass --include-existing to optimize it anyway",
+        )
+    return Status.TARGET, ""
+
+
+def _config_candidate(
+    hint: TargetHint,
+    root: Path,
+    config_root: Path,
+    all_facts: list[FileFacts],
+    options: ScanOptions,
+) -> Candidate:
+    path = _target_file(hint, config_root)
+    try:
+        rel = path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        rel = None
+    facts = next((f for f in all_facts if f.file.rel == rel), None) if rel else None
+    if facts is None:
+        # Outside the scanned folder (or excluded): read it on its own.
+        parsed = parse_file(rel or path.name, path)
+        if isinstance(parsed, FileSkip):
+            raise ConfigError(f".kbot.yml target {hint.target}: {parsed.file}: {parsed.reason}")
+        facts = collect_facts(parsed, options.compile_decorators)
+    return _resolve_qualname(hint, facts)
+
+
+def _target_file(hint: TargetHint, config_root: Path) -> Path:
+    if hint.file is not None:
+        path = config_root / hint.file
+        if not path.is_file():
+            raise ConfigError(
+                f".kbot.yml target {hint.target}: file {hint.file} not found under {config_root}"
+            )
+        return path
+    module = (hint.module or "").replace(".", "/")
+    for candidate in (
+        f"{module}.py",
+        f"{module}/__init__.py",
+        f"src/{module}.py",
+        f"src/{module}/__init__.py",
+    ):
+        if (config_root / candidate).is_file():
+            return config_root / candidate
+    raise ConfigError(
+        f".kbot.yml target {hint.target}: module {hint.module} not found under {config_root} "
+        "(write it as path/to/file.py::Qualname.method)"
+    )
+
+
+def _resolve_qualname(hint: TargetHint, facts: FileFacts) -> Candidate:
+    qualname = hint.qualname
+    classes = {c.qualname: c for c in facts.classes}
+    functions = {f.qualname: f for f in facts.functions}
+    if qualname in classes:
+        return class_candidate(facts, classes[qualname], Kind.CONFIG_TARGET)
+    owner, _, method = qualname.rpartition(".")
+    if owner in classes:
+        methods = classes[owner].methods
+        # An op class named by its (maybe inherited) dispatching forward is reproduced from
+        # forward_native; any other method must be defined by the class itself.
+        if method in ("forward", "forward_native") and "forward_native" in methods:
+            return class_candidate(facts, classes[owner], Kind.CONFIG_TARGET, "forward_native")
+        if method in methods:
+            return class_candidate(facts, classes[owner], Kind.CONFIG_TARGET, method)
+    if qualname in functions:
+        fn = functions[qualname]
+        return Candidate(facts, qualname, Kind.CONFIG_TARGET, "", fn.node)
+    raise ConfigError(
+        f".kbot.yml target {hint.target}: no class or function {qualname} in {facts.file.rel}"
+    )
