@@ -7,6 +7,7 @@ Modules are imported only when their command runs, so `kbot --help` stays fast.
 from __future__ import annotations
 
 COMMANDS: dict[str, str] = {
+    "optimize": "kbot.commands.optimize",
     "config": "kbot.commands.config",
     "scan": "kbot.commands.scan",
 }

@@ -1,0 +1,186 @@
+"""`kbot optimize PROBLEM.py`: search for a faster, correct Triton kernel for one problem file.
+
+Writes `<work-dir>/runs/<run_id>/` (problem.py, target.json, best_candidate.py, kernel.py,
+report.json, report.md). With `--json`, progress goes to stderr as JSON lines and stdout holds
+only the envelope, whose data names the winning candidate file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from kbot.errors import ExitCode, UsageError
+from kbot.output import CommandResult, to_jsonable
+
+HELP = "evolve a faster Triton kernel for a problem file; writes <work-dir>/runs/<run_id>/"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "problem", nargs="?", help="KernelBench-format problem file (optional with --resume)"
+    )
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), help="default: auto")
+    parser.add_argument("--gpus", help="GPU indices for the evaluator, e.g. 0,1")
+    parser.add_argument("--proposers", help="comma-separated, e.g. codegen,tune")
+    parser.add_argument("--generations", type=int, help="generations of the search")
+    parser.add_argument("--time-budget", help='wall time, e.g. "10m", "90s", "600"')
+    parser.add_argument("--max-candidates", type=int, help="candidates to evaluate at most")
+    parser.add_argument("--islands", type=int, help="populations evolving apart (default 4)")
+    parser.add_argument("--work-dir", help="where runs/ and kbot.sqlite go (default: .kbot)")
+    parser.add_argument("--resume", metavar="RUN_ID", help="continue a killed or stopped run")
+    parser.add_argument("--target", metavar="JSON", help="scan finding to record as target.json")
+    parser.add_argument("--config", metavar="FILE", help="use this .kbot.yml")
+
+
+def run(args: argparse.Namespace) -> CommandResult:
+    from kbot.config import load_config
+    from kbot.problem import load_problem
+    from kbot.search import Budget, OptimizeOptions, load_run_options, optimize
+    from kbot.search.progress import progress_for
+
+    if args.problem is None and args.resume is None:
+        raise UsageError("kbot optimize: give a PROBLEM.py, or --resume RUN_ID")
+    anchor = Path(args.problem) if args.problem else Path(".")
+    if args.problem and not anchor.is_file():
+        raise UsageError(f"problem file {args.problem} does not exist")
+    config = load_config(anchor, cli=_config_overrides(args), config_file=args.config)
+    work_dir = Path(args.work_dir).resolve() if args.work_dir else config.work_dir
+    target = _target(args.target)
+    notes: list[str] = []
+    if args.resume:
+        stored, problem_path, problem_sha = load_run_options(work_dir, args.resume)
+        problem = _resume_problem(args.problem, problem_path, problem_sha, work_dir, args.resume)
+        budget = Budget(
+            generations=args.generations or stored.budget.generations,
+            time_s=config.search.time_budget_s if args.time_budget else stored.budget.time_s,
+            max_candidates=args.max_candidates or stored.budget.max_candidates,
+            max_tokens=stored.budget.max_tokens,
+            max_usd=stored.budget.max_usd,
+        )
+        options = dataclasses.replace(stored, budget=budget)
+    else:
+        problem = load_problem(args.problem)
+        proposers = _proposers(config, notes)
+        options = OptimizeOptions(
+            proposers=proposers,
+            device=config.device,
+            gpus=tuple(config.gpus),
+            budget=Budget(
+                generations=config.search.generations,
+                time_s=config.search.time_budget_s,
+                max_candidates=config.search.max_candidates,
+            ),
+            islands=config.search.islands,
+            patience=config.search.patience,
+            seeds=config.search.seeds,
+        )
+    progress = progress_for(args.json, sys.stderr)
+    for note in notes:
+        progress.note(note)
+    result = optimize(
+        problem, options, work_dir, target, resume_run_id=args.resume, progress=progress
+    )
+    data: dict[str, Any] = {
+        "run_id": result.run_id,
+        "run_dir": result.run_dir,
+        "status": result.status,
+        "message": result.message,
+        "stop_reason": result.stop_reason,
+        "best_candidate": result.best_candidate_path,
+        "kernel": result.kernel_path,
+        "report_json": result.report_json_path,
+        "report_md": result.report_md_path,
+        "fitness": result.fitness,
+        "candidates": result.candidates,
+        "accepted": result.accepted,
+        "fresh_evaluations": result.fresh_evaluations,
+        "verdict": to_jsonable(result.verdict) if result.verdict else None,
+        "notes": notes,
+    }
+    code = ExitCode.OK if result.has_winner else ExitCode.REJECTED
+    return CommandResult(code, _text(result), data)
+
+
+def _config_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    overrides: dict[str, Any] = {
+        "device": args.device,
+        "search.generations": args.generations,
+        "search.time_budget_s": args.time_budget,
+        "search.max_candidates": args.max_candidates,
+        "search.islands": args.islands,
+    }
+    if args.gpus:
+        try:
+            overrides["gpus"] = [int(g) for g in args.gpus.split(",") if g.strip()]
+        except ValueError:
+            raise UsageError(f"--gpus {args.gpus!r}: write GPU indices like 0,1") from None
+    if args.proposers:
+        overrides["search.proposers"] = [p.strip() for p in args.proposers.split(",") if p.strip()]
+    return overrides
+
+
+def _proposers(config: Any, notes: list[str]) -> tuple[str, ...]:
+    """The configured proposers. Names this build does not offer fail when the user chose them,
+    and are left out with a note when they only come from the defaults."""
+    from kbot.propose.registry import PROPOSERS
+
+    names = tuple(config.search.proposers)
+    missing = [n for n in names if n not in PROPOSERS]
+    if missing and config.source_of("search.proposers") == "default":
+        notes.append(
+            f"default proposer(s) {', '.join(missing)} not available in this build; "
+            f"using {', '.join(n for n in names if n in PROPOSERS)}"
+        )
+        names = tuple(n for n in names if n in PROPOSERS)
+    elif missing:
+        raise UsageError(
+            f"proposer(s) {', '.join(missing)} not available (from "
+            f"{config.source_of('search.proposers')}); valid: {', '.join(sorted(PROPOSERS))}"
+        )
+    return names
+
+
+def _resume_problem(
+    given: str | None, stored_path: str, stored_sha: str, work_dir: Path, run_id: str
+) -> Any:
+    from kbot.problem import load_problem
+    from kbot.search.artifacts import run_dir_of
+
+    if given:
+        return load_problem(given)
+    for path in (Path(stored_path), run_dir_of(work_dir, run_id) / "problem.py"):
+        if path.is_file():
+            problem = load_problem(path)
+            if problem.source_sha256 == stored_sha:
+                return problem
+    raise UsageError(f"--resume {run_id}: the run's problem file is gone; pass it as PROBLEM.py")
+
+
+def _target(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    path = Path(text)
+    try:
+        raw = path.read_text() if path.is_file() else text
+        value = json.loads(raw)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"--target: not a JSON object or a JSON file ({exc})") from None
+    if not isinstance(value, dict):
+        raise UsageError('--target must be a JSON object like {"file": ..., "line": ...}')
+    return value
+
+
+def _text(result: Any) -> str:
+    lines = [result.message, f"run: {result.run_id} ({result.run_dir})"]
+    if result.best_candidate_path:
+        lines.append(f"best candidate: {result.best_candidate_path}")
+    if result.kernel_path:
+        lines.append(f"kernel module: {result.kernel_path}")
+    if result.report_md_path:
+        lines.append(f"report: {result.report_md_path}")
+    return "\n".join(lines)

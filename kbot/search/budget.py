@@ -1,0 +1,82 @@
+"""Budgets and early stops: why a search ended, as a typed value."""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kbot.search.options import Budget
+
+
+class StopReason(str, enum.Enum):
+    GENERATIONS = "generations"  # every generation ran
+    TIME = "time"  # the wall-time budget ran out
+    CANDIDATES = "candidates"  # the candidate budget ran out
+    TOKENS = "tokens"
+    MONEY = "money"
+    ROOFLINE = "roofline"  # the best candidate reached the roofline stop fraction
+    PATIENCE = "patience"  # no improvement above the noise floor for `patience` generations
+    EXHAUSTED = "exhausted"  # the proposers had nothing new to offer
+    INTERRUPTED = "interrupted"  # Ctrl-C; the run can be resumed
+
+
+STOP_MESSAGES = {
+    StopReason.GENERATIONS: "ran all {generations} generations",
+    StopReason.TIME: "wall-time budget of {time_s:.0f} s spent",
+    StopReason.CANDIDATES: "candidate budget of {max_candidates} spent",
+    StopReason.TOKENS: "token budget of {max_tokens} spent",
+    StopReason.MONEY: "money budget of ${max_usd} spent",
+    StopReason.ROOFLINE: "best candidate reached the roofline stop fraction",
+    StopReason.PATIENCE: "no improvement above the noise floor for {patience} generations",
+    StopReason.EXHAUSTED: "the proposers offered no new candidates",
+    StopReason.INTERRUPTED: "interrupted; resume with --resume",
+}
+
+
+@dataclass
+class BudgetTracker:
+    """Counts what a run has spent, including what earlier sessions of a resumed run spent."""
+
+    budget: Budget
+    spent_before_s: float = 0.0  # wall time of earlier sessions of this run
+    candidates: int = 0
+    tokens: int = 0
+    usd: float = 0.0
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
+        self._started = self.clock()
+
+    def elapsed_s(self) -> float:
+        return self.spent_before_s + (self.clock() - self._started)
+
+    def exhausted(self) -> StopReason | None:
+        """The budget that is spent, if any (checked before each evaluation)."""
+        budget = self.budget
+        if budget.time_s is not None and self.elapsed_s() >= budget.time_s:
+            return StopReason.TIME
+        if budget.max_candidates is not None and self.candidates >= budget.max_candidates:
+            return StopReason.CANDIDATES
+        if budget.max_tokens is not None and self.tokens >= budget.max_tokens:
+            return StopReason.TOKENS
+        if budget.max_usd is not None and self.usd >= budget.max_usd:
+            return StopReason.MONEY
+        return None
+
+    def fraction_used(self, generation: int) -> float:
+        """The largest share of any budget spent, for the progress ETA."""
+        budget = self.budget
+        shares = [generation / budget.generations]
+        if budget.time_s:
+            shares.append(self.elapsed_s() / budget.time_s)
+        if budget.max_candidates:
+            shares.append(self.candidates / budget.max_candidates)
+        return min(1.0, max(shares))
+
+    def eta_s(self, generation: int) -> float | None:
+        used = self.fraction_used(generation)
+        if used <= 0:
+            return None
+        return max(0.0, self.elapsed_s() * (1 - used) / used)

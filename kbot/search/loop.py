@@ -1,0 +1,327 @@
+"""The main loop: propose, evaluate, archive, generation after generation. The only writer of
+the store.
+
+Resuming is replay: a generation's proposals are recorded before any is evaluated and every
+verdict is committed as it arrives, so running the loop again over the same run id takes the
+recorded proposals and cached verdicts of finished work (no proposer call, no evaluation) and
+continues where the killed process stopped. Parent selection uses one seeded generator per
+(generation, island), so the replayed archive and islands are the ones the first process had.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from kbot.evaluate.verdict import Verdict
+from kbot.problem import ProblemSpec
+from kbot.propose.base import Parent, Proposal, ProposeContext, Proposer
+from kbot.search.archive import Archive, Entry
+from kbot.search.budget import BudgetTracker, StopReason
+from kbot.search.fitness import fitness_of
+from kbot.search.islands import Islands
+from kbot.search.options import OptimizeOptions
+from kbot.search.progress import NullProgress, Progress, Snapshot
+from kbot.search.selection import select_parents
+from kbot.search.store import GenerationRecord, RunCandidate, Store
+
+
+class CandidateEvaluator(Protocol):
+    """The part of `kbot.evaluate.Evaluator` the search uses."""
+
+    def evaluate(
+        self, problem: ProblemSpec, candidate_source: str, candidate_name: str = "candidate.py"
+    ) -> Verdict: ...
+
+    def remeasure(self, problem: ProblemSpec, sources: Sequence[str]) -> Sequence[Verdict]: ...
+
+
+@dataclass(frozen=True)
+class GenerationSummary:
+    generation: int
+    best_sha256: str | None
+    best_fitness: str  # Fitness.describe() of the best so far
+    best_speedup: float | None
+    evaluated: int
+    accepted: int
+
+
+@dataclass
+class LoopResult:
+    stop_reason: StopReason
+    archive: Archive
+    entries: dict[str, Entry]
+    generations: list[GenerationSummary]
+    fresh_evaluations: int  # evaluator calls made by this process
+    cached_verdicts: int  # verdicts taken from the store
+    notes: list[str] = field(default_factory=list)  # proposers' skipped reasons and failures
+    elapsed_s: float = 0.0
+
+
+class SearchLoop:
+    def __init__(
+        self,
+        store: Store,
+        run_id: str,
+        problem: ProblemSpec,
+        env_key: str,
+        device: str,
+        options: OptimizeOptions,
+        proposers: Sequence[Proposer],
+        evaluator: CandidateEvaluator,
+        progress: Progress | None = None,
+        spent_before_s: float = 0.0,
+    ) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.problem = problem
+        self.env_key = env_key
+        self.device = device
+        self.options = options
+        self.proposers = list(proposers)
+        self.evaluator = evaluator
+        self.progress = progress or NullProgress()
+        self.tracker = BudgetTracker(options.budget, spent_before_s=spent_before_s)
+        self.archive = Archive()
+        self.islands = Islands(options.islands)
+        self.entries: dict[str, Entry] = {}
+        self.rejected: list[Entry] = []
+        self.notes: list[str] = []
+        self.fresh = 0
+        self.cached = 0
+
+    def run(self) -> LoopResult:
+        recorded: dict[int, list[RunCandidate]] = defaultdict(list)
+        for candidate in self.store.run_candidates(self.run_id):
+            recorded[candidate.generation].append(candidate)
+        summaries: list[GenerationSummary] = []
+        stale_generations = 0
+        stop: StopReason | None = None
+        generations = self.options.budget.generations
+        try:
+            for generation in range(generations):
+                self.progress.generation_started(generation, generations)
+                candidates = recorded.get(generation)
+                if candidates is None:
+                    stop = self.tracker.exhausted()
+                    if stop:
+                        break
+                    candidates = self._propose(generation)
+                    if not candidates:
+                        stop = StopReason.EXHAUSTED
+                        break
+                improved, stop = self._evaluate_all(generation, candidates)
+                if stop:
+                    break
+                summaries.append(self._close_generation(generation))
+                if (generation + 1) % self.options.migration_interval == 0:
+                    self.islands.migrate()
+                stale_generations = 0 if improved else stale_generations + 1
+                stop = self._early_stop(stale_generations)
+                if stop:
+                    break
+            else:
+                stop = StopReason.GENERATIONS
+        except KeyboardInterrupt:
+            stop = StopReason.INTERRUPTED
+        self.store.update_run(self.run_id, spent_s=self.tracker.elapsed_s())
+        return LoopResult(
+            stop_reason=stop,
+            archive=self.archive,
+            entries=self.entries,
+            generations=summaries,
+            fresh_evaluations=self.fresh,
+            cached_verdicts=self.cached,
+            notes=self.notes,
+            elapsed_s=self.tracker.elapsed_s(),
+        )
+
+    # proposing
+
+    def _propose(self, generation: int) -> list[RunCandidate]:
+        placed: list[tuple[int, Proposal]] = []
+        if generation == 0:
+            # Seeds: every proposer once, without parents; spread over the islands.
+            for index, proposer in enumerate(self.proposers):
+                proposals = self._ask(proposer, (), generation, index, self.options.islands * 2)
+                placed.extend((i % self.options.islands, p) for i, p in enumerate(proposals))
+        else:
+            for island in range(self.options.islands):
+                rng = random.Random(f"{self.options.seed}/{generation}/{island}")
+                parents = select_parents(
+                    self.islands.members(island),
+                    self.archive,
+                    self.rejected,
+                    rng,
+                    self.options.exploit_probability,
+                )
+                if not parents:
+                    continue
+                for proposer in self.proposers:
+                    proposals = self._ask(
+                        proposer, parents, generation, island, self.options.proposals_per_island
+                    )
+                    placed.extend((island, p) for p in proposals)
+        return self.store.record_proposals(self.run_id, generation, placed)
+
+    def _ask(
+        self,
+        proposer: Proposer,
+        parents: tuple[Entry, ...],
+        generation: int,
+        island: int,
+        max_proposals: int,
+    ) -> list[Proposal]:
+        context = ProposeContext(
+            problem=self.problem,
+            parents=tuple(_as_parent(p) for p in parents),
+            device=self.device,
+            seed=self.options.seed * 1_000_003 + generation * 101 + island,
+            max_proposals=max_proposals,
+        )
+        try:
+            outcome = proposer.propose(context)
+        except Exception as exc:  # a proposer bug costs its proposals, never the run
+            self._note(f"{proposer.name}: failed in generation {generation}: {exc}")
+            return []
+        self.tracker.tokens += outcome.tokens_used
+        if outcome.skipped_reason and not outcome.proposals:
+            self._note(f"{proposer.name}: {outcome.skipped_reason}")
+        by_sha = {p.sha256: p for p in parents}
+        proposals = []
+        for proposal in outcome.proposals[:max_proposals]:
+            if proposal.source_sha256 in self.entries:
+                continue
+            proposals.append(_inherit_schedule(proposal, by_sha))
+        return proposals
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+            self.progress.note(text)
+
+    # evaluating
+
+    def _evaluate_all(
+        self, generation: int, candidates: list[RunCandidate]
+    ) -> tuple[bool, StopReason | None]:
+        improved = False
+        for candidate in candidates:
+            if candidate.sha256 in self.entries:
+                continue
+            verdict = self.store.cached_verdict(
+                candidate.sha256, self.problem.source_sha256, self.env_key
+            )
+            if verdict is None:
+                stop = self.tracker.exhausted()
+                if stop:
+                    return improved, stop
+                verdict = self.evaluator.evaluate(
+                    self.problem, candidate.source, f"candidate_{candidate.sha256[:12]}.py"
+                )
+                self.store.put_verdict(
+                    self.run_id, candidate.sha256, self.problem.source_sha256, self.env_key, verdict
+                )
+                self.fresh += 1
+            else:
+                budget = self.options.budget.max_candidates
+                if budget is not None and self.tracker.candidates >= budget:
+                    return improved, StopReason.CANDIDATES
+                self.cached += 1
+            self.tracker.candidates += 1
+            entry = Entry(
+                sha256=candidate.sha256,
+                source=candidate.source,
+                proposer=candidate.proposer,
+                parents=candidate.parents,
+                params=candidate.params,
+                generation=generation,
+                island=candidate.island,
+                verdict=verdict,
+                fitness=fitness_of(verdict, candidate.source),
+            )
+            self.entries[entry.sha256] = entry
+            if self.archive.add(entry):
+                improved = True
+            if entry.fitness.accepted:
+                self.islands.add(candidate.island, entry)
+            else:
+                self.rejected.append(entry)
+            self.store.update_run(self.run_id, spent_s=self.tracker.elapsed_s())
+            self.progress.verdict(self._snapshot(generation, entry))
+        return improved, None
+
+    def _snapshot(self, generation: int, entry: Entry) -> Snapshot:
+        best = self.archive.best
+        return Snapshot(
+            generation=generation,
+            generations=self.options.budget.generations,
+            evaluated=len(self.entries),
+            accepted=sum(1 for e in self.entries.values() if e.fitness.accepted),
+            best_speedup=best.fitness.speedup if best else None,
+            best_roofline_fraction=best.fitness.roofline_fraction if best else None,
+            best_fitness=best.fitness.describe() if best else "nothing accepted yet",
+            eta_s=self.tracker.eta_s(generation),
+            elapsed_s=self.tracker.elapsed_s(),
+            last_sha256=entry.sha256,
+            last_proposer=entry.proposer,
+            last_accepted=entry.fitness.accepted,
+        )
+
+    def _close_generation(self, generation: int) -> GenerationSummary:
+        best = self.archive.best
+        in_generation = [e for e in self.entries.values() if e.generation == generation]
+        summary = GenerationSummary(
+            generation=generation,
+            best_sha256=best.sha256 if best else None,
+            best_fitness=best.fitness.describe() if best else "nothing accepted yet",
+            best_speedup=best.fitness.speedup if best else None,
+            evaluated=len(in_generation),
+            accepted=sum(1 for e in in_generation if e.fitness.accepted),
+        )
+        self.store.record_generation(
+            self.run_id,
+            GenerationRecord(
+                generation=generation,
+                best_sha256=summary.best_sha256,
+                best_fitness=dataclasses.asdict(best.fitness) if best else None,
+                evaluated=summary.evaluated,
+                accepted=summary.accepted,
+            ),
+        )
+        return summary
+
+    def _early_stop(self, stale_generations: int) -> StopReason | None:
+        best = self.archive.best
+        if best is not None and best.fitness.roofline_fraction is not None:
+            if best.fitness.roofline_fraction >= self.options.roofline_stop_fraction:
+                return StopReason.ROOFLINE
+        if stale_generations >= self.options.patience:
+            return StopReason.PATIENCE
+        return None
+
+
+def _as_parent(entry: Entry) -> Parent:
+    return Parent(
+        source=entry.source,
+        source_sha256=entry.sha256,
+        proposer=entry.proposer,
+        accepted=entry.fitness.accepted,
+        fitness=entry.fitness.speedup,
+        feedback=tuple(str(r) for r in entry.verdict.reasons),
+    )
+
+
+def _inherit_schedule(proposal: Proposal, parents: dict[str, Entry]) -> Proposal:
+    """A mutation keeps its parent's schedule kind, so the MAP-Elites grid can place it."""
+    if "schedule" in proposal.params or not proposal.parent_sha256:
+        return proposal
+    parent = parents.get(proposal.parent_sha256[0])
+    if parent is None or "schedule" not in parent.params:
+        return proposal
+    params = {"schedule": parent.params["schedule"], **proposal.params}
+    return dataclasses.replace(proposal, params=params)

@@ -1,0 +1,69 @@
+"""What one optimize run may do: proposers, budgets, islands, evaluator settings.
+
+Defaults follow `docs/config.md` (`search:` section); `kbot.commands.optimize` resolves the
+command line on top of them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kbot.errors import UsageError
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits that stop the search; None means no limit of that kind."""
+
+    generations: int = 6
+    time_s: float | None = 600.0
+    max_candidates: int | None = 200
+    max_tokens: int | None = None  # the LLM proposer reports tokens in ProposeOutcome
+    max_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class OptimizeOptions:
+    proposers: tuple[str, ...] = ("codegen", "tune")
+    device: str = "auto"  # auto | cpu | cuda
+    gpus: tuple[int, ...] = ()
+    budget: Budget = Budget()
+    islands: int = 4
+    migration_interval: int = 2  # generations between migrations
+    patience: int = 3  # generations without improvement above the noise floor
+    roofline_stop_fraction: float = 0.95
+    proposals_per_island: int = 4  # per proposer call in generations after the first
+    seeds: int = 5  # correctness trials per case, handed to the evaluator
+    finalists: int = 3  # re-measured before a winner is declared
+    exploit_probability: float = 0.7
+    seed: int = 0  # the search's own randomness (parent selection)
+
+    def __post_init__(self) -> None:
+        if self.device not in DEVICES:
+            raise UsageError(f"--device {self.device!r}: choose one of {', '.join(DEVICES)}")
+        if self.islands < 1:
+            raise UsageError("islands must be at least 1")
+        if self.budget.generations < 1:
+            raise UsageError("--generations must be at least 1")
+        if self.budget.max_candidates is not None and self.budget.max_candidates < 1:
+            raise UsageError("--max-candidates must be at least 1")
+        if not self.proposers:
+            raise UsageError("--proposers needs at least one name, e.g. codegen,tune")
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+def parse_duration_s(text: str) -> float:
+    """'10m' -> 600.0, '90s' -> 90.0, '45' -> 45.0 (seconds)."""
+    match = _DURATION.match(str(text))
+    if not match:
+        raise UsageError(f"time budget {text!r} not understood; write e.g. 10m, 90s or 600")
+    value = float(match.group(1)) * _UNIT_S[match.group(2)]
+    if value <= 0:
+        raise UsageError(f"time budget {text!r} must be positive")
+    return value

@@ -1,0 +1,190 @@
+"""The run report: the winner's verdict, per-case times and speedups (or "not timed (no GPU)"),
+roofline, lineage and best fitness per generation, as JSON and as markdown (templates/report.md.j2)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from kbot import __version__
+from kbot.evaluate.verdict import NOT_TIMED, CaseResult, Stat, Verdict
+from kbot.problem import ProblemSpec
+from kbot.search.archive import Entry
+from kbot.search.fitness import Fitness, fitness_of
+from kbot.search.loop import LoopResult
+from kbot.search.options import OptimizeOptions
+
+REPORT_SCHEMA = 1
+
+
+def build_report(
+    *,
+    run_id: str,
+    problem: ProblemSpec,
+    device_name: str,
+    options: OptimizeOptions,
+    result: LoopResult,
+    finalists: list[tuple[Entry, Verdict]],
+    winner: tuple[Fitness, Entry, Verdict] | None,
+    status: str,
+    message: str,
+    stop_message: str,
+) -> dict[str, Any]:
+    """The JSON report (report.json); report.md is rendered from the same data."""
+    entries = result.entries
+    verdict = winner[2] if winner else None
+    return {
+        "schema": REPORT_SCHEMA,
+        "kbot": __version__,
+        "run_id": run_id,
+        "status": status,
+        "message": message,
+        "stop_reason": result.stop_reason.value,
+        "stop_message": stop_message,
+        "problem": {
+            "name": problem.name,
+            "path": str(problem.path),
+            "sha256": problem.source_sha256,
+        },
+        "device": verdict.device if verdict is not None and verdict.timed else device_name,
+        "timed": bool(verdict and verdict.timed),
+        "versions": dict(verdict.versions) if verdict else {},
+        "options": dataclasses.asdict(options),
+        "winner": _winner(winner) if winner else None,
+        "cases": [case_row(c) for c in verdict.cases] if verdict else [],
+        "verdict": verdict.to_json() if verdict else None,
+        "lineage": lineage(winner[1], entries) if winner else [],
+        "generations": [dataclasses.asdict(g) for g in result.generations],
+        "finalists": [
+            {
+                "sha256": entry.sha256,
+                "proposer": entry.proposer,
+                "first": entry.fitness.describe(),
+                "remeasured": _describe(verdict, entry),
+            }
+            for entry, verdict in finalists
+        ],
+        "counts": {
+            "candidates": len(entries),
+            "accepted": sum(1 for e in entries.values() if e.fitness.accepted),
+            "fresh_evaluations": result.fresh_evaluations,
+            "cached_verdicts": result.cached_verdicts,
+        },
+        "rejections": _rejections(entries),
+        "notes": list(result.notes),
+        "elapsed_s": round(result.elapsed_s, 3),
+    }
+
+
+def _describe(verdict: Verdict, entry: Entry) -> str:
+    return fitness_of(verdict, entry.source).describe()
+
+
+def _winner(winner: tuple[Fitness, Entry, Verdict]) -> dict[str, Any]:
+    fitness, entry, _ = winner
+    return {
+        "sha256": entry.sha256,
+        "proposer": entry.proposer,
+        "generation": entry.generation,
+        "params": entry.params,
+        "fitness": fitness.describe(),
+        "speedup": fitness.speedup,
+        "baseline": fitness.baseline,
+        "roofline_fraction": fitness.roofline_fraction,
+        "kernels": fitness.kernels,
+        "code_lines": fitness.code_lines,
+        "file": "best_candidate.py",
+    }
+
+
+def case_row(case: CaseResult) -> dict[str, Any]:
+    """One case for the report table: correctness figures and timings in microseconds."""
+    row: dict[str, Any] = {"case": case.case, "label": case_label(case.case)}
+    if case.correctness is not None:
+        c = case.correctness
+        row["correctness"] = {
+            "passed": c.passed,
+            "trials": c.trials,
+            "max_abs_error": c.max_abs_error,
+            "max_rel_norm_error": c.max_rel_norm_error,
+            "atol": c.atol,
+            "rtol": c.rtol,
+        }
+    if case.timing is None:
+        row["timing"] = NOT_TIMED
+        return row
+    t = case.timing
+    row["timing"] = {
+        "candidate_graph": _stat(t.candidate_graph),
+        "candidate_plain": _stat(t.candidate_plain),
+        "eager_graph": _stat(t.eager_graph),
+        "eager_plain": _stat(t.eager_plain),
+        "compile_graph": _stat(t.compile_graph),
+        "compile_plain": _stat(t.compile_plain),
+        "speedup_vs_eager": t.speedup_vs_eager,
+        "speedup_vs_compile": t.speedup_vs_compile,
+        "roofline_percent": round(100 * t.roofline_fraction, 1),
+        "bytes_moved": t.bytes_moved,
+        "flops": t.flops,
+    }
+    return row
+
+
+def case_label(case: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in case.items()) or "default"
+
+
+def _stat(stat: Stat | None) -> dict[str, Any] | None:
+    if stat is None:
+        return None
+    return {"median_us": stat.median_us, "iqr_us": stat.iqr_us, "runs": stat.runs}
+
+
+def lineage(entry: Entry, entries: dict[str, Entry]) -> list[dict[str, Any]]:
+    """The winner and its first parents back to a seed (candidates outside this run end it)."""
+    chain: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    current: Entry | None = entry
+    while current is not None and current.sha256 not in seen:
+        seen.add(current.sha256)
+        chain.append(
+            {
+                "sha256": current.sha256,
+                "proposer": current.proposer,
+                "generation": current.generation,
+                "fitness": current.fitness.describe(),
+                "params": current.params,
+            }
+        )
+        current = entries.get(current.parents[0]) if current.parents else None
+    return chain
+
+
+def _rejections(entries: dict[str, Entry]) -> list[dict[str, Any]]:
+    """The most common reasons candidates were rejected, to act on when nothing was accepted."""
+    counts: dict[str, int] = {}
+    for entry in entries.values():
+        if entry.fitness.accepted:
+            continue
+        for reason in entry.verdict.reasons[:1] or ():
+            key = f"{entry.verdict.stage.value}: [{reason.rule}] {reason.message}"[:300]
+            counts[key] = counts.get(key, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: kv[1], reverse=True)[:10]
+    return [{"reason": reason, "candidates": count} for reason, count in ranked]
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    from kbot.templates_dir import templates_dir
+
+    env = Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["us"] = lambda stat: "—" if stat is None else f"{stat['median_us']:.2f}"
+    env.filters["x"] = lambda v: "—" if v is None else f"{v:.2f}x"
+    return env.get_template("report.md.j2").render(r=report, not_timed=NOT_TIMED)

@@ -1,0 +1,296 @@
+"""One optimize run end to end: store, evaluator, search loop, finalists, run directory.
+
+`optimize()` is the Python API behind `kbot optimize`, and what `kbot run` calls per problem.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from kbot.errors import UsageError
+from kbot.evaluate.verdict import Verdict
+from kbot.problem import ProblemSpec
+from kbot.propose.base import Proposer
+from kbot.search.archive import Entry
+from kbot.search.artifacts import prepare_run_dir, write_winner
+from kbot.search.budget import STOP_MESSAGES, StopReason
+from kbot.search.fitness import fitness_of
+from kbot.search.loop import CandidateEvaluator, LoopResult, SearchLoop
+from kbot.search.options import Budget, OptimizeOptions
+from kbot.search.progress import NullProgress, Progress
+from kbot.search.report import build_report
+from kbot.search.store import Store
+
+STORE_NAME = "kbot.sqlite"
+
+EvaluatorFactory = Callable[[str, tuple[int, ...], int], AbstractContextManager]
+ProposerFactory = Callable[[Sequence[str]], list[Proposer]]
+
+
+class OptimizeStatus(str, enum.Enum):
+    IMPROVED = "improved"  # accepted and faster than torch.compile above the noise floor
+    NOT_FASTER = "not_faster"  # accepted, timed, but not faster than the baseline
+    NOT_TIMED = "not_timed"  # accepted on a CPU (correctness only, "not timed (no GPU)")
+    NO_ACCEPTED = "no_accepted"  # no candidate passed the evaluator
+    INTERRUPTED = "interrupted"  # Ctrl-C: resume with --resume RUN_ID
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    run_id: str
+    run_dir: Path
+    status: OptimizeStatus
+    message: str
+    stop_reason: StopReason
+    best_candidate_path: Path | None  # the winning ModelNew file, when there is one
+    kernel_path: Path | None
+    report_json_path: Path | None
+    report_md_path: Path | None
+    verdict: Verdict | None  # the winner's (re-measured on a GPU) verdict
+    fitness: str  # the winner's fitness in words
+    candidates: int  # evaluated in this run (fresh + cached)
+    accepted: int
+    fresh_evaluations: int  # evaluator calls made by this process
+
+    @property
+    def has_winner(self) -> bool:
+        return self.best_candidate_path is not None
+
+
+def optimize(
+    problem: ProblemSpec,
+    options: OptimizeOptions,
+    work_dir: Path,
+    target: dict[str, Any] | None = None,
+    *,
+    resume_run_id: str | None = None,
+    evaluator_factory: EvaluatorFactory | None = None,
+    proposer_factory: ProposerFactory | None = None,
+    progress: Progress | None = None,
+) -> OptimizeResult:
+    """Searches for the best candidate of `problem`; writes `<work_dir>/runs/<run_id>/`.
+
+    With `resume_run_id`, continues that run with its stored options (only the budget is
+    taken from `options`), reusing every recorded proposal and verdict."""
+    from kbot.propose.registry import make_proposers
+
+    work_dir = Path(work_dir)
+    progress = progress or NullProgress()
+    device, device_name = resolve_device(options.device, options.gpus)
+    with Store(work_dir / STORE_NAME) as store:
+        if resume_run_id is not None:
+            run = store.run(resume_run_id)
+            if run.problem_sha256 != problem.source_sha256:
+                raise UsageError(
+                    f"run {resume_run_id} optimized a different version of {problem.path} "
+                    f"(sha256 {run.problem_sha256[:12]}); resume with its problem.py"
+                )
+            options = dataclasses.replace(options_from_json(run.options), budget=options.budget)
+            target = target if target is not None else run.target
+            run_id, spent_before_s = run.run_id, run.spent_s
+            store.update_run(run_id, status="running", stop_reason=None)
+        else:
+            run_id = new_run_id(problem)
+            spent_before_s = 0.0
+        env_key = environment_key(device_name, options.seeds)
+        if resume_run_id is None:
+            store.create_run(run_id, problem, env_key, options_to_json(options), target)
+        run_dir = prepare_run_dir(work_dir, run_id, problem, target)
+        proposers = (proposer_factory or make_proposers)(options.proposers)
+        progress.started(run_id, problem.name, device_name)
+        factory = evaluator_factory or default_evaluator
+        with factory(device, options.gpus, options.seeds) as evaluator:
+            loop = SearchLoop(
+                store, run_id, problem, env_key, device, options, proposers, evaluator,
+                progress=progress, spent_before_s=spent_before_s,
+            )  # fmt: skip
+            result = loop.run()
+            finalists: list[tuple[Entry, Verdict]] = []
+            if result.stop_reason is not StopReason.INTERRUPTED:
+                finalists = _remeasure_finalists(
+                    store, run_id, problem, env_key, evaluator, result, options.finalists
+                )
+        return _finish(store, run_id, run_dir, problem, device_name, options, result, finalists,
+                       progress)  # fmt: skip
+
+
+def default_evaluator(
+    device: str, gpus: tuple[int, ...], seeds: int
+) -> AbstractContextManager[CandidateEvaluator]:
+    from kbot.evaluate import EvalOptions, Evaluator
+
+    return Evaluator(EvalOptions(device=device, gpus=gpus, seeds=seeds))
+
+
+def resolve_device(device: str, gpus: Sequence[int] = ()) -> tuple[str, str]:
+    """("cpu" | "cuda", a name for reports and the cache key: "cpu" or the GPU's name)."""
+    import torch
+
+    has_cuda = torch.cuda.is_available()
+    if device == "cuda" and not has_cuda:
+        raise UsageError("--device cuda: no CUDA GPU is visible; use --device cpu or auto")
+    if device == "cpu" or not has_cuda:
+        return "cpu", "cpu"
+    return "cuda", torch.cuda.get_device_name(gpus[0] if gpus else None)
+
+
+def environment_key(device_name: str, seeds: int) -> str:
+    """What a cached verdict depends on besides the two sources."""
+    versions = []
+    for package in ("torch", "triton"):
+        try:
+            versions.append(f"{package}={metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{package}=absent")
+    return "|".join([device_name, *versions, f"seeds={seeds}"])
+
+
+def new_run_id(problem: ProblemSpec) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in problem.name)[:40]
+    return f"{safe}-{stamp}-{secrets.token_hex(2)}"
+
+
+def options_to_json(options: OptimizeOptions) -> dict[str, Any]:
+    return dataclasses.asdict(options)
+
+
+def options_from_json(data: dict[str, Any]) -> OptimizeOptions:
+    fields = dict(data)
+    fields["budget"] = Budget(**fields["budget"])
+    fields["proposers"] = tuple(fields["proposers"])
+    fields["gpus"] = tuple(fields["gpus"])
+    return OptimizeOptions(**fields)
+
+
+def load_run_options(work_dir: Path, run_id: str) -> tuple[OptimizeOptions, str, str]:
+    """A stored run's options, problem path and problem sha256 (for `--resume`)."""
+    path = Path(work_dir) / STORE_NAME
+    if not path.is_file():
+        raise UsageError(f"--resume {run_id}: no store at {path}; pass the run's --work-dir")
+    with Store(path) as store:
+        run = store.run(run_id)
+    return options_from_json(run.options), run.problem_path, run.problem_sha256
+
+
+def _remeasure_finalists(
+    store: Store,
+    run_id: str,
+    problem: ProblemSpec,
+    env_key: str,
+    evaluator: CandidateEvaluator,
+    result: LoopResult,
+    count: int,
+) -> list[tuple[Entry, Verdict]]:
+    """On a GPU the best few are timed again, interleaved, before one is declared the winner;
+    on a CPU nothing is timed, so the first verdicts stand."""
+    elites = result.archive.elites(count)
+    if not elites or not any(e.fitness.timed for e in elites):
+        return []
+    verdicts = list(evaluator.remeasure(problem, [e.source for e in elites]))
+    for entry, verdict in zip(elites, verdicts):
+        store.put_verdict(
+            run_id, entry.sha256, problem.source_sha256, env_key, verdict, kind="remeasure"
+        )
+    return list(zip(elites, verdicts))
+
+
+def _finish(
+    store: Store,
+    run_id: str,
+    run_dir: Path,
+    problem: ProblemSpec,
+    device_name: str,
+    options: OptimizeOptions,
+    result: LoopResult,
+    finalists: list[tuple[Entry, Verdict]],
+    progress: Progress,
+) -> OptimizeResult:
+    accepted = sum(1 for e in result.entries.values() if e.fitness.accepted)
+    stop_message = STOP_MESSAGES[result.stop_reason].format(
+        patience=options.patience, **dataclasses.asdict(options.budget)
+    )
+    common = dict(
+        run_id=run_id,
+        run_dir=run_dir,
+        stop_reason=result.stop_reason,
+        candidates=len(result.entries),
+        accepted=accepted,
+        fresh_evaluations=result.fresh_evaluations,
+    )
+    if result.stop_reason is StopReason.INTERRUPTED:
+        store.update_run(run_id, status="interrupted", stop_reason=result.stop_reason.value)
+        message = (
+            f"interrupted after {len(result.entries)} candidates; resume with --resume {run_id}"
+        )
+        progress.finished(message)
+        return OptimizeResult(
+            status=OptimizeStatus.INTERRUPTED, message=message, best_candidate_path=None,
+            kernel_path=None, report_json_path=None, report_md_path=None, verdict=None,
+            fitness="", **common,
+        )  # fmt: skip
+    # Untimed (CPU) runs re-measure nothing: the first verdicts of the elites stand.
+    contenders = finalists or [(e, e.verdict) for e in result.archive.elites(options.finalists)]
+    ranked = sorted(
+        (
+            (fitness_of(verdict, entry.source), entry, verdict)
+            for entry, verdict in contenders
+            if verdict.accepted
+        ),
+        key=lambda item: item[0].sort_key(),
+        reverse=True,
+    )
+    winner = ranked[0] if ranked else None
+    status, message = _status(winner, len(result.entries), stop_message)
+    report = build_report(
+        run_id=run_id, problem=problem, device_name=device_name, options=options,
+        result=result, finalists=finalists, winner=winner, status=status.value,
+        message=message, stop_message=stop_message,
+    )  # fmt: skip
+    paths = write_winner(run_dir, problem, winner, report, result.entries)
+    store.update_run(
+        run_id,
+        status="finished",
+        stop_reason=result.stop_reason.value,
+        best_sha256=winner[1].sha256 if winner else None,
+    )
+    progress.finished(message)
+    return OptimizeResult(
+        status=status,
+        message=message,
+        best_candidate_path=paths.best_candidate,
+        kernel_path=paths.kernel,
+        report_json_path=paths.report_json,
+        report_md_path=paths.report_md,
+        verdict=winner[2] if winner else None,
+        fitness=winner[0].describe() if winner else "",
+        **common,
+    )
+
+
+def _status(winner: Any, candidates: int, stop_message: str) -> tuple[OptimizeStatus, str]:
+    if winner is None:
+        return (
+            OptimizeStatus.NO_ACCEPTED,
+            f"no candidate accepted out of {candidates} ({stop_message}); see report.md for reasons",
+        )
+    fitness = winner[0]
+    if not fitness.timed:
+        return OptimizeStatus.NOT_TIMED, f"winner accepted: {fitness.describe()}; {stop_message}"
+    floor = 1.0 + fitness.noise
+    if fitness.speedup is not None and fitness.speedup > floor:
+        return OptimizeStatus.IMPROVED, f"winner: {fitness.describe()}; {stop_message}"
+    return (
+        OptimizeStatus.NOT_FASTER,
+        f"winner accepted but not faster than {fitness.baseline} above the noise floor: "
+        f"{fitness.describe()}; {stop_message}",
+    )
