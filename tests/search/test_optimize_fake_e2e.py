@@ -1,0 +1,151 @@
+"""optimize() and `kbot optimize` end to end with a fake proposer and a fake evaluator."""
+
+import ast
+import json
+
+import pytest
+
+from kbot.cli import main
+from kbot.evaluate.verdict import NOT_TIMED
+from kbot.search import Budget, OptimizeOptions, OptimizeStatus, StopReason, optimize
+
+
+def _optimize(tmp_path, problem, evaluator, proposer, generations=2, **kw):
+    return optimize(
+        problem,
+        OptimizeOptions(device="cpu", budget=Budget(generations=generations)),
+        tmp_path / "work",
+        evaluator_factory=lambda *a: evaluator,
+        proposer_factory=lambda names: [proposer],
+        **kw,
+    )
+
+
+def test_cpu_run_writes_the_run_directory_of_the_architecture(tmp_path, problem, fakes):
+    target = {"file": "layers/scale.py", "line": 3, "qualname": "Scale.forward", "kind": "marker"}
+    result = _optimize(
+        tmp_path, problem, fakes.FakeEvaluator(), fakes.FakeProposer(), target=target
+    )
+    run_dir = tmp_path / "work" / "runs" / result.run_id
+    assert result.run_dir == run_dir and result.status is OptimizeStatus.NOT_TIMED
+    names = {p.name for p in run_dir.iterdir()}
+    assert names == {
+        "problem.py",
+        "target.json",
+        "best_candidate.py",
+        "kernel.py",
+        "report.json",
+        "report.md",
+    }
+    assert (run_dir / "problem.py").read_text() == problem.source
+    assert json.loads((run_dir / "target.json").read_text()) == target
+    assert result.best_candidate_path == run_dir / "best_candidate.py"
+    assert "class ModelNew" in result.best_candidate_path.read_text()
+
+    kernel = (run_dir / "kernel.py").read_text()
+    tree = ast.parse(kernel)
+    assert "ModelNew" not in kernel and "import torch.nn" not in kernel
+    roots = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
+    assert roots == {"torch", "triton"}
+    header = ast.get_docstring(tree)
+    assert "CPU interpreter, not timed" in header and problem.source_sha256 in header
+    assert "kbot 0.1.0" in header and "proposers fake" in header
+    assert "5 seed(s) on 2 case(s), atol=0.01 rtol=0.01" in header
+
+    report = json.loads((run_dir / "report.json").read_text())
+    assert report["status"] == "not_timed" and report["timed"] is False
+    assert [c["timing"] for c in report["cases"]] == [NOT_TIMED, NOT_TIMED]
+    assert [g["generation"] for g in report["generations"]] == [0, 1]
+    assert report["lineage"][0]["sha256"] == report["winner"]["sha256"]
+    assert report["finalists"] == []  # nothing to re-measure without timings
+    markdown = (run_dir / "report.md").read_text()
+    assert NOT_TIMED in markdown and "## Best fitness per generation" in markdown
+
+
+def test_gpu_run_remeasures_finalists_before_declaring_the_winner(tmp_path, problem, fakes):
+    evaluator = fakes.FakeEvaluator(timed=True)
+    result = _optimize(tmp_path, problem, evaluator, fakes.FakeProposer())
+    assert len(evaluator.remeasured) == 1 and len(evaluator.remeasured[0]) == 3
+    # the fake's re-measurement makes the second elite fastest: it must win
+    winner_sha = json.loads(result.report_json_path.read_text())["winner"]["sha256"]
+    assert winner_sha == evaluator.remeasured[0][1]
+    assert result.status is OptimizeStatus.IMPROVED
+    report = json.loads(result.report_json_path.read_text())
+    case = report["cases"][0]["timing"]
+    assert case["speedup_vs_compile"] > 1 and case["roofline_percent"] > 0
+    assert "Timings (median µs" in result.kernel_path.read_text()
+    assert "| kbot graph |" in result.report_md_path.read_text()
+
+
+def test_nothing_accepted_is_reported_with_the_reasons(tmp_path, problem, fakes):
+    proposer = fakes.FakeProposer(reject_every=1, variants=False)
+    result = _optimize(tmp_path, problem, fakes.FakeEvaluator(), proposer)
+    assert result.status is OptimizeStatus.NO_ACCEPTED and not result.has_winner
+    assert not (result.run_dir / "best_candidate.py").exists()
+    report = json.loads(result.report_json_path.read_text())
+    assert report["rejections"][0]["candidates"] == 3
+    assert "output differs from Model" in result.report_md_path.read_text()
+
+
+def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path, problem, fakes):
+    class Interrupting(fakes.FakeEvaluator):
+        def evaluate(self, *args, **kwargs):
+            if len(self.evaluated) == 4:
+                raise KeyboardInterrupt
+            return super().evaluate(*args, **kwargs)
+
+    first = Interrupting()
+    stopped = _optimize(tmp_path, problem, first, fakes.FakeProposer())
+    assert (
+        stopped.status is OptimizeStatus.INTERRUPTED
+        and stopped.stop_reason is StopReason.INTERRUPTED
+    )
+    assert f"--resume {stopped.run_id}" in stopped.message
+    second = fakes.FakeEvaluator()
+    resumed = _optimize(
+        tmp_path, problem, second, fakes.FakeProposer(), resume_run_id=stopped.run_id
+    )
+    assert resumed.run_id == stopped.run_id and resumed.has_winner
+    assert not set(first.evaluated) & set(second.evaluated)
+    assert resumed.candidates == len(first.evaluated) + len(second.evaluated)
+
+
+@pytest.fixture
+def fake_cli(monkeypatch, fakes):
+    import kbot.propose.registry as registry
+    import kbot.search.runner as runner
+
+    # the config schema knows the real names only, so the fake stands in for `tune`
+    monkeypatch.setitem(registry.PROPOSERS, "tune", lambda: fakes.FakeProposer(name="tune"))
+    monkeypatch.setattr(runner, "default_evaluator", lambda *a: fakes.FakeEvaluator())
+
+
+def test_cli_json_envelope_names_the_winner_and_progress_goes_to_stderr(
+    tmp_path, problem, fake_cli, capsys
+):
+    argv = ["optimize", str(problem.path), "--proposers", "tune", "--device", "cpu",
+            "--generations", "2", "--work-dir", str(tmp_path / "w"), "--json"]  # fmt: skip
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    envelope = json.loads(captured.out)
+    data = envelope["data"]
+    assert envelope["ok"] and data["status"] == "not_timed"
+    assert data["best_candidate"].endswith(f"runs/{data['run_id']}/best_candidate.py")
+    events = [json.loads(line) for line in captured.err.splitlines()]
+    assert events[0]["event"] == "started" and events[-1]["event"] == "finished"
+    assert {"generation", "verdict"} <= {e["event"] for e in events}
+    # resuming a finished run evaluates nothing again
+    assert (
+        main(["optimize", "--resume", data["run_id"], "--work-dir", str(tmp_path / "w"), "--json"])
+        == 0
+    )
+    again = json.loads(capsys.readouterr().out)["data"]
+    assert again["fresh_evaluations"] == 0 and again["best_candidate"] == data["best_candidate"]
+
+
+@pytest.mark.parametrize("names", ["codegen,magic", "inductor"])
+def test_cli_rejects_unknown_proposers_listing_valid_ones(tmp_path, problem, capsys, names):
+    argv = ["optimize", str(problem.path), "--proposers", names, "--work-dir", str(tmp_path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert names.split(",")[-1] in err and "tune" in err and len(err.strip().splitlines()) == 1
