@@ -36,6 +36,7 @@ def test_example_config_loads_with_the_documented_schema(example_root: Path) -> 
         "fused_add_rmsnorm",
         "gelu_tanh_and_mul",
         "rotary_neox",
+        "logit_softcap",
     ]
     # Decode and prefill cases, sized for a CPU demo (see the comment atop .kbot.yml).
     assert [case["T"] for case in config.scan.cases] == [1, 16, 256]
@@ -44,26 +45,30 @@ def test_example_config_loads_with_the_documented_schema(example_root: Path) -> 
     assert ".kbot.yml:" in config.source_of("publish.draft")
 
 
-def _method_params(file: Path, qualname: str) -> tuple[list[str], list[str]]:
-    """Constructor and method parameter names (without self) of `Class.method` in `file`."""
-    class_name, method_name = qualname.split(".")
+def _target_params(file: Path, qualname: str) -> tuple[list[str], list[str]]:
+    """Constructor and call parameter names (without self) of `Class.method` or `function`."""
     tree = ast.parse(file.read_text())
+
+    def names(fn: ast.FunctionDef | None, skip: int) -> list[str]:
+        return [a.arg for a in fn.args.args[skip:]] if fn else []
+
+    if "." not in qualname:
+        functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == qualname]
+        assert functions, f"{file} has no function {qualname}"
+        return [], names(functions[0], 0)
+    class_name, method_name = qualname.split(".")
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
     assert classes, f"{file} has no class {class_name}"
     methods = {n.name: n for n in classes[0].body if isinstance(n, ast.FunctionDef)}
     assert method_name in methods, f"{class_name} has no method {method_name}"
-
-    def names(fn: ast.FunctionDef | None) -> list[str]:
-        return [a.arg for a in fn.args.args[1:]] if fn else []
-
-    return names(methods.get("__init__")), names(methods[method_name])
+    return names(methods.get("__init__"), 1), names(methods[method_name], 1)
 
 
 def test_example_targets_name_real_methods_with_matching_arguments(example_root: Path) -> None:
     config = load_config(example_root, environ={})
     for target in config.targets:
         file_part, qualname = target.target.split("::")
-        init_params, forward_params = _method_params(example_root / file_part, qualname)
+        init_params, forward_params = _target_params(example_root / file_part, qualname)
         assert set(target.init) <= set(init_params), (target.name, init_params)
         assert list(target.inputs) == forward_params[: len(target.inputs)], (
             target.name,

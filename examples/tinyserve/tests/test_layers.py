@@ -201,3 +201,22 @@ def test_sampler_is_stochastic() -> None:
 def test_layers_dispatch_cpu_tensors_to_the_native_path() -> None:
     x = torch.randn(2, 16)
     torch.testing.assert_close(SiluAndMul()(x), F.silu(x[:, :8]) * x[:, 8:])
+
+
+def test_bench_workload_runs_every_layer_at_small_sizes() -> None:
+    from tinyserve.bench import ModelShape, run
+
+    shape = ModelShape(
+        hidden_size=64,
+        num_heads=2,
+        num_kv_heads=1,
+        head_size=32,
+        intermediate_size=48,
+        vocab_size=100,
+        max_position=64,
+    )
+    tokens = run(token_counts=(1, 3), steps=1, shape=shape, device="cpu")
+    assert sorted(tokens) == [1, 3]
+    for num_tokens, sampled in tokens.items():
+        assert sampled.shape == (num_tokens,) and sampled.dtype == torch.int64
+        assert ((sampled >= 0) & (sampled < 100)).all()
