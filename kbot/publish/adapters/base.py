@@ -1,0 +1,163 @@
+"""What every integration adapter is given and returns, and the guard they all write.
+
+An adapter edits the target's source so that supported inputs reach the kernel and everything
+else takes the original path unchanged:
+
+    if x.dtype in (torch.bfloat16,) and x.is_contiguous():
+        from pkg.layers.triton_rmsnorm import rmsnorm
+
+        return rmsnorm(x, self.weight, self.variance_epsilon)
+
+The import sits inside the branch so that the patched module still imports on machines
+without Triton (CPU-only installs, macOS).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from kbot.publish.adapters.source import AdapterError, Param, block, parse
+from kbot.publish.callsite import KernelCall
+
+# Beyond this a guard is split over lines the way black formats a long condition.
+_MAX_LINE = 88
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str  # relative to the repository root, POSIX separators
+    content: str
+    created: bool
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """How the parity test reaches the patched op: import it, build it, call it."""
+
+    import_line: str  # "from pkg.layers.norm import RMSNorm"
+    construct: str | None  # "RMSNorm(*init_inputs)", None for a plain function
+    call: str  # "op(*inputs)", "silu_and_mul(*inputs)", "op.forward(*inputs)"
+    loads_state: bool  # copy the reference Model's parameters into the constructed op
+
+
+@dataclass(frozen=True)
+class Integration:
+    adapter: str
+    changes: tuple[FileChange, ...]  # edited or created files besides the kernel module
+    entry: EntryPoint
+    guard: str  # the condition under which the kernel runs, as written into the source
+    dispatch_note: str  # markdown for the PR body: when the kernel runs, how to force the original
+
+
+@dataclass(frozen=True)
+class AdapterInput:
+    repo_root: Path  # the working tree of kbot's clone, never the user's
+    target_path: str  # the target file, relative to repo_root
+    qualname: str
+    entry: str  # the reference method of an op class, "" when unknown or a function
+    call: KernelCall
+    kernel_import: str  # dotted module of the kernel module, e.g. "pkg.layers.triton_rmsnorm"
+    kernel_path: str  # where the kernel module will be written, relative to repo_root
+    dtypes: tuple[str, ...]  # torch dtype names the kernel was checked on, e.g. ("bfloat16",)
+    import_root: str = ""  # the folder (relative, "" or ending in "/") that imports start from
+
+    def module_of(self, relative: str) -> str:
+        """The dotted module name of a repo-relative .py file under `import_root`."""
+        inside = (
+            relative[len(self.import_root) :] if relative.startswith(self.import_root) else relative
+        )
+        return inside[: -len(".py")].replace("/", ".")
+
+    def read(self, relative: str) -> str:
+        path = self.repo_root / relative
+        if not path.is_file():
+            raise AdapterError(f"{relative} does not exist on the base branch; re-run `kbot scan`")
+        return path.read_text(encoding="utf-8")
+
+
+class Adapter(Protocol):
+    name: str
+
+    def integrate(self, spec: AdapterInput) -> Integration: ...
+
+
+def rename_map(call: KernelCall, target: tuple[Param, ...], where: str) -> dict[str, str]:
+    """Candidate forward parameter -> the target's parameter in the same position."""
+    if len(target) < len(call.forward_params):
+        raise AdapterError(
+            f"{where} takes {len(target)} arguments but the optimized problem's forward takes "
+            f"{len(call.forward_params)}; re-run `kbot scan` and `kbot optimize` on this checkout"
+        )
+    return {c: t.name for c, t in zip(call.forward_params, target)}
+
+
+def guard_terms(
+    call: KernelCall, target: tuple[Param, ...], dtypes: tuple[str, ...], cuda: bool, where: str
+) -> list[str]:
+    """The conditions under which the kernel is known correct: the checked dtypes, contiguous
+    input, and any extra target parameter at the default the problem was extracted with."""
+    if not call.forward_params:
+        raise AdapterError(f"{where}: the kernel takes no tensor argument to guard on")
+    first = target[0].name
+    terms = [f"{first}.is_cuda"] if cuda else []
+    dtype_tuple = ", ".join(f"torch.{d}" for d in dtypes) + ("," if len(dtypes) == 1 else "")
+    terms += [f"{first}.dtype in ({dtype_tuple})", f"{first}.is_contiguous()"]
+    for extra in target[len(call.forward_params) :]:
+        if extra.default is None:
+            raise AdapterError(
+                f"{where}: parameter `{extra.name}` has no default and the optimized problem "
+                "does not pass it; add it to the target's `inputs` in .kbot.yml and re-run"
+            )
+        if extra.default in ("None", "True", "False"):
+            terms.append(f"{extra.name} is {extra.default}")
+        else:
+            terms.append(f"{extra.name} == {extra.default}")
+    return terms
+
+
+def guard_lines(terms: list[str], indent: str, step: str) -> list[str]:
+    one_line = f"{indent}if {' and '.join(terms)}:"
+    if len(one_line) <= _MAX_LINE:
+        return [one_line + "\n"]
+    lines = [f"{indent}if (\n", f"{indent}{step}{terms[0]}\n"]
+    lines += [f"{indent}{step}and {t}\n" for t in terms[1:]]
+    return lines + [f"{indent}):\n"]
+
+
+def dispatch_block(
+    terms: list[str],
+    kernel_import: str,
+    call: KernelCall,
+    alias: str,
+    rename: dict[str, str],
+    indent: str,
+    step: str,
+) -> list[str]:
+    """`if <guard>: import the launcher; return <call>` indented for a function body."""
+    name = call.launcher if alias == call.launcher else f"{call.launcher} as {alias}"
+    body = f"from {kernel_import} import {name}\n\nreturn {call.render(rename, alias)}"
+    return guard_lines(terms, indent, step) + block(body, indent + step)
+
+
+def launcher_name(call: KernelCall, function: ast.FunctionDef) -> str:
+    """The launcher's own name, unless the function already uses that name for something else
+    (a local import would then shadow it for the whole function)."""
+    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)} | {function.name}
+    return call.launcher if call.launcher not in used else f"{call.launcher}_triton"
+
+
+def indent_step(source: str, path: str) -> str:
+    """The file's indentation unit (four spaces unless the file says otherwise)."""
+    tree = parse(source, path)
+    lines = source.splitlines()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.body:
+            outer = len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())
+            inner_line = lines[node.body[0].lineno - 1]
+            inner = len(inner_line) - len(inner_line.lstrip())
+            if inner > outer:
+                return inner_line[outer:inner]
+    return "    "

@@ -1,0 +1,100 @@
+"""A guarded dispatch at the top of a plain function or method (e.g. a `@torch.compile` one):
+CUDA inputs the kernel was checked on take the kernel, everything else the original code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kbot.publish.adapters import source
+from kbot.publish.adapters.base import (
+    AdapterInput,
+    EntryPoint,
+    FileChange,
+    Integration,
+    dispatch_block,
+    guard_terms,
+    indent_step,
+    launcher_name,
+    rename_map,
+)
+from kbot.publish.adapters.source import AdapterError
+
+
+@dataclass(frozen=True)
+class GuardedDispatchAdapter:
+    name: str = "guarded_dispatch"
+
+    def integrate(self, spec: AdapterInput) -> Integration:
+        text = spec.read(spec.target_path)
+        tree = source.parse(text, spec.target_path)
+        parts = spec.qualname.split(".")
+        if len(parts) == 1:
+            cls = None
+            function = source.find_function(tree, parts[0], spec.target_path)
+        else:
+            cls = source.find_class(tree, parts[0], spec.target_path)
+            method = parts[1] if len(parts) > 1 else (spec.entry or "forward")
+            function = source.find_function(cls, method, spec.target_path)
+        assert function is not None
+        where = f"{spec.target_path}: {spec.qualname}"
+        if cls is None and spec.call.attributes:
+            raise AdapterError(
+                f"{where} is a plain function but the kernel call reads "
+                f"self.{spec.call.attributes[0]}; re-extract the problem from this function"
+            )
+        target_params = source.params(function)
+        rename = rename_map(spec.call, target_params, where)
+        terms = guard_terms(spec.call, target_params, spec.dtypes, True, where)
+        lines = text.splitlines(keepends=True)
+        index = source.body_start(function)
+        indent = source.indent_of(lines[index])
+        step = indent_step(text, spec.target_path)
+        alias = launcher_name(spec.call, function)
+        new = dispatch_block(terms, spec.kernel_import, spec.call, alias, rename, indent, step)
+        # A blank line keeps the kernel branch visibly apart from the original body.
+        lines = source.insert(lines, index, [*new, "\n"])
+        patched = source.ensure_torch_import("".join(lines), spec.target_path)
+        module = spec.module_of(spec.target_path)
+        guard_md = " and ".join(f"`{t}`" for t in terms)
+        if cls is None:
+            entry = EntryPoint(
+                import_line=f"from {module} import {function.name}",
+                construct=None,
+                call=f"{function.name}(*inputs)",
+                loads_state=False,
+            )
+            what = f"`{function.name}`"
+        else:
+            entry = EntryPoint(
+                import_line=f"from {module} import {cls.name}",
+                construct=f"{cls.name}(*init_inputs)",
+                call=f"op.{function.name}(*inputs)",
+                loads_state=True,
+            )
+            what = f"`{cls.name}.{function.name}`"
+        compiled = any("compile" in source_text for source_text in _decorators(function))
+        note = (
+            f"{what} now returns the Triton kernel's result when {guard_md}; every other input "
+            "runs the original code below the new branch, unchanged."
+        )
+        if compiled:
+            note += (
+                " The function stays under `torch.compile`: Dynamo traces the Triton launch as a "
+                "user-defined kernel, so the compiled graph calls it directly."
+            )
+        return Integration(
+            adapter=self.name,
+            changes=(FileChange(spec.target_path, patched, created=False),),
+            entry=entry,
+            guard=" and ".join(terms),
+            dispatch_note=note,
+        )
+
+
+def _decorators(function) -> list[str]:
+    import ast
+
+    return [ast.unparse(d) for d in function.decorator_list]
+
+
+GUARDED_DISPATCH = GuardedDispatchAdapter()

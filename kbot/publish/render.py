@@ -1,0 +1,46 @@
+"""Rendering the publisher's Jinja templates (`templates/`), strictly: a missing value is an
+error, never an empty string in a file a maintainer will read."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+
+from kbot.templates_dir import templates_dir
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # Python and Markdown, not HTML
+    )
+    env.filters["us"] = _microseconds
+    env.filters["times"] = lambda v: f"{v:.2f}x"
+    env.filters["percent"] = lambda v: f"{100 * v:.0f}%"
+    env.filters["compact_json"] = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"))
+    env.filters["case_label"] = case_label
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    try:
+        return environment().get_template(template).render(**context)
+    except jinja2.UndefinedError as exc:
+        # A template bug or a caller that forgot a value: both are kbot's fault, not the user's.
+        raise RuntimeError(f"template {template}: {exc.message}") from None
+
+
+def case_label(case: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in case.items()) or "default"
+
+
+def _microseconds(value: float) -> str:
+    return f"{value:.1f}" if value >= 10 else f"{value:.2f}"

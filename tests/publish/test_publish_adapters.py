@@ -1,0 +1,125 @@
+import difflib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kbot.publish.adapters import AdapterError, choose_adapter
+from kbot.publish.artifacts import plan_publication
+from kbot.publish.rundir import load_run_dir
+
+STYLES = ["custom_op", "fused_op", "torch_compile", "default_backend", "function"]
+EXPECTED_ADAPTER = {
+    "custom_op": "forward_cuda",
+    "fused_op": "forward_triton",
+    "torch_compile": "guarded_dispatch",
+    "default_backend": "lmdeploy_builder",
+    "function": "guarded_dispatch",
+}
+
+
+def _apply(repo: Path, publication) -> None:
+    for change in publication.files:
+        path = repo / change.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(change.content, encoding="utf-8")
+
+
+def _added_lines(repo: Path, publication) -> dict[str, list[str]]:
+    """Per edited file, the lines the diff adds; asserts it removes none."""
+    added = {}
+    for change in publication.files:
+        if change.created:
+            continue
+        before = (repo / change.path).read_text().splitlines()
+        diff = list(difflib.unified_diff(before, change.content.splitlines(), lineterm="", n=0))
+        assert not [d for d in diff[2:] if d.startswith("-")], diff
+        added[change.path] = [d[1:] for d in diff[2:] if d.startswith("+")]
+    return added
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_each_style_gets_its_adapter_and_a_minimal_diff(style, make_run, target_repo):
+    run = load_run_dir(make_run(style))
+    publication = plan_publication(run, target_repo, "", "0" * 40, ("kbot",))
+    assert publication.adapter == EXPECTED_ADAPTER[style]
+    added = _added_lines(target_repo, publication)
+    lines = [line for file_lines in added.values() for line in file_lines]
+    # Only the guarded dispatch and its scaffolding are added; nothing of the original is touched.
+    assert any(
+        "is_contiguous()" in line for line in lines + publication.files[1].content.splitlines()
+    )
+    assert len(lines) <= 12
+    created = {c.path for c in publication.files if c.created}
+    assert any(p.endswith(f"triton_{run.op}.py") for p in created)
+    assert f"tests/test_{run.op}_triton_parity.py" in created
+    assert f"benchmarks/bench_{run.op}_triton.py" in created
+
+
+def test_forward_cuda_method_copies_the_reference_signature(make_run, target_repo):
+    publication = plan_publication(
+        load_run_dir(make_run("custom_op")), target_repo, "", "0" * 40, ()
+    )
+    added = _added_lines(target_repo, publication)["minisrv/layers/norm.py"]
+    assert added[1] == "    def forward_cuda(self, x: torch.Tensor) -> torch.Tensor:"
+    assert added[2] == "        if x.dtype in (torch.bfloat16,) and x.is_contiguous():"
+    assert added[-1] == "        return self.forward_native(x)"
+
+
+def test_existing_forward_cuda_gets_the_dispatch_at_its_top(make_run, target_repo):
+    norm = target_repo / "minisrv/layers/norm.py"
+    norm.write_text(
+        norm.read_text()
+        + "\n    def forward_cuda(self, x, residual=None):\n"
+        + "        return self.forward_native(x)\n"
+    )
+    publication = plan_publication(
+        load_run_dir(make_run("custom_op")), target_repo, "", "0" * 40, ()
+    )
+    added = _added_lines(target_repo, publication)["minisrv/layers/norm.py"]
+    # The extra parameter the problem did not pass must be at its default for the kernel to run.
+    assert "residual is None" in added[0] or "residual is None" in " ".join(added)
+    assert added[-1].strip() == "return rmsnorm(x, self.weight, self.variance_epsilon)"
+
+
+def test_lmdeploy_registry_already_having_the_op_is_refused(make_run, target_repo):
+    registry = target_repo / "minisrv/backends/cuda/op_backend.py"
+    registry.write_text(registry.read_text().replace("OpType.SiluAndMul", "OpType.RMSNorm"))
+    with pytest.raises(AdapterError, match="already has a builder for OpType.RMSNorm"):
+        plan_publication(load_run_dir(make_run("default_backend")), target_repo, "", "0" * 40, ())
+
+
+def test_plain_function_cannot_take_a_call_reading_self(make_run, target_repo):
+    with pytest.raises(AdapterError, match="plain function"):
+        plan_publication(
+            load_run_dir(make_run("torch_compile", qualname="silu_and_mul", file="minisrv/ops.py")),
+            target_repo,
+            "",
+            "0" * 40,
+            (),
+        )
+
+
+def test_configured_adapter_overrides_the_kind_and_unknown_names_are_listed():
+    assert choose_adapter("guarded_dispatch", "custom_op", "", "RMSNorm") == "guarded_dispatch"
+    with pytest.raises(AdapterError, match="forward_cuda"):
+        choose_adapter("forward_cuda_typo", "custom_op", "", "RMSNorm")
+
+
+def test_patched_repo_imports_and_its_tests_and_the_parity_test_pass(make_run, target_repo):
+    """All five styles applied together; the repo's own tests plus the rendered parity tests
+    run under Triton's interpreter inside the patched checkout."""
+    for style in ["custom_op", "default_backend", "function"]:
+        publication = plan_publication(load_run_dir(make_run(style)), target_repo, "", "0" * 40, ())
+        _apply(target_repo, publication)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=target_repo,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "TRITON_INTERPRET": "1"},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert " passed" in result.stdout and "failed" not in result.stdout
