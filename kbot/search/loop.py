@@ -29,6 +29,8 @@ from kbot.search.progress import NullProgress, Progress, Snapshot
 from kbot.search.selection import select_parents
 from kbot.search.store import GenerationRecord, RunCandidate, Store
 
+DRY_CALLS_BEFORE_SKIP = 2
+
 
 class CandidateEvaluator(Protocol):
     """The part of `kbot.evaluate.Evaluator` the search uses."""
@@ -93,6 +95,9 @@ class SearchLoop:
         self.notes: list[str] = []
         self.fresh = 0
         self.cached = 0
+        # proposers that returned only known candidates twice in a row (e.g. codegen, which
+        # ignores parents) are not asked again: each call can cost a trace
+        self._dry_calls: dict[str, int] = {}
 
     def run(self) -> LoopResult:
         recorded: dict[int, list[RunCandidate]] = defaultdict(list)
@@ -162,6 +167,8 @@ class SearchLoop:
                 if not parents:
                     continue
                 for proposer in self.proposers:
+                    if self._dry_calls.get(proposer.name, 0) >= DRY_CALLS_BEFORE_SKIP:
+                        continue
                     proposals = self._ask(
                         proposer, parents, generation, island, self.options.proposals_per_island
                     )
@@ -197,6 +204,10 @@ class SearchLoop:
             if proposal.source_sha256 in self.entries:
                 continue
             proposals.append(_inherit_schedule(proposal, by_sha))
+        if outcome.proposals and not proposals:
+            self._dry_calls[proposer.name] = self._dry_calls.get(proposer.name, 0) + 1
+        elif proposals:
+            self._dry_calls[proposer.name] = 0
         return proposals
 
     def _note(self, text: str) -> None:
