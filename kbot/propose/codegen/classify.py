@@ -1,0 +1,225 @@
+"""Classifying a traced graph into a schedule: pointwise, row reduction, or matmul + epilogue.
+
+The schedule fixes the iteration space the kernel tiles (`iter_shape`), which dim the tile's
+columns run along (`col_dim`: the last dim for pointwise, the reduced dim for reductions), which
+reductions are computed in which order (`levels`: a softmax needs its max before its sum), and
+whether each output is full-shaped or one value per row.
+"""
+
+from __future__ import annotations
+
+import enum
+import operator
+from dataclasses import dataclass
+
+import torch
+import torch.fx
+
+from kbot.propose.codegen.lowering import (
+    FLOAT_TYPES,
+    REDUCTIONS,
+    TL_DTYPES,
+    dtype_of,
+    shape_of,
+)
+from kbot.propose.codegen.sizes import SizeNames
+from kbot.propose.codegen.trace import TracedProblem, Unsupported
+
+aten = torch.ops.aten
+
+MATMULS = {aten.mm.default, aten.bmm.default}
+CONVOLUTIONS = {aten.convolution.default}
+
+
+class ScheduleKind(str, enum.Enum):
+    POINTWISE = "pointwise"
+    ROW_REDUCTION = "row_reduction"
+    MATMUL_EPILOGUE = "matmul_epilogue"
+
+
+class OutputKind(str, enum.Enum):
+    FULL = "full"  # the iteration shape
+    ROW = "row"  # one value per row (a reduced shape, keepdim or not)
+
+
+@dataclass(frozen=True)
+class Reduction:
+    node: torch.fx.Node
+    kind: str  # sum | mean | max | min
+    level: int  # 1 + the deepest reduction it depends on
+
+
+@dataclass(frozen=True)
+class OnlineSoftmax:
+    """`m = amax(x)` and `s = sum(exp(x - m))` computed in one pass (rescaling `s` as `m` grows)."""
+
+    max_node: torch.fx.Node
+    sum_node: torch.fx.Node
+    source: torch.fx.Node  # x
+
+
+@dataclass(frozen=True)
+class Schedule:
+    kind: ScheduleKind
+    iter_shape: tuple
+    col_dim: int
+    reductions: tuple[Reduction, ...] = ()
+    outputs: tuple[tuple[torch.fx.Node, OutputKind], ...] = ()
+    online: tuple[OnlineSoftmax, ...] = ()
+    matmul: torch.fx.Node | None = None
+    reduced_keepdim: bool = True
+
+    @property
+    def levels(self) -> list[list[Reduction]]:
+        depth = max((r.level for r in self.reductions), default=0)
+        return [[r for r in self.reductions if r.level == k] for k in range(1, depth + 1)]
+
+
+_SIZE_OPS = {operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod}
+
+
+def compute_nodes(traced: TracedProblem) -> list[torch.fx.Node]:
+    """Nodes the outputs depend on, in graph order, minus the size arithmetic."""
+    needed: set[torch.fx.Node] = set()
+    stack = list(traced.outputs)
+    while stack:
+        node = stack.pop()
+        if node in needed:
+            continue
+        needed.add(node)
+        stack += [n for n in node.all_input_nodes if n not in needed]
+    return [
+        n
+        for n in traced.graph.nodes
+        if n in needed
+        and n.op == "call_function"
+        and n.target not in _SIZE_OPS
+        and n.target != aten.sym_size.int
+    ]
+
+
+def classify(traced: TracedProblem) -> Schedule:
+    nodes = compute_nodes(traced)
+    for node in [*nodes, *(n for n in traced.graph.nodes if n.op == "placeholder")]:
+        dtype = dtype_of(node)
+        if dtype is not None and dtype not in TL_DTYPES:
+            raise Unsupported(f"{node.name} has dtype {dtype} (float64/complex are not handled)")
+    for out in traced.outputs:
+        if out.op == "placeholder":
+            raise Unsupported("forward returns one of its inputs unchanged")
+        if dtype_of(out) is None:
+            raise Unsupported("forward returns a non-tensor")
+    matmuls = [n for n in nodes if n.target in MATMULS or n.target in CONVOLUTIONS]
+    reductions = [n for n in nodes if n.target in REDUCTIONS]
+    if matmuls:
+        if len(matmuls) > 1:
+            raise Unsupported(f"{len(matmuls)} matmuls/convolutions in one forward")
+        if reductions:
+            raise Unsupported("a reduction after a matmul")
+        return _matmul_schedule(traced, matmuls[0])
+    if not reductions:
+        return _pointwise_schedule(traced)
+    return _reduction_schedule(traced, nodes, reductions)
+
+
+def _pointwise_schedule(traced: TracedProblem) -> Schedule:
+    shape = shape_of(traced.outputs[0])
+    for out in traced.outputs[1:]:
+        if not _same_shape(shape_of(out), shape):
+            raise Unsupported("pointwise outputs of different shapes")
+    if len(shape) == 0:
+        raise Unsupported("a 0-dim output")
+    return Schedule(
+        ScheduleKind.POINTWISE,
+        iter_shape=shape,
+        col_dim=len(shape) - 1,
+        outputs=tuple((o, OutputKind.FULL) for o in traced.outputs),
+    )
+
+
+def _same_shape(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(SizeNames.same(x, y) for x, y in zip(a, b))
+
+
+def _reduction_schedule(
+    traced: TracedProblem, nodes: list[torch.fx.Node], reductions: list[torch.fx.Node]
+) -> Schedule:
+    first = reductions[0]
+    iter_shape = shape_of(first.args[0])
+    rank = len(iter_shape)
+    dims = set()
+    keepdims = set()
+    for red in reductions:
+        if not _same_shape(shape_of(red.args[0]), iter_shape):
+            raise Unsupported("reductions over tensors of different shapes")
+        red_dims = red.args[1] if len(red.args) > 1 else None
+        if red_dims is None or len(red_dims) != 1:
+            raise Unsupported("a reduction over several dims (or all of them)")
+        dims.add(red_dims[0] % rank)
+        keepdims.add(bool(red.args[2]) if len(red.args) > 2 else bool(red.kwargs.get("keepdim")))
+        if dtype_of(red) not in FLOAT_TYPES:
+            raise Unsupported("an integer reduction")
+    if len(dims) != 1:
+        raise Unsupported("reductions over different dims")
+    col_dim = dims.pop()
+    levels: dict[torch.fx.Node, int] = {}
+    for node in nodes:
+        below = max((levels.get(a, 0) for a in node.all_input_nodes), default=0)
+        levels[node] = below + (1 if node.target in REDUCTIONS else 0)
+    records = tuple(Reduction(r, REDUCTIONS[r.target], levels[r]) for r in reductions)
+    reduced = tuple(s for d, s in enumerate(iter_shape) if d != col_dim)
+    kept = tuple(1 if d == col_dim else s for d, s in enumerate(iter_shape))
+    outputs = []
+    for out in traced.outputs:
+        shape = shape_of(out)
+        if _same_shape(shape, iter_shape):
+            outputs.append((out, OutputKind.FULL))
+        elif _same_shape(shape, reduced) or _same_shape(shape, kept):
+            outputs.append((out, OutputKind.ROW))
+        else:
+            raise Unsupported(f"output {out.name} is neither the reduced nor the full shape")
+    return Schedule(
+        ScheduleKind.ROW_REDUCTION,
+        iter_shape=iter_shape,
+        col_dim=col_dim,
+        reductions=records,
+        outputs=tuple(outputs),
+        online=_online_softmax_pairs(records),
+    )
+
+
+def _online_softmax_pairs(reductions: tuple[Reduction, ...]) -> tuple[OnlineSoftmax, ...]:
+    """Finds `sum(exp(x - amax(x)))` so the max and the sum can share one pass over x."""
+    pairs = []
+    for red in reductions:
+        if red.kind != "sum":
+            continue
+        exp = red.node.args[0]
+        if not (isinstance(exp, torch.fx.Node) and exp.target == aten.exp.default):
+            continue
+        sub = exp.args[0]
+        if not (isinstance(sub, torch.fx.Node) and sub.target == aten.sub.Tensor):
+            continue
+        source, maximum = sub.args[0], sub.args[1]
+        if (
+            isinstance(maximum, torch.fx.Node)
+            and maximum.target == aten.amax.default
+            and maximum.args[0] is source
+            and len(sub.kwargs) == 0
+        ):
+            pairs.append(OnlineSoftmax(maximum, red.node, source))
+    return tuple(pairs)
+
+
+def _matmul_schedule(traced: TracedProblem, matmul: torch.fx.Node) -> Schedule:
+    shape = shape_of(traced.outputs[0])
+    for out in traced.outputs:
+        if not _same_shape(shape_of(out), shape):
+            raise Unsupported("matmul epilogue outputs of different shapes")
+    return Schedule(
+        ScheduleKind.MATMUL_EPILOGUE,
+        iter_shape=shape,
+        col_dim=len(shape) - 1,
+        outputs=tuple((o, OutputKind.FULL) for o in traced.outputs),
+        matmul=matmul,
+    )

@@ -1,0 +1,190 @@
+"""Row reductions with pointwise prologue/epilogue: norms, softmax, log_softmax, sums.
+
+Two shapes of kernel, both one program per ROWS rows:
+- one pass (`BLOCK_N >= n_cols`): the row is loaded once into registers, every reduction is a
+  `tl.sum`/`tl.max` over it, and the outputs are written from the same registers;
+- looped (rows far wider than a block, e.g. a 128k vocabulary): one loop over column chunks per
+  reduction level (accumulating a [ROWS, BLOCK_N] tile, reduced once at the end), then a last
+  loop that writes the full-shaped outputs. `sum(exp(x - max(x)))` runs as an online softmax, so
+  max and sum share one loop.
+"""
+
+from __future__ import annotations
+
+from kbot.propose.codegen.classify import OnlineSoftmax, OutputKind, Reduction, Schedule
+from kbot.propose.codegen.emitted import Emitted, Tunable
+from kbot.propose.codegen.kernel import KernelSource
+from kbot.propose.codegen.lowering import KernelBody
+from kbot.propose.codegen.rows import (
+    emit_row_indices,
+    full_index,
+    launcher_extent_lines,
+    register_outputs,
+    store_outputs,
+)
+from kbot.propose.codegen.sizes import SizeNames
+from kbot.propose.codegen.trace import TracedProblem
+
+NEUTRAL = {"sum": "0.0", "mean": "0.0", "max": "float('-inf')", "min": "float('inf')"}
+COMBINE = {
+    "sum": "{acc} + {x}",
+    "mean": "{acc} + {x}",
+    "max": "tl.maximum({acc}, {x})",
+    "min": "tl.minimum({acc}, {x})",
+}
+FINISH = {"sum": "tl.sum", "mean": "tl.sum", "max": "tl.max", "min": "tl.min"}
+
+
+def _finish(red: Reduction, acc: str) -> str:
+    expr = f"{FINISH[red.kind]}({acc}, axis=1, keep_dims=True)"
+    return f"{expr} / n_cols" if red.kind == "mean" else expr
+
+
+def emit_reduction(
+    traced: TracedProblem,
+    schedule: Schedule,
+    sizes: SizeNames,
+    op: str,
+    *,
+    rows: int,
+    block_n: int | None,
+    num_warps: int,
+) -> Emitted:
+    """`block_n=None`: one pass with BLOCK_N = next_power_of_2(n_cols); else loop by block_n."""
+    body = KernelBody(traced, sizes)
+    names = register_outputs(body, schedule)
+    row_index = emit_row_indices(body, schedule)
+    full = full_index(schedule, row_index)
+    if block_n is None:
+        _one_pass(body, schedule, names, full, row_index)
+    else:
+        _looped(body, schedule, names, full, row_index)
+    store_outputs(body, schedule, names, OutputKind.ROW, full, row_index)
+    looped = block_n is not None
+    kernel = KernelSource(
+        name=f"_{op}_kernel",
+        doc=(
+            f"{op}: ROWS rows per program, "
+            + ("looping over BLOCK_N-column chunks." if looped else "each row in one block.")
+        ),
+        body=body,
+        leading=[("n_rows", "n_rows"), ("n_cols", "n_cols")],
+        constexprs=["ROWS", "BLOCK_N"],
+    )
+    launcher = launcher_extent_lines(schedule, sizes)
+    if looped:
+        block_expr = "BLOCK_N"
+    else:
+        launcher.append("# The whole row in one block: read once, reduced in registers.")
+        launcher.append("block_n = triton.next_power_of_2(n_cols)")
+        block_expr = "block_n"
+    launcher.append("grid = (triton.cdiv(n_rows, ROWS_PER_PROGRAM),)")
+    launcher += kernel.launch(
+        "grid", {"ROWS": "ROWS_PER_PROGRAM", "BLOCK_N": block_expr}, "NUM_WARPS"
+    )
+    tunables = [Tunable("ROWS_PER_PROGRAM", rows, "rows per program: >1 for narrow rows")]
+    if looped:
+        tunables.append(Tunable("BLOCK_N", block_n, "columns per loop step of a wide row"))
+    tunables.append(Tunable("NUM_WARPS", num_warps, "warps per program, scaled with the row width"))
+    params = {
+        "schedule": schedule.kind.value,
+        "loop": "looped" if looped else "one_pass",
+        "rows_per_program": rows,
+        "block_n": block_n if looped else "next_pow2(n_cols)",
+        "num_warps": num_warps,
+    }
+    return Emitted([kernel], launcher, tunables, params)
+
+
+def _one_pass(body: KernelBody, schedule: Schedule, names, full, row_index) -> None:
+    body.emit("cols = tl.arange(0, BLOCK_N)[None, :]")
+    body.emit("col_mask = cols < n_cols")
+    body.emit("mask = row_mask & col_mask")
+    for level in schedule.levels:
+        for red in level:
+            x = body.value(red.node.args[0], full)
+            body.comment_source(red.node)
+            var = body.fresh(red.node.name)
+            masked = f"tl.where(mask, {x}, {NEUTRAL[red.kind]})"
+            body.emit(f"{var} = {_finish(red, masked)}")
+            body.precomputed[red.node] = var
+    store_outputs(body, schedule, names, OutputKind.FULL, full, row_index)
+
+
+def _chunk_loop_header(body: KernelBody) -> None:
+    body.emit("for col_start in range(0, n_cols, BLOCK_N):")
+    body.indent += 1
+    body.emit("cols = col_start + tl.arange(0, BLOCK_N)[None, :]")
+    body.emit("col_mask = cols < n_cols")
+    body.emit("mask = row_mask & col_mask")
+
+
+def _chunk_loop_end(body: KernelBody) -> None:
+    body.indent -= 1
+    body.forget()
+
+
+def _looped(body: KernelBody, schedule: Schedule, names, full, row_index) -> None:
+    online = {pair.max_node: pair for pair in schedule.online}
+    fused_sums = {pair.sum_node for pair in schedule.online}
+    for level in schedule.levels:
+        level = [r for r in level if r.node not in fused_sums]
+        if not level:
+            continue
+        accs = {}
+        for red in level:
+            acc = body.fresh(f"{red.node.name}_acc")
+            body.emit(f"{acc} = tl.full([ROWS, BLOCK_N], {NEUTRAL[red.kind]}, tl.float32)")
+            accs[red.node] = acc
+            pair = online.get(red.node)
+            if pair is not None:
+                total = body.fresh(f"{pair.sum_node.name}_acc")
+                body.emit(f"{total} = tl.zeros([ROWS, BLOCK_N], dtype=tl.float32)")
+                accs[pair.sum_node] = total
+        _chunk_loop_header(body)
+        for red in level:
+            x = body.value(red.node.args[0], full)
+            body.comment_source(red.node)
+            acc = accs[red.node]
+            pair = online.get(red.node)
+            if pair is None:
+                x = f"tl.where(mask, {x}, {NEUTRAL[red.kind]})"
+                body.emit(f"{acc} = {COMBINE[red.kind].format(acc=acc, x=x)}")
+            else:
+                _online_step(body, pair, acc, accs[pair.sum_node], x)
+        _chunk_loop_end(body)
+        for red in level:
+            var = body.fresh(red.node.name)
+            body.emit(f"{var} = {_finish(red, accs[red.node])}")
+            body.precomputed[red.node] = var
+            pair = online.get(red.node)
+            if pair is not None:
+                total = body.fresh(pair.sum_node.name)
+                body.emit("# Rescale each lane's running sum to the row max; empty lanes add 0.")
+                body.emit(
+                    f"{total} = tl.sum(tl.where({acc_of(accs, red)} == float('-inf'), 0.0, "
+                    f"{accs[pair.sum_node]} * tl.exp({acc_of(accs, red)} - {var})), "
+                    "axis=1, keep_dims=True)"
+                )
+                body.precomputed[pair.sum_node] = total
+    if any(kind == OutputKind.FULL for _, kind in schedule.outputs):
+        _chunk_loop_header(body)
+        store_outputs(body, schedule, names, OutputKind.FULL, full, row_index)
+        _chunk_loop_end(body)
+
+
+def acc_of(accs: dict, red: Reduction) -> str:
+    return accs[red.node]
+
+
+def _online_step(body: KernelBody, pair: OnlineSoftmax, m_acc: str, s_acc: str, x: str) -> None:
+    body.emit("# Online softmax: rescale the running sum when the running max grows.")
+    masked = body.fresh("x_masked")
+    body.emit(f"{masked} = tl.where(mask, {x}, float('-inf'))")
+    m_new = body.fresh("m_new")
+    body.emit(f"{m_new} = tl.maximum({m_acc}, {masked})")
+    body.emit(
+        f"{s_acc} = tl.where({m_new} == float('-inf'), 0.0, "
+        f"{s_acc} * tl.exp({m_acc} - {m_new}) + tl.exp({masked} - {m_new}))"
+    )
+    body.emit(f"{m_acc} = {m_new}")

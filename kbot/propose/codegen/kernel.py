@@ -1,0 +1,48 @@
+"""A kernel being written: its arguments (tensors, strides, sizes, floats, constexprs) and body,
+rendered as a `@triton.jit` function plus the matching launch call for the launcher."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kbot.propose.codegen.lowering import KernelBody
+
+
+@dataclass
+class KernelSource:
+    name: str  # `_rmsnorm_kernel`
+    doc: str
+    body: KernelBody
+    leading: list[tuple[str, str]] = field(default_factory=list)  # (param, launcher expr)
+    constexprs: list[str] = field(default_factory=list)
+
+    def params_and_args(self) -> list[tuple[str, str]]:
+        """(kernel parameter, launcher expression) pairs in signature order."""
+        pairs: list[tuple[str, str]] = []
+        for arg, _rank in self.body.tensor_args.values():
+            pairs.append((f"{arg}_ptr", arg))
+        for arg, rank in self.body.tensor_args.values():
+            pairs += [(f"{arg}_stride{d}", f"{arg}.stride({d})") for d in range(rank)]
+        pairs += [(n, n) for n in self.body.used_sizes]
+        pairs += self.leading
+        pairs += [(n, n) for n in self.body.float_args]
+        return pairs
+
+    def render(self) -> str:
+        params = [p for p, _ in self.params_and_args()]
+        params += [f"{c}: tl.constexpr" for c in self.constexprs]
+        lines = ["@triton.jit", f"def {self.name}("]
+        lines += [f"    {p}," for p in params]
+        lines.append("):")
+        lines.append(f'    """{self.doc}"""')
+        lines += [f"    {line}" if line else "" for line in self.body.lines]
+        return "\n".join(lines) + "\n"
+
+    def launch(self, grid: str, constexpr_values: dict[str, str], num_warps: str) -> list[str]:
+        args = [a for _, a in self.params_and_args()]
+        args += [f"{c}={constexpr_values[c]}" for c in self.constexprs]
+        args.append(f"num_warps={num_warps}")
+        lines = [f"{self.name}[{grid}]("]
+        lines += [f"    {a}," for a in args]
+        lines.append(")")
+        return lines

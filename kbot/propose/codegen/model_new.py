@@ -1,0 +1,73 @@
+"""`class ModelNew`: the same constructor as `Model`, and a forward that is one launcher call.
+
+The constructor is Model's own `__init__` copied from the problem (so parameters, buffers and
+plain attributes get exactly the same names, and the evaluator can load Model's state dict),
+provided it uses nothing beyond its arguments, `torch` and `nn`.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import textwrap
+
+from kbot.problem import ProblemSpec
+from kbot.propose.codegen.trace import Unsupported
+
+_ALLOWED = {"torch", "nn", "self", "super"} | set(dir(builtins))
+
+
+def model_init_source(spec: ProblemSpec) -> str:
+    """Model.__init__ as source text indented for a class body, or Unsupported saying why not."""
+    tree = ast.parse(spec.source)
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
+    if model is None:
+        raise Unsupported("no class Model")
+    bases = [ast.unparse(b) for b in model.bases]
+    if bases not in (["nn.Module"], ["torch.nn.Module"]):
+        raise Unsupported(f"Model derives from {', '.join(bases)}, not nn.Module")
+    init = next(
+        (n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None
+    )
+    if init is None:
+        return "    def __init__(self):\n        super().__init__()\n"
+    args = init.args
+    params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    assigned = {
+        n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    free = sorted(
+        {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        - params
+        - assigned
+        - _ALLOWED
+    )
+    if free:
+        raise Unsupported(
+            f"Model.__init__ uses {', '.join(free)} (a candidate may import only torch and triton)"
+        )
+    init = _strip_docstring(init)
+    return textwrap.indent(ast.unparse(init), "    ") + "\n"
+
+
+def _strip_docstring(func: ast.FunctionDef) -> ast.FunctionDef:
+    body = func.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if isinstance(body[0].value.value, str) and len(body) > 1:
+            func.body = body[1:]
+    return func
+
+
+def model_new_source(spec: ProblemSpec, op: str, call_args: list[str]) -> str:
+    forward_params = ", ".join(["self", *spec.forward_params])
+    lines = [
+        "class ModelNew(nn.Module):",
+        f'    """Model with forward computed by `{op}` (Triton); same constructor and state."""',
+        "",
+        model_init_source(spec).rstrip("\n"),
+        "",
+        f"    def forward({forward_params}):",
+        f"        return {op}({', '.join(call_args)})",
+    ]
+    return "\n".join(lines) + "\n"

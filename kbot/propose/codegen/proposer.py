@@ -1,0 +1,65 @@
+"""The `codegen` proposer: trace, classify, emit several readable variants of one schedule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kbot.problem import ProblemSpec
+from kbot.propose.base import Proposal, ProposeContext, ProposeOutcome
+from kbot.propose.codegen.candidate import op_name, render_candidate
+from kbot.propose.codegen.classify import Schedule, ScheduleKind, classify
+from kbot.propose.codegen.emitted import Emitted
+from kbot.propose.codegen.sizes import SizeNames
+from kbot.propose.codegen.trace import TracedProblem, Unsupported, trace_problem
+from kbot.propose.codegen.variants import variants_for
+
+
+@dataclass(frozen=True)
+class Candidate:
+    source: str
+    params: dict
+    note: str
+
+
+def generate(spec: ProblemSpec, limit: int = 8) -> list[Candidate]:
+    """All variants codegen offers for a problem; raises Unsupported with the reason if none."""
+    traced = trace_problem(spec)
+    schedule = classify(traced)
+    op = op_name(spec)
+    candidates: list[Candidate] = []
+    for variant in variants_for(traced, schedule, spec)[:limit]:
+        sizes = SizeNames(traced)
+        emitted = variant.emit(traced, schedule, sizes, op)
+        source = render_candidate(spec, traced, schedule, sizes, emitted, op)
+        candidates.append(Candidate(source, dict(emitted.params), emitted.note))
+    if not candidates:
+        raise Unsupported(f"no variant of the {schedule.kind.value} schedule fits this problem")
+    return candidates
+
+
+class CodegenProposer:
+    """Built-in, offline proposer: readable Triton for the op families it recognises."""
+
+    name = "codegen"
+
+    def propose(self, context: ProposeContext) -> ProposeOutcome:
+        try:
+            candidates = generate(context.problem, limit=context.max_proposals)
+        except Unsupported as exc:
+            return ProposeOutcome(proposals=(), skipped_reason=f"no codegen schedule: {exc}")
+        proposals = tuple(
+            Proposal(source=c.source, proposer=self.name, params=c.params, note=c.note)
+            for c in candidates
+        )
+        return ProposeOutcome(proposals=proposals)
+
+
+__all__ = [
+    "CodegenProposer",
+    "generate",
+    "Candidate",
+    "Emitted",
+    "Schedule",
+    "ScheduleKind",
+    "TracedProblem",
+]

@@ -1,0 +1,104 @@
+"""The row/column tiling shared by the pointwise and reduction kernels.
+
+The iteration space is viewed as rows x columns: columns run along `col_dim` (the last dim, or
+the reduced one), rows are every other dim flattened. A program owns `ROWS` rows; its row ids
+are int64 because `row * stride` passes 2**31 at prefill sizes (16384 x 128256 logits).
+"""
+
+from __future__ import annotations
+
+from kbot.propose.codegen.classify import OutputKind, Schedule
+from kbot.propose.codegen.lowering import TL_DTYPES, ZERO, Ix, KernelBody, dtype_of, shape_of
+from kbot.propose.codegen.sizes import SizeNames
+
+ROW_GUARD = "row_mask"
+COL_GUARD = "col_mask"
+
+
+def row_dims(schedule: Schedule) -> list[int]:
+    return [d for d in range(len(schedule.iter_shape)) if d != schedule.col_dim]
+
+
+def launcher_extent_lines(schedule: Schedule, sizes: SizeNames) -> list[str]:
+    dims = row_dims(schedule)
+    rows = " * ".join(_group(sizes.python(schedule.iter_shape[d])) for d in dims) or "1"
+    cols = sizes.python(schedule.iter_shape[schedule.col_dim])
+    return [f"n_rows = {rows}", f"n_cols = {cols}"]
+
+
+def _group(expr: str) -> str:
+    return expr if expr.isidentifier() or expr.isdigit() else f"({expr})"
+
+
+def emit_row_indices(body: KernelBody, schedule: Schedule) -> dict[int, Ix]:
+    """Program's rows, and each row dim's index decomposed from the flat row id."""
+    body.reserve("rows", "row_mask", "cols", "col_mask", "mask", "n_rows", "n_cols")
+    body.emit("# int64 row ids: row * stride overflows int32 at prefill sizes.")
+    body.emit("row_start = tl.program_id(0).to(tl.int64) * ROWS")
+    body.emit("rows = row_start + tl.arange(0, ROWS)[:, None]")
+    body.emit("row_mask = rows < n_rows")
+    dims = row_dims(schedule)
+    index: dict[int, Ix] = {}
+    for k, dim in enumerate(dims):
+        inner = [body.size(schedule.iter_shape[d]) for d in dims[k + 1 :]]
+        expr = "rows"
+        if inner:
+            expr = f"rows // ({' * '.join(inner)})"
+        if k > 0:
+            expr = f"({expr}) % {body.size(schedule.iter_shape[dim])}"
+        if expr == "rows":
+            index[dim] = Ix("rows", (ROW_GUARD,), wide=True)
+        else:
+            name = body.fresh(f"i{dim}")
+            body.emit(f"{name} = {expr}")
+            index[dim] = Ix(name, (ROW_GUARD,), wide=True)
+    return index
+
+
+def full_index(schedule: Schedule, rows: dict[int, Ix]) -> tuple[Ix, ...]:
+    col = Ix("cols", (COL_GUARD,))
+    return tuple(col if d == schedule.col_dim else rows[d] for d in range(len(schedule.iter_shape)))
+
+
+def row_index(schedule: Schedule, rows: dict[int, Ix], shape: tuple) -> tuple[Ix, ...]:
+    """Index of a per-row value: keepdim shapes read 0 along the reduced dim."""
+    if len(shape) == len(schedule.iter_shape):
+        return tuple(ZERO if d == schedule.col_dim else rows[d] for d in range(len(shape)))
+    return tuple(rows[d] for d in row_dims(schedule))
+
+
+def output_names(schedule: Schedule) -> list[str]:
+    if len(schedule.outputs) == 1:
+        return ["out"]
+    return [f"out{k}" for k in range(len(schedule.outputs))]
+
+
+def register_outputs(body: KernelBody, schedule: Schedule) -> list[str]:
+    names = output_names(schedule)
+    for name, (node, _) in zip(names, schedule.outputs):
+        body.tensor_arg(f"output:{name}", name, len(shape_of(node)))
+    return names
+
+
+def store(body: KernelBody, arg: str, node, idx: tuple[Ix, ...], value: str) -> None:
+    offset, mask = body.offset(arg, idx)
+    dtype = TL_DTYPES[dtype_of(node)]
+    pointer = f"{arg}_ptr + {offset}" if offset != "0" else f"{arg}_ptr"
+    mask_arg = f", mask={mask}" if mask else ""
+    body.emit(f"tl.store({pointer}, ({value}).to({dtype}){mask_arg})")
+
+
+def store_outputs(
+    body: KernelBody,
+    schedule: Schedule,
+    names: list[str],
+    kind: OutputKind,
+    full: tuple[Ix, ...],
+    rows: dict[int, Ix],
+) -> None:
+    for name, (node, out_kind) in zip(names, schedule.outputs):
+        if out_kind != kind:
+            continue
+        idx = full if kind == OutputKind.FULL else row_index(schedule, rows, shape_of(node))
+        value = body.value(node, idx)
+        store(body, name, node, idx, value)

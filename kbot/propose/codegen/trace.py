@@ -1,0 +1,174 @@
+"""Tracing a problem's `Model.forward` into an ATen graph with symbolic sizes.
+
+The reference is the user's own code, so it runs here (not in the evaluator's worker), but on
+the `meta` device: nothing is computed or allocated, and any case size can be traced for free.
+Sizes are symbolic (`tracing_mode="symbolic"`) so the emitted launcher reads them from the
+tensors at call time instead of baking in the traced case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx
+from torch import nn
+
+from kbot.problem import ProblemSpec
+from kbot.problem.runtime import case_inputs, import_file, init_inputs
+
+aten = torch.ops.aten
+
+
+class Unsupported(Exception):
+    """The codegen has no schedule for this problem; the message says why (one line)."""
+
+
+@dataclass(frozen=True)
+class GraphInput:
+    """A placeholder of the traced graph: a forward argument or a parameter/buffer of Model."""
+
+    node_name: str  # the FX placeholder's name
+    arg_name: str  # the launcher's argument name (forward arg, or `proj_weight` for proj.weight)
+    source: str  # what ModelNew.forward passes: `x` or `self.proj.weight`
+    is_tensor: bool
+    value: Any = None  # the traced value of a non-tensor forward argument
+
+
+@dataclass(frozen=True)
+class TracedProblem:
+    graph: torch.fx.Graph
+    inputs: tuple[GraphInput, ...]
+    outputs: tuple[torch.fx.Node, ...]
+    returns_tuple: bool
+    float_attrs: dict[str, float]  # plain float attributes of Model (eps, softcap ...)
+    case: dict[str, Any]  # the case that was traced
+    path: str  # the problem file, to find reference lines in stack traces
+
+
+def _decompositions() -> dict:
+    from torch._decomp import core_aten_decompositions, get_decompositions
+
+    table = dict(core_aten_decompositions())
+    # Reductions and norms are lowered to primitives the classifier knows (amax, sum, mean ...).
+    table.update(
+        get_decompositions(
+            [
+                aten._softmax,
+                aten._log_softmax,
+                aten.var_mean.correction,
+                aten.var.correction,
+                aten.native_layer_norm,
+                aten.gelu,
+                aten.relu,
+                aten.hardtanh,
+                aten.leaky_relu,
+                aten.elu,
+                aten.addmm,
+                aten.expm1,
+                aten.log1p,
+                aten.reciprocal,
+                aten.rsub,
+            ]
+        )
+    )
+    return table
+
+
+def _trace_case(spec: ProblemSpec) -> dict[str, Any]:
+    """The case traced: the largest one, so no size is 1 by accident (sizes 0/1 are specialised)."""
+    return dict(spec.cases[-1])
+
+
+def trace_problem(spec: ProblemSpec) -> TracedProblem:
+    """Imports the problem, builds Model and one case's inputs on `meta`, and traces forward."""
+    from torch.fx.experimental import _config as fx_config
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    case = _trace_case(spec)
+    quiet = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(quiet):
+            module = import_file(spec.path, prefix="kbot_codegen_trace")
+            with torch.device("meta"):
+                model = module.Model(*init_inputs(module))
+                args = case_inputs(module, case)
+    except Exception as exc:  # the user's file failed on meta: not ours to fix, say why
+        raise Unsupported(f"building Model and inputs on the meta device failed: {exc!r}") from None
+    if not isinstance(model, nn.Module):
+        raise Unsupported("Model is not an nn.Module")
+    model.eval()
+    state = dict(model.named_parameters())
+    state.update(dict(model.named_buffers()))
+    state_names = list(state)
+    forward_names = list(spec.forward_params)[: len(args)]
+    if len(forward_names) < len(args):
+        forward_names += [f"arg{i}" for i in range(len(forward_names), len(args))]
+    tensor_args = [a for a in args if isinstance(a, torch.Tensor)]
+
+    def forward(*tensors: torch.Tensor) -> Any:
+        params = dict(zip(state_names, tensors[: len(state_names)]))
+        rest = iter(tensors[len(state_names) :])
+        call_args = [next(rest) if isinstance(a, torch.Tensor) else a for a in args]
+        return torch.func.functional_call(model, params, tuple(call_args))
+
+    old_duck = fx_config.use_duck_shape
+    # Without duck sizing, T=4096 and hidden=4096 get distinct symbols, so a launcher never reads
+    # the hidden size from the token dimension.
+    fx_config.use_duck_shape = False
+    try:
+        with contextlib.redirect_stdout(quiet):
+            gm = make_fx(
+                forward,
+                decomposition_table=_decompositions(),
+                tracing_mode="symbolic",
+                record_stack_traces=True,
+            )(*state.values(), *tensor_args)
+    except Exception as exc:
+        raise Unsupported(
+            f"tracing forward failed ({type(exc).__name__}: {_first_line(exc)})"
+        ) from None
+    finally:
+        fx_config.use_duck_shape = old_duck
+
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    inputs: list[GraphInput] = []
+    for name, node in zip(state_names, placeholders):
+        inputs.append(GraphInput(node.name, name.replace(".", "_"), f"self.{name}", True))
+    rest = iter(placeholders[len(state_names) :])
+    forward_inputs = []
+    for name, value in zip(forward_names, args):
+        if isinstance(value, torch.Tensor):
+            forward_inputs.append(GraphInput(next(rest).name, name, name, True))
+        else:
+            forward_inputs.append(GraphInput("", name, name, False, value))
+    output_node = next(n for n in gm.graph.nodes if n.op == "output")
+    result = output_node.args[0]
+    returns_tuple = isinstance(result, (list, tuple))
+    outputs = tuple(result) if returns_tuple else (result,)
+    if not all(isinstance(o, torch.fx.Node) for o in outputs):
+        raise Unsupported("forward returns something other than tensors")
+    floats = {
+        k: float(v)
+        for k, v in vars(model).items()
+        if not k.startswith("_") and isinstance(v, float) and math.isfinite(v)
+    }
+    # Forward args first: the launcher's signature is (forward args, params/buffers, attrs).
+    return TracedProblem(
+        graph=gm.graph,
+        inputs=tuple(forward_inputs + inputs),
+        outputs=outputs,
+        returns_tuple=returns_tuple,
+        float_attrs=floats,
+        case=case,
+        path=str(spec.path.resolve()),
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else ""

@@ -1,0 +1,237 @@
+"""View ops as index rewrites: no data moves, the consumer's index is mapped to the producer's.
+
+`x[..., :d]`, `x.chunk(2, -1)`, `x[..., ::2]`, `unsqueeze`, `expand`, `permute`, `view`
+(splitting and merging dims), `cat` (a `tl.where` over the pieces, each read with a shifted,
+bounds-guarded index) and `src[idx]` (gather: the index tensor is loaded and used as an index).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+import torch.fx
+
+from kbot.propose.codegen.lowering import ZERO, Ix, KernelBody, shape_of
+from kbot.propose.codegen.sizes import SizeNames, size_expr
+from kbot.propose.codegen.trace import Unsupported
+
+aten = torch.ops.aten
+
+
+def _dim(dim: int, rank: int) -> int:
+    return dim + rank if dim < 0 else dim
+
+
+def _shift(ix: Ix, start: str, step: int = 1) -> Ix:
+    expr = ix.expr
+    if step != 1:
+        expr = f"{_p(expr)} * {step}"
+    if start != "0":
+        expr = f"{start} + {_p(expr)}" if expr != "0" else start
+    return Ix(expr, ix.guards, ix.wide)
+
+
+def _p(expr: str) -> str:
+    return expr if expr.isidentifier() or expr.isdigit() else f"({expr})"
+
+
+def _hint(size: object) -> int:
+    if isinstance(size, int):
+        return size
+    if isinstance(size, torch.SymInt):
+        hint = size.node.hint
+        if hint is not None:
+            return int(hint)
+    raise Unsupported(f"size {size} has no traced value")
+
+
+def lower_view(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
+    target = node.target
+    args = node.args
+    if target == operator.getitem:
+        return _split_piece(body, node, idx)
+    src = args[0]
+    in_shape = shape_of(src) if isinstance(src, torch.fx.Node) else ()
+    if target == aten.slice.Tensor:
+        dim = _dim(args[1] if len(args) > 1 else 0, len(in_shape))
+        start = args[2] if len(args) > 2 and args[2] is not None else 0
+        step = args[4] if len(args) > 4 else 1
+        if isinstance(start, int) and start < 0:
+            start = in_shape[dim] + start
+        new = list(idx)
+        new[dim] = _shift(idx[dim], body.size(start), step)
+        return body.value(src, tuple(new))
+    if target == aten.select.int:
+        dim = _dim(args[1], len(in_shape))
+        index = args[2]
+        if isinstance(index, int) and index < 0:
+            index = in_shape[dim] + index
+        new = list(idx)
+        new.insert(dim, Ix(body.size(index)))
+        return body.value(src, tuple(new))
+    if target == aten.unsqueeze.default:
+        dim = _dim(args[1], len(in_shape) + 1)
+        return body.value(src, idx[:dim] + idx[dim + 1 :])
+    if target in (aten.squeeze.dim, aten.squeeze.dims):
+        dims = args[1] if target == aten.squeeze.dims else [args[1]]
+        dims = {_dim(d, len(in_shape)) for d in dims}
+        it = iter(idx)
+        new = [
+            ZERO if d in dims and SizeNames.is_one(in_shape[d]) else next(it)
+            for d in range(len(in_shape))
+        ]
+        return body.value(src, tuple(new))
+    if target == aten.expand.default:
+        out_shape = shape_of(node)
+        offset = len(out_shape) - len(in_shape)
+        new = [
+            ZERO
+            if SizeNames.is_one(size) and not SizeNames.is_one(out_shape[offset + d])
+            else idx[offset + d]
+            for d, size in enumerate(in_shape)
+        ]
+        return body.value(src, tuple(new))
+    if target == aten.permute.default:
+        new: list[Ix] = [ZERO] * len(in_shape)
+        for k, d in enumerate(args[1]):
+            new[_dim(d, len(in_shape))] = idx[k]
+        return body.value(src, tuple(new))
+    if target in (aten.view.default, aten._unsafe_view.default, aten.reshape.default):
+        return body.value(src, _reshape_index(body, in_shape, shape_of(node), idx))
+    if target == aten.cat.default:
+        return _cat(body, node, idx)
+    if target == aten.index.Tensor:
+        return _gather(body, node, idx)
+    raise Unsupported(f"view op {target}")
+
+
+def _split_piece(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
+    split, k = node.args
+    if not isinstance(split, torch.fx.Node) or split.target not in (
+        aten.split_with_sizes.default,
+        aten.split.Tensor,
+    ):
+        raise Unsupported(f"getitem of {getattr(split, 'target', split)}")
+    src = split.args[0]
+    rank = len(shape_of(src))
+    dim = _dim(split.args[2] if len(split.args) > 2 else 0, rank)
+    if split.target == aten.split_with_sizes.default:
+        start = sum((size_expr(s) for s in split.args[1][:k]), size_expr(0))
+    else:
+        start = size_expr(split.args[1]) * k
+    start_name = body.size(_as_size(start))
+    new = list(idx)
+    new[dim] = _shift(idx[dim], start_name)
+    return body.value(src, tuple(new))
+
+
+def _as_size(expr: object) -> object:
+    return expr
+
+
+def _reshape_index(
+    body: KernelBody, in_shape: tuple, out_shape: tuple, idx: tuple[Ix, ...]
+) -> tuple[Ix, ...]:
+    """Maps an index of the reshaped view to the source by grouping dims of equal extent."""
+    new: list[Ix] = [ZERO] * len(in_shape)
+    i = j = 0
+    while i < len(in_shape) or j < len(out_shape):
+        if i < len(in_shape) and SizeNames.is_one(in_shape[i]):
+            i += 1
+            continue
+        if j < len(out_shape) and SizeNames.is_one(out_shape[j]):
+            j += 1
+            continue
+        if i >= len(in_shape) or j >= len(out_shape):
+            raise Unsupported("reshape whose sizes do not line up")
+        gi, gj = [i], [j]
+        pi, pj = _hint(in_shape[i]), _hint(out_shape[j])
+        while pi != pj:
+            if pi < pj:
+                i += 1
+                gi.append(i)
+                pi *= _hint(in_shape[i])
+            else:
+                j += 1
+                gj.append(j)
+                pj *= _hint(out_shape[j])
+        i, j = i + 1, j + 1
+        # Flat position within the group, in the view's dims.
+        terms, guards, wide = [], [], False
+        for k, dim in enumerate(gj):
+            ix = idx[dim]
+            wide = wide or ix.wide
+            guards += [g for g in ix.guards if g not in guards]
+            if ix.expr == "0":
+                continue
+            inner = [body.size(out_shape[d]) for d in gj[k + 1 :]]
+            terms.append(" * ".join([_p(ix.expr)] + inner))
+        flat = " + ".join(terms) or "0"
+        for k, dim in enumerate(gi):
+            inner = [body.size(in_shape[d]) for d in gi[k + 1 :]]
+            expr = flat
+            if inner and expr != "0":
+                expr = f"{_p(expr)} // ({' * '.join(inner)})"
+            if k > 0 and expr != "0":
+                expr = f"{_p(expr)} % {body.size(in_shape[dim])}"
+            new[dim] = Ix(expr, tuple(guards), wide)
+    return tuple(new)
+
+
+def _cat(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
+    pieces = [p for p in node.args[0] if not (shape_of(p) and _hint(shape_of(p)[0]) == 0)]
+    rank = len(shape_of(node))
+    dim = _dim(node.args[1] if len(node.args) > 1 else 0, rank)
+    ix = idx[dim]
+    values, ends = [], []
+    start = size_expr(0)
+    for k, piece in enumerate(pieces):
+        size = size_expr(shape_of(piece)[dim])
+        start_name = body.size(_as_size(start))
+        end_name = body.size(_as_size(start + size))
+        guards = list(ix.guards)
+        if k > 0:
+            guards.append(f"({ix.expr} >= {start_name})")
+        if k < len(pieces) - 1:
+            guards.append(f"({ix.expr} < {end_name})")
+        shifted = Ix(
+            f"{_p(ix.expr)} - {start_name}" if start_name != "0" else ix.expr,
+            tuple(guards),
+            ix.wide,
+        )
+        new = list(idx)
+        new[dim] = shifted
+        values.append(body.value(piece, tuple(new)))
+        ends.append(end_name)
+        start = start + size
+    body.comment_source(node)
+    result = values[-1]
+    for value, end in zip(reversed(values[:-1]), reversed(ends[:-1])):
+        var = body.fresh(node.name)
+        body.emit(f"{var} = tl.where({ix.expr} < {end}, {value}, {result})")
+        result = var
+    return result
+
+
+def _gather(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
+    src, indices = node.args
+    present = [(p, t) for p, t in enumerate(indices) if t is not None]
+    if len(present) != 1:
+        raise Unsupported("indexing with more than one index tensor")
+    pos, index_node = present[0]
+    index_rank = len(shape_of(index_node))
+    body.comment_source(node)
+    raw = body.value(index_node, idx[pos : pos + index_rank])
+    src_shape = shape_of(src)
+    var = body.fresh(f"{index_node.name}_index")
+    # Negative indices count from the end, as in torch.
+    body.emit(
+        f"{var} = tl.where({raw} < 0, {raw} + {body.size(src_shape[pos])}, {raw}).to(tl.int64)"
+    )
+    guards: list[str] = []
+    for ix in idx[pos : pos + index_rank]:
+        guards += [g for g in ix.guards if g not in guards]
+    gathered = Ix(var, tuple(guards), wide=True)
+    new = idx[:pos] + (gathered,) + idx[pos + index_rank :]
+    return body.value(src, new)
