@@ -159,6 +159,7 @@ class Finding:
     reference_source: str  # the source of the reference callable (decorators removed)
     params: tuple[Param, ...]  # arguments of the reference callable (without self)
     init_params: tuple[Param, ...] = ()  # constructor arguments of an op class (without self)
+    init_source: str = ""  # the class's __init__, for mapping profiled state back to arguments
     has_fast_path: bool = False
     fast_path: str = ""  # e.g. "forward_cuda calls sgl_kernel.rmsnorm (line 40)"
     op_base: str = ""  # root base class of the op family, e.g. "CustomOp"

@@ -96,6 +96,7 @@ def _merge(
             reference_source=function_source(main.facts, func) if func else "",
             params=function_params(func) if func else (),
             init_params=function_params(init) if init else (),
+            init_source=function_source(main.facts, init) if init else "",
             has_fast_path=fast is not None,
             fast_path=fast.fast_path
             if fast

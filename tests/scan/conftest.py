@@ -30,3 +30,50 @@ def tinyserve() -> Path:
     if not (TINYSERVE / ".kbot.yml").is_file():
         pytest.skip("examples/tinyserve is not in this checkout")
     return TINYSERVE
+
+
+@pytest.fixture
+def standalone_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "standalone_repo"
+    shutil.copytree(FIXTURES / "standalone", root, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+@pytest.fixture
+def run_problem():
+    """Imports an emitted problem and returns (module, model, list of inputs per case)."""
+    from kbot.problem import load_problem
+    from kbot.problem.runtime import case_inputs, import_file, init_inputs
+
+    def load(path: Path):
+        spec = load_problem(path)  # the AST reader accepts it
+        module = import_file(path)
+        model = module.Model(*init_inputs(module))
+        return spec, module, model, [case_inputs(module, case) for case in spec.cases]
+
+    return load
+
+
+@pytest.fixture
+def import_from():
+    """Imports `module` with `folder` on sys.path, then removes the path again."""
+    import importlib
+    import sys
+
+    added: list[str] = []
+
+    def load(folder: Path, module: str):
+        sys.path.insert(0, str(folder))
+        added.append(str(folder))
+        for name in [
+            m
+            for m in sys.modules
+            if m == module.split(".")[0] or m.startswith(module.split(".")[0] + ".")
+        ]:
+            del sys.modules[name]
+        return importlib.import_module(module)
+
+    yield load
+    for folder in added:
+        if folder in sys.path:
+            sys.path.remove(folder)

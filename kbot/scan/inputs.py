@@ -1,0 +1,253 @@
+"""What a problem's `get_inputs`, `get_init_inputs` and `CASES` will be for a finding.
+
+From `.kbot.yml` when its target says (`init`, `inputs`, `cases`), else from the shapes the
+profile saw; never guessed: a finding with neither gets a message saying what to add.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from kbot.scan.findings import Finding, InputMeta, Param, ScanOptions
+
+TOKEN_DIM = "T"  # the case variable for the leading (token) dimension of profiled inputs
+_MAX_PROFILED_CASES = 6
+
+
+class InputsUnknown(Exception):
+    """Not enough is known to build inputs; the message says what to add to .kbot.yml."""
+
+
+@dataclass(frozen=True)
+class InputArg:
+    name: str
+    shape: tuple[int | str, ...] | None  # None: a scalar passed as is
+    dtype: str | None  # "bfloat16", "int64", ...; None for scalars
+    high: int | None = None  # integer tensors draw from [0, high)
+    value: Any = None  # scalars
+
+
+@dataclass(frozen=True)
+class InputPlan:
+    args: tuple[InputArg, ...]  # forward arguments, in the reference's order
+    init_args: tuple[Any, ...]  # positional constructor arguments
+    init_names: tuple[str, ...]  # their parameter names, for the problem's INIT comment
+    cases: tuple[dict[str, int], ...]
+    source: str  # ".kbot.yml" or "profile"
+
+
+def plan_inputs(finding: Finding, options: ScanOptions) -> InputPlan:
+    hint = finding.hint
+    if hint is not None and hint.inputs:
+        return _from_config(finding, options)
+    if finding.profile is not None and finding.profile.inputs_seen:
+        return _from_profile(finding, options)
+    raise InputsUnknown(
+        f"cannot infer inputs for {finding.name} ({finding.file}::{finding.qualname}): "
+        "add `inputs:` to its .kbot.yml target, or run the scan with --profile"
+    )
+
+
+def _from_config(finding: Finding, options: ScanOptions) -> InputPlan:
+    hint = finding.hint
+    assert hint is not None
+    init = dict(hint.init)
+    params = {p.name: p for p in finding.params}
+    unknown = [n for n in hint.inputs if n not in params and not _has_varargs(finding)]
+    if unknown:
+        what = f"{finding.qualname}.{finding.entry}" if finding.entry else finding.qualname
+        raise InputsUnknown(
+            f"{finding.name}: .kbot.yml inputs {unknown} are not arguments of {what} "
+            f"(arguments: {', '.join(params)})"
+        )
+    dtype_default = hint.dtypes[0] if hint.dtypes else "bfloat16"
+    args = []
+    for name in [p.name for p in finding.params if p.name in hint.inputs or p.name in init] or list(
+        hint.inputs
+    ):
+        if name not in hint.inputs:
+            if not finding.entry:  # a function's scalar arguments come from `init:`
+                args.append(InputArg(name, None, None, value=init[name]))
+            continue
+        spec = hint.inputs[name]
+        shape = tuple(init.get(d, d) if isinstance(d, str) else d for d in spec["shape"])
+        dtype = spec.get("dtype") or dtype_default
+        if dtype.startswith(("int", "uint")) and spec.get("high") is None:
+            raise InputsUnknown(
+                f"{finding.name}: integer input `{name}` needs `high:` (values are drawn from "
+                "[0, high)) in its .kbot.yml target"
+            )
+        args.append(InputArg(name, shape, dtype, spec.get("high")))
+    _check_required(finding.params, {a.name for a in args}, finding, "inputs")
+    cases = tuple(hint.cases) or tuple(options.cases)
+    _check_case_variables(args, cases, finding)
+    init_args, init_names = _init_arguments(finding, init)
+    return InputPlan(tuple(args), init_args, init_names, cases, ".kbot.yml")
+
+
+def _has_varargs(finding: Finding) -> bool:
+    return any(p.name.startswith("*") for p in finding.params)
+
+
+def _check_required(
+    params: tuple[Param, ...], given: set[str], finding: Finding, what: str
+) -> None:
+    missing = [p.name for p in params if p.default is None and p.name not in given]
+    if missing:
+        raise InputsUnknown(
+            f"cannot infer inputs for {finding.name}: argument(s) {', '.join(missing)} of "
+            f"{finding.qualname} have no default; add them to `{what}:` of its .kbot.yml target"
+        )
+
+
+def _check_case_variables(
+    args: list[InputArg], cases: tuple[dict[str, int], ...], finding: Finding
+) -> None:
+    variables = {d for a in args for d in (a.shape or ()) if isinstance(d, str)}
+    for case in cases:
+        missing = variables - set(case)
+        if missing:
+            raise InputsUnknown(
+                f"{finding.name}: shape names {sorted(missing)} are neither `init` values nor keys "
+                f"of case {case}; add them to `init:` or `cases:` of its .kbot.yml target"
+            )
+
+
+def _init_arguments(
+    finding: Finding, init: dict[str, Any]
+) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+    """Keyword values -> positional arguments in the constructor's order, stopping at the last
+    one given; a gap must have a literal default."""
+    names = [p.name for p in finding.init_params]
+    unknown = [k for k in init if k not in names]
+    if unknown and finding.entry:
+        raise InputsUnknown(
+            f"{finding.name}: .kbot.yml init keys {unknown} are not constructor arguments of "
+            f"{finding.qualname} (arguments: {', '.join(names) or 'none'})"
+        )
+    if not finding.entry:
+        return (), ()
+    given = [i for i, p in enumerate(finding.init_params) if p.name in init]
+    last = max(given, default=-1)
+    values: list[Any] = []
+    for param in finding.init_params[: last + 1]:
+        if param.name in init:
+            values.append(init[param.name])
+        elif param.default is not None:
+            try:
+                values.append(ast.literal_eval(param.default))
+            except ValueError:
+                raise InputsUnknown(
+                    f"{finding.name}: constructor argument {param.name} (default {param.default}) "
+                    "is not a literal; give it under `init:` of its .kbot.yml target"
+                ) from None
+        else:
+            raise InputsUnknown(_missing_init(finding, param.name))
+    for param in finding.init_params[last + 1 :]:
+        if param.default is None and not param.name.startswith("*"):
+            raise InputsUnknown(_missing_init(finding, param.name))
+    return tuple(values), tuple(p.name for p in finding.init_params[: last + 1])
+
+
+def _missing_init(finding: Finding, name: str) -> str:
+    return (
+        f"cannot build {finding.qualname} for {finding.name}: constructor argument `{name}` is "
+        "unknown; add it under `init:` of its .kbot.yml target"
+    )
+
+
+def _from_profile(finding: Finding, options: ScanOptions) -> InputPlan:
+    stats = finding.profile
+    assert stats is not None
+    signatures = stats.inputs_seen
+    first = signatures[0]
+    token_sizes = _token_sizes(signatures)
+    args = []
+    for meta in first:
+        if meta.shape is None:
+            args.append(InputArg(meta.name, None, None, value=meta.value))
+            continue
+        shape: tuple[int | str, ...] = meta.shape
+        if token_sizes and shape:
+            shape = (TOKEN_DIM, *shape[1:])
+        dtype = (meta.dtype or "float32").removeprefix("torch.")
+        high = int(meta.value) + 1 if isinstance(meta.value, int) and "int" in dtype else None
+        args.append(InputArg(meta.name, shape, dtype, high))
+    if token_sizes and len(token_sizes) > 1:
+        cases = tuple({TOKEN_DIM: t} for t in sorted(token_sizes)[:_MAX_PROFILED_CASES])
+    elif token_sizes:
+        # One size seen is a sample, not the workload: check decode and prefill sizes too.
+        cases = tuple(options.cases)
+    else:
+        cases = ({},)
+    init = _init_from_state(finding)
+    init_args, init_names = _init_arguments(finding, init) if finding.entry else ((), ())
+    return InputPlan(tuple(args), init_args, init_names, cases, "profile")
+
+
+def _token_sizes(signatures: tuple[tuple[InputMeta, ...], ...]) -> set[int]:
+    """Leading sizes, when every tensor argument of every call shares its leading dimension
+    (the token dimension of serving ops); empty otherwise."""
+    sizes: set[int] = set()
+    for signature in signatures:
+        leading = {m.shape[0] for m in signature if m.shape}
+        if len(leading) != 1:
+            return set()
+        sizes |= leading
+    return sizes
+
+
+def _init_from_state(finding: Finding) -> dict[str, Any]:
+    """Constructor arguments from what the profile saw on the instance: an attribute of the
+    same name, or the attribute `__init__` stored it in, or a dimension of the weight it sized."""
+    stats = finding.profile
+    assert stats is not None
+    mapping = init_sources(finding.init_source) if finding.init_source else {}
+    init: dict[str, Any] = {}
+    for param in finding.init_params:
+        name = param.name
+        if name in stats.init_state:
+            init[name] = stats.init_state[name]
+            continue
+        source = mapping.get(name)
+        if source is None:
+            continue
+        attribute, dim = source
+        if dim is None and attribute in stats.init_state:
+            init[name] = stats.init_state[attribute]
+        elif dim is not None and attribute in stats.param_shapes:
+            shape = stats.param_shapes[attribute]
+            if dim < len(shape):
+                init[name] = shape[dim]
+    return init
+
+
+def init_sources(init_source: str) -> dict[str, tuple[str, int | None]]:
+    """`self.variance_epsilon = eps` -> {eps: (variance_epsilon, None)};
+    `self.weight = nn.Parameter(torch.ones(hidden_size))` -> {hidden_size: (weight, 0)}."""
+    try:
+        tree = ast.parse(init_source)
+    except SyntaxError:
+        return {}
+    out: dict[str, tuple[str, int | None]] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target = node.targets[0]
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+            continue
+        if target.value.id != "self":
+            continue
+        if isinstance(node.value, ast.Name):
+            out.setdefault(node.value.id, (target.attr, None))
+            continue
+        for call in ast.walk(node.value):
+            if isinstance(call, ast.Call):
+                for dim, arg in enumerate(call.args):
+                    if isinstance(arg, ast.Name):
+                        out.setdefault(arg.id, (target.attr, dim))
+                if call.args and all(isinstance(a, ast.Name) for a in call.args):
+                    break
+    return out

@@ -1,0 +1,279 @@
+"""A self-contained reference rebuilt from source, for targets that cannot be imported.
+
+Copies the op (its class minus the device fast paths and dispatch, or its function minus
+decorators) and what it reads from its module: imports of outside packages, constants,
+helper functions. Anything else (a relative import, a base class's method, a class of the
+package) cannot be copied faithfully, and the error says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+
+from kbot.scan.findings import Finding
+
+REFERENCE_CLASS = "_Reference"
+_BUILTINS = set(dir(builtins)) | {"__file__", "__name__"}
+# nn.Module methods an op may call on itself without defining them.
+_MODULE_METHODS = {
+    "register_buffer",
+    "register_parameter",
+    "register_module",
+    "add_module",
+    "parameters",
+    "named_parameters",
+    "buffers",
+    "named_buffers",
+    "modules",
+    "children",
+    "to",
+    "float",
+    "half",
+    "train",
+    "eval",
+    "state_dict",
+    "load_state_dict",
+    "apply",
+}
+
+
+class RebuildError(Exception):
+    """The reference cannot be copied out of its module; the message says why."""
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    source: str  # imports, helpers, then `class _Reference` or the function
+    callable_name: str  # "_Reference" for a class, the function's name otherwise
+
+
+def rebuild_reference(module_source: str, finding: Finding, package_roots: set[str]) -> Rebuilt:
+    """`package_roots`: top-level names of the scanned project's own packages, whose imports
+    would need the project importable."""
+    tree = ast.parse(module_source)
+    defs = _ModuleDefs(tree, package_roots, finding.file)
+    if finding.entry:
+        cls = _find(tree, finding.qualname, ast.ClassDef)
+        body, free = _class_source(cls, finding)
+        name = REFERENCE_CLASS
+    else:
+        if "." in finding.qualname:
+            raise RebuildError(
+                f"{finding.qualname} is a method; it needs an instance of its class. "
+                "Name the class's forward in .kbot.yml or make the module importable"
+            )
+        func = _find(tree, finding.qualname, (ast.FunctionDef, ast.AsyncFunctionDef))
+        body = _without_decorators(func)
+        free = free_names(func)
+        name = func.name
+    helpers = defs.resolve(free - {name})
+    return Rebuilt("\n\n".join([*helpers, body]) + "\n", name)
+
+
+def _find(tree: ast.Module, qualname: str, kind) -> ast.AST:
+    scope: list[ast.stmt] = tree.body
+    node = None
+    for part in qualname.split("."):
+        node = next(
+            (
+                n
+                for n in scope
+                if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.name == part
+            ),
+            None,
+        )
+        if node is None:
+            raise RebuildError(f"{qualname} is not defined at module level")
+        scope = getattr(node, "body", [])
+    if not isinstance(node, kind):
+        raise RebuildError(f"{qualname} is not a {'class' if kind is ast.ClassDef else 'function'}")
+    return node
+
+
+def _without_decorators(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    copy = ast.parse(ast.unparse(func)).body[0]
+    copy.decorator_list = []
+    return ast.unparse(copy)
+
+
+def _is_super_init(stmt: ast.stmt) -> bool:
+    """`super().__init__(...)` or `Base.__init__(self, ...)`."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    func = stmt.value.func
+    return isinstance(func, ast.Attribute) and func.attr == "__init__"
+
+
+def _class_source(cls: ast.ClassDef, finding: Finding) -> tuple[str, set[str]]:
+    methods = {
+        n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    if finding.entry not in methods:
+        raise RebuildError(
+            f"{finding.qualname}.{finding.entry} is inherited; copy it into the class or make the module importable"
+        )
+    keep = [
+        n
+        for name, n in methods.items()
+        if name == finding.entry or not (name.startswith("forward") or name == "__init__")
+    ]
+    called = {
+        node.func.attr
+        for method in keep
+        for node in ast.walk(method)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "self"
+    }
+    inherited = sorted(called - set(methods) - _MODULE_METHODS)
+    if inherited:
+        raise RebuildError(
+            f"{finding.qualname} calls self.{inherited[0]}(), defined in a base class; "
+            "make the module importable so the problem can import the op"
+        )
+    init = methods.get("__init__")
+    parts = [f"class {REFERENCE_CLASS}(nn.Module):"]
+    free: set[str] = {"nn"}
+    if init is not None:
+        copy = ast.parse(ast.unparse(init)).body[0]
+        copy.decorator_list = []
+        copy.body = [ast.parse("super().__init__()").body[0]] + [
+            s for s in copy.body if not _is_super_init(s)
+        ]
+        parts.append(_indent(ast.unparse(copy)))
+        free |= free_names(init)
+    else:
+        parts.append(_indent("def __init__(self):\n    super().__init__()"))
+    for method in keep:
+        if method.name == "__init__":
+            continue
+        parts.append(_indent(ast.unparse(method)))
+        free |= free_names(method)
+    # Class-level constants (`EPS = 1e-6`) are read as self.EPS: copy them too.
+    for node in cls.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            parts.insert(1, _indent(ast.unparse(node)))
+            free |= free_names(node)
+    return "\n\n".join(parts), free
+
+
+def _indent(text: str) -> str:
+    return "\n".join(("    " + line) if line else line for line in text.splitlines())
+
+
+def _walk_code(node: ast.AST):
+    """ast.walk without annotations and decorators: those are dropped or never evaluated."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for name, value in ast.iter_fields(current):
+            if name in ("annotation", "returns", "decorator_list"):
+                continue
+            children = value if isinstance(value, list) else [value]
+            stack.extend(c for c in children if isinstance(c, ast.AST))
+
+
+def free_names(node: ast.AST) -> set[str]:
+    """Names a definition reads but does not bind itself (builtins excluded)."""
+    loaded: set[str] = set()
+    bound: set[str] = set()
+    for child in _walk_code(node):
+        if isinstance(child, ast.Name):
+            (loaded if isinstance(child.ctx, ast.Load) else bound).add(child.id)
+        elif isinstance(child, ast.arg):
+            bound.add(child.arg)
+        elif (
+            isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and child is not node
+        ):
+            bound.add(child.name)
+        elif isinstance(child, ast.alias):
+            bound.add((child.asname or child.name).split(".")[0])
+        elif isinstance(child, ast.ExceptHandler) and child.name:
+            bound.add(child.name)
+    return loaded - bound - _BUILTINS
+
+
+class _ModuleDefs:
+    """The module's top-level definitions, and turning free names into copied source."""
+
+    def __init__(self, tree: ast.Module, package_roots: set[str], file: str) -> None:
+        self.file = file
+        self.package_roots = package_roots
+        self.defs: dict[str, ast.stmt] = {}
+        for node in tree.body:
+            self._add(node)
+
+    def _add(self, node: ast.stmt) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self.defs[node.name] = node
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                self.defs[(alias.asname or alias.name).split(".")[0]] = node
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        self.defs[name.id] = node
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+            self.defs[node.target.id] = node
+        elif isinstance(node, (ast.If, ast.Try)):
+            for child in [*node.body, *node.orelse]:
+                self._add(child)
+
+    def resolve(self, names: set[str]) -> list[str]:
+        out: list[str] = []
+        done: set[str] = set()
+        pending = sorted(names)
+        while pending:
+            name = pending.pop()
+            if name in done:
+                continue
+            done.add(name)
+            node = self.defs.get(name)
+            if node is None:
+                raise RebuildError(
+                    f"{self.file}: the op reads `{name}`, which is not defined in its module"
+                )
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                out.insert(0, self._import_line(node, name))
+            elif isinstance(node, ast.ClassDef):
+                raise RebuildError(
+                    f"{self.file}: the op uses class `{name}` of its module; make the module importable"
+                )
+            else:
+                text = (
+                    _without_decorators(node)
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    else ast.unparse(node)
+                )
+                out.append(text)
+                pending.extend(sorted(free_names(node) - done))
+        # Imports first, then definitions in dependency order (dependencies were appended later).
+        imports = [t for t in out if t.startswith(("import ", "from "))]
+        rest = [t for t in out if t not in imports]
+        return list(dict.fromkeys(imports)) + list(reversed(rest))
+
+    def _import_line(self, node: ast.Import | ast.ImportFrom, name: str) -> str:
+        for alias in node.names:
+            if (alias.asname or alias.name).split(".")[0] != name:
+                continue
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if node.level or module.split(".")[0] in self.package_roots:
+                    raise RebuildError(
+                        f"{self.file}: the op uses `{name}` from its own package "
+                        f"({'.' * node.level}{module}); make the package importable"
+                    )
+                return ast.unparse(ast.ImportFrom(module=module, names=[alias], level=0))
+            if alias.name.split(".")[0] in self.package_roots:
+                raise RebuildError(
+                    f"{self.file}: the op uses its own package `{alias.name}`; make it importable"
+                )
+            return ast.unparse(ast.Import(names=[alias]))
+        raise RebuildError(f"{self.file}: cannot find the import of `{name}`")

@@ -1,0 +1,210 @@
+"""The text of an emitted problem file (KernelBench format plus `CASES` and `KBOT`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kbot.scan.findings import Finding, Flag
+from kbot.scan.inputs import InputArg, InputPlan
+from kbot.scan.rebuild import Rebuilt
+
+if TYPE_CHECKING:
+    from kbot.scan.extract import ImportLocation
+
+_FLOAT_DTYPES = {"float16", "bfloat16", "float32", "float64", "half", "float", "double"}
+
+
+def render_problem(
+    finding: Finding,
+    plan: InputPlan,
+    location: ImportLocation | None = None,
+    rebuilt: Rebuilt | None = None,
+    why_rebuilt: str = "",
+) -> str:
+    parts = [_header(finding, plan, location, why_rebuilt), _imports(finding, location, rebuilt)]
+    parts.append(_class_model(finding, plan) if finding.entry else _function_model(finding, plan))
+    parts.append(_module_values(finding, plan))
+    parts.append(_get_init_inputs(finding, plan))
+    parts.append(_get_inputs(plan))
+    head, rest = parts[:2], parts[2:]
+    return (
+        "\n\n".join(p.rstrip("\n") for p in head)
+        + "\n\n\n"
+        + "\n\n\n".join(p.rstrip("\n") for p in rest)
+        + "\n"
+    )
+
+
+def _header(finding: Finding, plan: InputPlan, location: ImportLocation | None, why: str) -> str:
+    what = f"{finding.qualname}.{finding.entry}" if finding.entry else finding.qualname
+    how = (
+        f"Imports the op from `{location.module}`."
+        if location
+        else f"The op is rebuilt from source ({why})."
+    )
+    lines = [
+        f'"""kbot problem `{finding.name}`: {what} of {finding.file}:{finding.line} ({finding.kind.value}).',
+        "",
+        f"Written by `kbot scan --emit-problems`; inputs from {plan.source}. {how}",
+    ]
+    for note in finding.flags:
+        lines.append(f"Note: {note.flag.value}: {note.reason}.")
+    lines.append('"""')
+    return "\n".join(lines)
+
+
+def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt | None) -> str:
+    lines = ["from __future__ import annotations", ""]
+    if location is not None:
+        lines += [
+            "import inspect  # noqa: F401",
+            "import sys",
+            "",
+            "import torch",
+            "from torch import nn",
+            "",
+        ]
+        lines += [
+            f"_ROOT = {str(location.sys_path)!r}  # where the target's package imports from",
+            "if _ROOT not in sys.path:",
+            "    sys.path.insert(0, _ROOT)",
+            "",
+        ]
+        name = finding.qualname.split(".")[0]
+        rest = finding.qualname[len(name) :]
+        lines.append(f"from {location.module} import {name} as _Outer  # noqa: E402")
+        lines.append(f"_Target = _Outer{rest}")
+        if not finding.entry:
+            lines.append(
+                "# The eager function: compiled wrappers keep it as _torchdynamo_orig_callable.\n"
+                '_reference = getattr(_Target, "_torchdynamo_orig_callable", None) or inspect.unwrap(_Target)'
+            )
+        return "\n".join(lines)
+    assert rebuilt is not None
+    lines += [
+        "import torch",
+        "from torch import nn",
+        "",
+        "# --- copied from the target's source ---",
+    ]
+    lines.append(rebuilt.source.rstrip("\n"))
+    lines.append("# --- end of copy ---")
+    lines.append(f"_Target = {rebuilt.callable_name}")
+    if not finding.entry:
+        lines.append("_reference = _Target")
+    return "\n".join(lines)
+
+
+def _call_args(args: tuple[InputArg, ...], scalars_from_self: bool) -> str:
+    out = []
+    for arg in args:
+        if arg.shape is None and not scalars_from_self:
+            out.append(f"{arg.name}={arg.value!r}")
+        elif arg.shape is None:
+            out.append(f"{arg.name}=self.{arg.name}")
+        else:
+            out.append(f"{arg.name}={arg.name}")
+    return ", ".join(out)
+
+
+def _class_model(finding: Finding, plan: InputPlan) -> str:
+    tensors = [a.name for a in plan.args if a.shape is not None]
+    init = ", ".join(plan.init_names)
+    return "\n".join(
+        [
+            "if issubclass(_Target, nn.Module):",
+            "",
+            "    class _Base(_Target):",
+            "        pass",
+            "",
+            "else:",
+            "    # A backend implementation that is not a module: make it one, keeping its attributes.",
+            "    class _Base(nn.Module, _Target):",
+            "        def __init__(self, *args):",
+            "            nn.Module.__init__(self)",
+            "            _Target.__init__(self, *args)",
+            "",
+            "",
+            "class Model(_Base):",
+            f'    """{finding.qualname} with `forward` bound to its reference, `{finding.entry}`."""',
+            "",
+            f"    def __init__(self{', ' + init if init else ''}):",
+            f"        super().__init__({init})",
+            "",
+            f"    def forward(self{''.join(', ' + t for t in tensors)}):",
+            f"        return _Target.{finding.entry}(self, {_call_args(plan.args, False)})",
+        ]
+    )
+
+
+def _function_model(finding: Finding, plan: InputPlan) -> str:
+    tensors = [a.name for a in plan.args if a.shape is not None]
+    scalars = [a.name for a in plan.args if a.shape is None]
+    lines = [
+        "class Model(nn.Module):",
+        f'    """Calls `{finding.qualname}` eagerly; its scalar arguments are constructor arguments."""',
+        "",
+        f"    def __init__(self{''.join(', ' + s for s in scalars)}):",
+        "        super().__init__()",
+    ]
+    lines += [f"        self.{s} = {s}" for s in scalars]
+    lines += [
+        "",
+        f"    def forward(self{''.join(', ' + t for t in tensors)}):",
+        f"        return _reference({_call_args(plan.args, True)})",
+    ]
+    return "\n".join(lines)
+
+
+def _module_values(finding: Finding, plan: InputPlan) -> str:
+    cases = ", ".join(
+        "dict(" + ", ".join(f"{k}={v!r}" for k, v in c.items()) + ")" for c in plan.cases
+    )
+    options = [f"name={finding.name!r}"]
+    if finding.has_flag(Flag.STOCHASTIC):
+        options.append("stochastic=True")
+    return f"CASES = [{cases}]\nKBOT = dict({', '.join(options)})"
+
+
+def _get_init_inputs(finding: Finding, plan: InputPlan) -> str:
+    if finding.entry:
+        values = list(plan.init_args)
+        comment = f"  # {', '.join(plan.init_names)}" if plan.init_names else ""
+    else:
+        values = [a.value for a in plan.args if a.shape is None]
+        comment = ""
+    return f"def get_init_inputs():\n    return {values!r}{comment}"
+
+
+def _case_variables(plan: InputPlan) -> list[str]:
+    names = []
+    for arg in plan.args:
+        for dim in arg.shape or ():
+            if isinstance(dim, str) and dim not in names:
+                names.append(dim)
+    return names
+
+
+def _get_inputs(plan: InputPlan) -> str:
+    first = plan.cases[0] if plan.cases else {}
+    variables = _case_variables(plan)
+    signature = ", ".join(f"{v}={first.get(v, 1)!r}" for v in variables)
+    lines = [f"def get_inputs({signature}):"]
+    tensors = []
+    for arg in plan.args:
+        if arg.shape is None:
+            continue
+        shape = (
+            "(" + ", ".join(str(d) for d in arg.shape) + ("," if len(arg.shape) == 1 else "") + ")"
+        )
+        dtype = arg.dtype or "float32"
+        if dtype in _FLOAT_DTYPES:
+            expr = f"torch.randn({shape}, dtype=torch.{dtype})"
+        elif dtype == "bool":
+            expr = f"torch.rand({shape}) < 0.5"
+        else:
+            expr = f"torch.randint(0, {arg.high}, {shape}, dtype=torch.{dtype})"
+        lines.append(f"    {arg.name} = {expr}")
+        tensors.append(arg.name)
+    lines.append(f"    return [{', '.join(tensors)}]")
+    return "\n".join(lines)

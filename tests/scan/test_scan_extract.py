@@ -1,0 +1,205 @@
+import json
+
+import torch
+
+from kbot.scan import ScanOptions, TargetHint, scan
+from kbot.scan.extract import EmitStatus, emit_problems
+
+X64 = {"x": {"shape": ("T", "hidden_size"), "dtype": "float32"}}
+CASES = ({"T": 1}, {"T": 5})
+
+
+def _emit(tree, tmp_path, hints, **options):
+    opts = ScanOptions(targets=tuple(hints), cases=CASES, **options)
+    result = scan(tree, opts)
+    emitted = emit_problems(result, tmp_path / "problems", opts)
+    return result, {e.name: e for e in emitted}
+
+
+def _same(a, b):
+    if isinstance(a, tuple):
+        return all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return torch.allclose(a, b, atol=1e-6, rtol=1e-6)
+
+
+def _clone(inputs):
+    return [i.clone() for i in inputs]
+
+
+def test_imported_problems_reproduce_the_ops(engine_tree, tmp_path, run_problem, import_from):
+    hints = [
+        TargetHint(
+            "engine/layers/norm.py::GemmaRMSNorm",
+            name="gemma",
+            init={"hidden_size": 64},
+            inputs=X64,
+        ),
+        TargetHint(
+            "engine/layers/activation.py::GeluAndMul.forward",
+            name="gelu_mul",
+            init={"approximate": "tanh"},
+            inputs={"x": {"shape": ("T", 96), "dtype": "float32"}},
+        ),
+        TargetHint(
+            "engine/layers/fused.py::FusedAddRMSNorm",
+            name="fused_add",
+            init={"hidden_size": 64},
+            inputs={**X64, "residual": {"shape": ("T", "hidden_size"), "dtype": "float32"}},
+        ),
+        TargetHint(
+            "engine/backends/default/activation.py::DefaultSiluAndMulImpl",
+            name="default_silu",
+            inputs={"x": {"shape": ("T", 32), "dtype": "float32"}},
+        ),
+        TargetHint(
+            "engine/compiled.py::gelu_tanh",
+            name="gelu_fn",
+            inputs={"x": {"shape": ("T", 48), "dtype": "float32"}},
+        ),
+        TargetHint(
+            "engine/layers/sampler.py::split_heads",
+            name="split",
+            init={"num_heads": 4},
+            inputs={"x": {"shape": ("T", 32), "dtype": "float32"}},
+        ),
+    ]
+    result, emitted = _emit(engine_tree, tmp_path, hints)
+    for name in ("gemma", "gelu_mul", "fused_add", "default_silu", "gelu_fn", "split"):
+        assert emitted[name].status == EmitStatus.EMITTED, emitted[name].message
+        assert emitted[name].mode == "import"
+    originals = {
+        "gemma": import_from(engine_tree, "engine.layers.norm").GemmaRMSNorm(64),
+        "gelu_mul": import_from(engine_tree, "engine.layers.activation").GeluAndMul("tanh"),
+        "fused_add": import_from(engine_tree, "engine.layers.fused").FusedAddRMSNorm(64),
+        "default_silu": import_from(
+            engine_tree, "engine.backends.default.activation"
+        ).DefaultSiluAndMulImpl(),
+    }
+    compiled = import_from(engine_tree, "engine.compiled")
+    sampler = import_from(engine_tree, "engine.layers.sampler")
+    for name, path in ((n, emitted[n].path) for n in emitted if emitted[n].path):
+        spec, module, model, case_inputs = run_problem(path)
+        assert [c["T"] for c in spec.cases] == [1, 5]
+        if name in originals and isinstance(originals[name], torch.nn.Module):
+            assert set(model.state_dict()) == set(originals[name].state_dict())
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.normal_()  # a weight of ones would hide a misplaced weight
+            originals[name].load_state_dict(model.state_dict())
+        for inputs in case_inputs:
+            got = model(*_clone(inputs))
+            if name == "gelu_fn":
+                want = compiled.gelu_tanh._torchdynamo_orig_callable(*_clone(inputs))
+            elif name == "split":
+                want = sampler.split_heads(*_clone(inputs), 4)
+            elif name == "default_silu":
+                want = originals[name].forward(*_clone(inputs))
+            else:
+                want = originals[name].forward_native(*_clone(inputs))
+            assert _same(got, want), name
+    meta = json.loads(emitted["fused_add"].target_json.read_text())
+    assert meta["kind"] == "fused_op" and meta["in_place"] and meta["returns_view"]
+    assert meta["file"] == "engine/layers/fused.py" and meta["qualname"] == "FusedAddRMSNorm"
+    index = json.loads((tmp_path / "problems" / "index.json").read_text())
+    assert {p["name"] for p in index["problems"]} >= set(emitted)
+
+
+def test_rebuilt_problems_reproduce_the_ops(standalone_tree, tmp_path, run_problem, import_from):
+    hints = [
+        TargetHint(
+            "ops.py::GeluTanhAndMul",
+            name="gelu",
+            init={"limit": 3.0},
+            inputs={"x": {"shape": ("T", 40), "dtype": "float32"}},
+        ),
+        TargetHint(
+            "ops.py::ScaledRMSNorm",
+            name="rms",
+            init={"hidden_size": 24},
+            inputs={"x": {"shape": ("T", 24), "dtype": "float32"}},
+        ),
+        TargetHint(
+            "ops.py::swish",
+            name="swish",
+            init={"beta": 1.5},
+            inputs={"x": {"shape": ("T", 8), "dtype": "float32"}},
+        ),
+    ]
+    result, emitted = _emit(standalone_tree, tmp_path, hints)
+    for name in ("gelu", "rms", "swish"):
+        assert emitted[name].status == EmitStatus.EMITTED, emitted[name].message
+        assert (
+            emitted[name].mode == "rebuilt"
+            and "kbot_fixture_missing_dependency" in emitted[name].message
+        )
+    # The originals, with the missing dependency stubbed, to compare against.
+    import sys
+    import types
+
+    sys.modules["kbot_fixture_missing_dependency"] = types.ModuleType(
+        "kbot_fixture_missing_dependency"
+    )
+    try:
+        ops = import_from(standalone_tree, "ops")
+    finally:
+        del sys.modules["kbot_fixture_missing_dependency"]
+    originals = {"gelu": ops.GeluTanhAndMul(3.0), "rms": ops.ScaledRMSNorm(24)}
+    for name in ("gelu", "rms", "swish"):
+        spec, module, model, case_inputs = run_problem(emitted[name].path)
+        if name in originals:
+            originals[name].load_state_dict(model.state_dict())
+        for inputs in case_inputs:
+            want = originals[name](*inputs) if name in originals else ops.swish(*inputs, 1.5)
+            assert _same(model(*inputs), want), name
+    source = emitted["gelu"].path.read_text()
+    assert "SQRT_2_OVER_PI = math.sqrt" in source and "def _tanh_gelu" in source
+
+
+def test_rebuild_fails_clearly_on_package_imports(standalone_tree, tmp_path):
+    hint = TargetHint(
+        "pkg/uses_relative.py::doubled_exp",
+        name="dexp",
+        inputs={"x": {"shape": ("T", 8), "dtype": "float32"}},
+    )
+    _, emitted = _emit(standalone_tree, tmp_path, [hint])
+    assert emitted["dexp"].status == EmitStatus.SKIPPED
+    assert "uses `scale` from its own package (.helpers)" in emitted["dexp"].message
+
+
+def test_unknown_inputs_are_a_clear_skip_not_a_guess(engine_tree, tmp_path):
+    result, emitted = _emit(engine_tree, tmp_path, [])
+    gemma = emitted["gemma_rms_norm"]
+    assert gemma.status == EmitStatus.SKIPPED and gemma.path is None
+    assert "cannot infer inputs for gemma_rms_norm" in gemma.message
+    assert "add `inputs:` to its .kbot.yml target" in gemma.message
+
+
+def test_missing_constructor_argument_is_reported(engine_tree, tmp_path):
+    hint = TargetHint(
+        "engine/layers/norm.py::GemmaRMSNorm",
+        name="g",
+        inputs={"x": {"shape": ("T", 64), "dtype": "float32"}},
+    )
+    _, emitted = _emit(engine_tree, tmp_path, [hint])
+    assert "constructor argument `hidden_size` is unknown" in emitted["g"].message
+
+
+def test_tinyserve_problems_load_and_run(tinyserve, tmp_path, run_problem):
+    from kbot.config import load_config
+
+    config = load_config(tinyserve)
+    options = ScanOptions(
+        exclude=config.scan.exclude,
+        targets=tuple(TargetHint.from_config(t) for t in config.targets),
+        cases=({"T": 2},),
+    )
+    result = scan(tinyserve, options, config_root=config.root)
+    emitted = emit_problems(result, tmp_path / "p", options)
+    names = {e.name for e in emitted if e.status == EmitStatus.EMITTED}
+    assert {"rmsnorm", "fused_add_rmsnorm", "gelu_tanh_and_mul", "rotary_neox"} <= names
+    for item in emitted:
+        if item.path is None:
+            continue
+        spec, module, model, case_inputs = run_problem(item.path)
+        out = model(*case_inputs[0])
+        assert out is not None
