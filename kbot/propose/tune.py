@@ -16,10 +16,13 @@ from typing import Any
 
 from kbot.propose.base import Parent, Proposal, ProposeContext, ProposeOutcome
 
-_BLOCK = re.compile(r"(^|_)BLOCK($|_)|^BLOCK|BLOCK_SIZE|_BLOCK$|^XBLOCK$|^RBLOCK$", re.I)
-_ROWS = re.compile(r"ROWS|PER_PROGRAM", re.I)
-_GROUP = re.compile(r"^GROUP_SIZE", re.I)
-_FLAG = re.compile(r"LOOP|SINGLE_PASS|ONE_PASS", re.I)
+# Tunables are UPPER_CASE constexpr names by convention; lower-case names such as `n_rows`
+# are sizes of the problem and must never be touched.
+_CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_BLOCK = re.compile(r"BLOCK")
+_ROWS = re.compile(r"ROWS|PER_PROGRAM")
+_GROUP = re.compile(r"^GROUP_SIZE")
+_FLAG = re.compile(r"LOOP|SINGLE_PASS|ONE_PASS")
 EVICTION_POLICIES = ("", "evict_first", "evict_last")
 WARPS = (1, 2, 4, 8, 16, 32)
 
@@ -39,12 +42,14 @@ class Tunable:
 
 def kind_of(name: str) -> str | None:
     base = name.rsplit(".", 1)[-1]
-    if base == "num_warps":
+    if base in ("num_warps", "NUM_WARPS"):
         return "warps"
-    if base == "num_stages":
+    if base in ("num_stages", "NUM_STAGES"):
         return "stages"
     if base == "eviction_policy":
         return "eviction"
+    if not _CONSTANT.match(base):
+        return None
     if _FLAG.search(base):
         return "flag"
     if _ROWS.search(base):

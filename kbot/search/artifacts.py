@@ -12,6 +12,7 @@ from typing import Any
 from kbot import __version__
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import ProblemSpec
+from kbot.propose.tune import find_tunables
 from kbot.search.archive import Entry
 from kbot.search.fitness import Fitness
 from kbot.search.report import case_label, render_markdown
@@ -94,6 +95,11 @@ def header_context(
             f"{case_label(case.case)}: {t.candidate_graph.median_us:.2f} / {compile_us} / "
             f"{t.eager_graph.median_us:.2f}  ({100 * t.roofline_fraction:.0f}% of roofline)"
         )
+    try:
+        tunables = ", ".join(f"{t.name}={t.value!r}" for t in find_tunables(entry.source))
+    except SyntaxError:
+        tunables = ""
+    schedule = entry.params.get("schedule")
     tol_text = ", ".join(f"atol={a:g} rtol={r:g}" for a, r in tolerances) or "n/a"
     return {
         "title": f"Triton kernels for `{problem.name}`, found by `kbot optimize`.",
@@ -108,6 +114,8 @@ def header_context(
         ),
         "case_lines": [f"case {case_label(c.case)}" for c in verdict.cases],
         "timing_lines": timing_lines,
+        "tunables": tunables,
+        "schedule": str(schedule) if schedule else "",
         "notes": "",
     }
 
@@ -124,7 +132,8 @@ def kernel_module(candidate_source: str, context: dict[str, Any]) -> str:
     body = tree.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         if isinstance(body[0].value.value, str):
-            notes = body[0].value.value.strip()
+            # the generator's title paragraph gives way to the header; the rest are its notes
+            notes = body[0].value.value.strip().partition("\n\n")[2].strip()
             drop.update(range(body[0].lineno - 1, body[0].end_lineno))
     model_new = [n for n in body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"]
     if not model_new:
@@ -151,7 +160,7 @@ def kernel_module(candidate_source: str, context: dict[str, Any]) -> str:
             continue
         kept.append(line)
     code = "\n".join(kept).rstrip() + "\n"
-    context = dict(context, notes=_indent_notes(notes))
+    context = dict(context, notes=_docstring_safe(notes))
     return _render_header(context) + "\n" + code
 
 
@@ -173,13 +182,11 @@ def _imports_only_unused_nn(node: ast.Import | ast.ImportFrom, kept_text: str) -
     return all(f"{name}." not in kept_text for name in names)
 
 
-def _indent_notes(notes: str) -> str:
+def _docstring_safe(notes: str) -> str:
     if not notes:
         return ""
     safe = notes.replace('"""', "'''").replace("\\", "\\\\")
-    return "Notes from the generator:\n" + "\n".join(
-        f"  {line}" if line else "" for line in safe.splitlines()
-    )
+    return "\n".join(safe.splitlines())
 
 
 def _render_header(context: dict[str, Any]) -> str:

@@ -100,3 +100,11 @@ def test_registry_builds_codegen_lazily():
     if not hasattr(codegen, "CodegenProposer"):
         pytest.skip("codegen proposer not landed yet")
     assert make_proposers(["codegen"])[0].name == "codegen"
+
+
+def test_problem_sizes_in_lower_case_are_never_tuned():
+    source = "NUM_WARPS = 4\nBLOCK_N = 256\n\ndef launch(x):\n    n_rows = 1\n    rows_seen = 2\n    return n_rows\n"
+    assert {t.name: t.kind for t in find_tunables(source)} == {
+        "NUM_WARPS": "warps",
+        "BLOCK_N": "block",
+    }
