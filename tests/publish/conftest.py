@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import git
@@ -76,6 +78,7 @@ def make_run(tmp_path):
     def make(style: str, **overrides) -> Path:
         name, target = TARGETS[style]
         run = tmp_path / "work" / "runs" / f"{style}"
+        shutil.rmtree(run, ignore_errors=True)
         shutil.copytree(FIXTURES / "runs" / name, run)
         (run / "target.json").write_text(json.dumps({**target, **overrides}), encoding="utf-8")
         return run
@@ -100,3 +103,60 @@ def target_repo(tmp_path):
     repo.git.push("-q", "origin", "main")
     repo.git.fetch("-q", "origin")
     return checkout
+
+
+def _load_fake_github():
+    spec = importlib.util.spec_from_file_location(
+        "kbot_tests_fake_github", Path(__file__).parent / "fake_github.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+FAKE_TOKEN = "ghp_FAKEtoken1234567890SECRETvalue"
+
+
+@pytest.fixture
+def github(target_repo, tmp_path):
+    """A local GitHub API for octo/minisrv whose branches are the bare `origin` of target_repo
+    (and a fork, forker/minisrv, as a second bare repository)."""
+    module = _load_fake_github()
+    fork = tmp_path / "remote" / "forker" / "minisrv.git"
+    git.Repo.init(fork, bare=True, initial_branch="main")
+    fake = module.FakeGitHub(
+        owner="octo",
+        name="minisrv",
+        bare_repos={
+            "octo/minisrv": tmp_path / "remote" / "octo" / "minisrv.git",
+            "forker/minisrv": fork,
+        },
+        token=FAKE_TOKEN,
+    )
+    server, thread = module.serve(fake)
+    yield fake
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+@pytest.fixture
+def forge_factory(github):
+    """Builds the real GitHubForge against the local server, with test-sized waits."""
+    from kbot.publish.github import GitHubForge
+
+    def make(full_name, token, settings):
+        return GitHubForge(
+            full_name,
+            token,
+            settings.token_env,
+            github.url,
+            retries=3,
+            backoff_s=0.01,
+            secondary_rate_wait_s=0.05,
+            seconds_between_writes=None,
+            timeout_s=10,
+        )
+
+    return make
