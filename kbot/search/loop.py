@@ -39,7 +39,9 @@ class CandidateEvaluator(Protocol):
         self, problem: ProblemSpec, candidate_source: str, candidate_name: str = "candidate.py"
     ) -> Verdict: ...
 
-    def remeasure(self, problem: ProblemSpec, sources: Sequence[str]) -> Sequence[Verdict]: ...
+    def evaluate_many(self, problem: ProblemSpec, sources: list[str]) -> Sequence[Verdict]: ...
+
+    def remeasure(self, problem: ProblemSpec, sources: list[str]) -> Sequence[Verdict]: ...
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,10 @@ class SearchLoop:
         # proposers that returned only known candidates twice in a row (e.g. codegen, which
         # ignores parents) are not asked again: each call can cost a trace
         self._dry_calls: dict[str, int] = {}
+        # why a proposer offered nothing; reported only for proposers that never offered any
+        # (tune skips generation 0, which has no parents, as a matter of course)
+        self._skipped: dict[str, str] = {}
+        self._productive: set[str] = set()
 
     def run(self) -> LoopResult:
         recorded: dict[int, list[RunCandidate]] = defaultdict(list)
@@ -133,6 +139,8 @@ class SearchLoop:
                 stop = StopReason.GENERATIONS
         except KeyboardInterrupt:
             stop = StopReason.INTERRUPTED
+        for name, reason in self._skipped.items():
+            self._note(f"{name}: {reason}")
         self.store.update_run(self.run_id, spent_s=self.tracker.elapsed_s())
         return LoopResult(
             stop_reason=stop,
@@ -196,8 +204,11 @@ class SearchLoop:
             self._note(f"{proposer.name}: failed in generation {generation}: {exc}")
             return []
         self.tracker.tokens += outcome.tokens_used
-        if outcome.skipped_reason and not outcome.proposals:
-            self._note(f"{proposer.name}: {outcome.skipped_reason}")
+        if outcome.proposals:
+            self._skipped.pop(proposer.name, None)
+            self._productive.add(proposer.name)
+        elif outcome.skipped_reason and proposer.name not in self._productive:
+            self._skipped[proposer.name] = outcome.skipped_reason
         by_sha = {p.sha256: p for p in parents}
         proposals = []
         for proposal in outcome.proposals[:max_proposals]:
@@ -221,50 +232,78 @@ class SearchLoop:
         self, generation: int, candidates: list[RunCandidate]
     ) -> tuple[bool, StopReason | None]:
         improved = False
-        for candidate in candidates:
-            if candidate.sha256 in self.entries:
-                continue
-            verdict = self.store.cached_verdict(
-                candidate.sha256, self.problem.source_sha256, self.env_key
-            )
-            if verdict is None:
-                stop = self.tracker.exhausted()
-                if stop:
-                    return improved, stop
-                verdict = self.evaluator.evaluate(
-                    self.problem, candidate.source, f"candidate_{candidate.sha256[:12]}.py"
-                )
-                self.store.put_verdict(
-                    self.run_id, candidate.sha256, self.problem.source_sha256, self.env_key, verdict
-                )
-                self.fresh += 1
-            else:
+        pending = [c for c in candidates if c.sha256 not in self.entries]
+        index = 0
+        while index < len(pending):
+            candidate = pending[index]
+            verdict = self._cached(candidate)
+            if verdict is not None:
                 budget = self.options.budget.max_candidates
                 if budget is not None and self.tracker.candidates >= budget:
                     return improved, StopReason.CANDIDATES
                 self.cached += 1
-            self.tracker.candidates += 1
-            entry = Entry(
-                sha256=candidate.sha256,
-                source=candidate.source,
-                proposer=candidate.proposer,
-                parents=candidate.parents,
-                params=candidate.params,
-                generation=generation,
-                island=candidate.island,
-                verdict=verdict,
-                fitness=fitness_of(verdict, candidate.source),
-            )
-            self.entries[entry.sha256] = entry
-            if self.archive.add(entry):
-                improved = True
-            if entry.fitness.accepted:
-                self.islands.add(candidate.island, entry)
-            else:
-                self.rejected.append(entry)
-            self.store.update_run(self.run_id, spent_s=self.tracker.elapsed_s())
-            self.progress.verdict(self._snapshot(generation, entry))
+                improved |= self._admit(generation, candidate, verdict)
+                index += 1
+                continue
+            stop = self.tracker.exhausted()
+            if stop:
+                return improved, stop
+            batch = self._batch(pending, index)
+            for member, verdict in zip(batch, self._evaluate(batch)):
+                self.store.put_verdict(
+                    self.run_id, member.sha256, self.problem.source_sha256, self.env_key, verdict
+                )
+                self.fresh += 1
+                improved |= self._admit(generation, member, verdict)
+            index += len(batch)
         return improved, None
+
+    def _cached(self, candidate: RunCandidate) -> Verdict | None:
+        return self.store.cached_verdict(candidate.sha256, self.problem.source_sha256, self.env_key)
+
+    def _batch(self, pending: list[RunCandidate], index: int) -> list[RunCandidate]:
+        """Uncached candidates to evaluate together: one per GPU of the pool (one on a CPU),
+        never more than the candidate budget has left."""
+        size = max(1, len(self.options.gpus))
+        budget = self.options.budget.max_candidates
+        if budget is not None:
+            size = max(1, min(size, budget - self.tracker.candidates))
+        batch = [pending[index]]
+        for candidate in pending[index + 1 :]:
+            if len(batch) >= size or self._cached(candidate) is not None:
+                break
+            batch.append(candidate)
+        return batch
+
+    def _evaluate(self, batch: list[RunCandidate]) -> Sequence[Verdict]:
+        if len(batch) == 1:
+            name = f"candidate_{batch[0].sha256[:12]}.py"
+            return [self.evaluator.evaluate(self.problem, batch[0].source, name)]
+        return self.evaluator.evaluate_many(self.problem, [c.source for c in batch])
+
+    def _admit(self, generation: int, candidate: RunCandidate, verdict: Verdict) -> bool:
+        """Adds an evaluated candidate to the archive and islands; True if it improved the best."""
+        self.tracker.candidates += 1
+        entry = Entry(
+            sha256=candidate.sha256,
+            source=candidate.source,
+            proposer=candidate.proposer,
+            parents=candidate.parents,
+            params=candidate.params,
+            generation=generation,
+            island=candidate.island,
+            verdict=verdict,
+            fitness=fitness_of(verdict, candidate.source),
+        )
+        self.entries[entry.sha256] = entry
+        improved = self.archive.add(entry)
+        if entry.fitness.accepted:
+            self.islands.add(candidate.island, entry)
+        else:
+            self.rejected.append(entry)
+        self.store.update_run(self.run_id, spent_s=self.tracker.elapsed_s())
+        self.progress.verdict(self._snapshot(generation, entry))
+        return improved
 
     def _snapshot(self, generation: int, entry: Entry) -> Snapshot:
         best = self.archive.best

@@ -287,25 +287,25 @@ class Store:
         kind: str = "eval",
     ) -> None:
         now = time.time()
-        self._db.execute(
-            "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                candidate_sha256,
-                problem_sha256,
-                env_key,
-                kind,
-                int(verdict.accepted),
-                verdict_to_text(verdict),
-                run_id,
-                now,
-            ),
-        )
-        self._db.execute(
-            "INSERT INTO evaluations (run_id, candidate_sha256, kind, wall_s, created_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (run_id, candidate_sha256, kind, verdict.wall_s, now),
-        )
-        self._db.commit()
+        with self._db:  # one transaction: a Ctrl-C between the two leaves neither
+            self._db.execute(
+                "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    candidate_sha256,
+                    problem_sha256,
+                    env_key,
+                    kind,
+                    int(verdict.accepted),
+                    verdict_to_text(verdict),
+                    run_id,
+                    now,
+                ),
+            )
+            self._db.execute(
+                "INSERT INTO evaluations (run_id, candidate_sha256, kind, wall_s, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (run_id, candidate_sha256, kind, verdict.wall_s, now),
+            )
 
     def evaluation_count(self, run_id: str | None = None, kind: str = "eval") -> int:
         if run_id is None:

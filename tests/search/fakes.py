@@ -107,6 +107,7 @@ class FakeEvaluator:
         self.log_path = log_path
         self.evaluated: list[str] = []
         self.remeasured: list[list[str]] = []
+        self.batches: list[int] = []  # sizes of evaluate_many calls
 
     def __enter__(self):
         return self
@@ -123,6 +124,10 @@ class FakeEvaluator:
         if self.sleep_s:
             time.sleep(self.sleep_s)
         return self._verdict(problem, candidate_source, factor=1.0)
+
+    def evaluate_many(self, problem, sources):
+        self.batches.append(len(sources))
+        return [self.evaluate(problem, s) for s in sources]
 
     def remeasure(self, problem, sources):
         self.remeasured.append([source_hash(s) for s in sources])

@@ -76,3 +76,11 @@ def test_tracker_counts_time_spent_before_a_resume():
     now[0] += 11.0
     assert tracker.exhausted() is StopReason.TIME
     assert tracker.eta_s(0) == pytest.approx(0.0)
+
+
+def test_a_pool_of_gpus_evaluates_in_batches_within_the_candidate_budget(tmp_path, problem, fakes):
+    result, evaluator = _run(
+        tmp_path, problem, fakes, Budget(generations=3, max_candidates=7), gpus=(0, 1)
+    )
+    assert result.stop_reason is StopReason.CANDIDATES and len(evaluator.evaluated) == 7
+    assert evaluator.batches and set(evaluator.batches) <= {2}
