@@ -60,9 +60,9 @@ def scan(
     findings, skips, files = scan_static(path, options, config_root)
     time_kind = total_us = None
     if options.profile_command or options.profile_function:
-        from kbot.scan.profile import apply_profile, run_profile
+        from kbot.scan.profile import apply_profile, functions_to_wrap, run_profile
 
-        run = run_profile(root.resolve(), options)
+        run = run_profile(root.resolve(), options, functions_to_wrap(findings))
         findings = apply_profile(findings, run, root.resolve(), options)
         time_kind, total_us = run.time_kind, run.total_us
     ranked = _unique_names(rank(findings))

@@ -32,6 +32,7 @@ _KIND_PRIORITY = (
     Kind.TORCH_COMPILE,
     Kind.CONFIG_TARGET,
     Kind.MARKER,
+    Kind.PROFILED,
 )
 _EXPLICIT = {Kind.CONFIG_TARGET, Kind.MARKER}
 
@@ -198,3 +199,16 @@ def _resolve_qualname(hint: TargetHint, facts: FileFacts) -> Candidate:
     raise ConfigError(
         f".kbot.yml target {hint.target}: no class or function {qualname} in {facts.file.rel}"
     )
+
+
+def profiled_finding(root: Path, rel: str, qualname: str, options: ScanOptions) -> Finding | None:
+    """A finding for a module class the profile found hot but no pattern matched."""
+    parsed = parse_file(rel, root / rel)
+    if isinstance(parsed, FileSkip):
+        return None
+    facts = collect_facts(parsed, options.compile_decorators)
+    info = next((c for c in facts.classes if c.qualname == qualname), None)
+    if info is None:
+        return None
+    findings = _merge([class_candidate(facts, info, Kind.PROFILED)], {}, options)
+    return findings[0] if findings else None

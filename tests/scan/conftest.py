@@ -77,3 +77,11 @@ def import_from():
     for folder in added:
         if folder in sys.path:
             sys.path.remove(folder)
+
+
+@pytest.fixture
+def toy_tree(tmp_path: Path) -> Path:
+    """A toy model with op costs we control (see toymodel/layers.py)."""
+    root = tmp_path / "toy"
+    shutil.copytree(FIXTURES / "toy", root, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
