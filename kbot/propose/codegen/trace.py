@@ -60,8 +60,6 @@ def _decompositions() -> dict:
             [
                 aten._softmax,
                 aten._log_softmax,
-                aten.var_mean.correction,
-                aten.var.correction,
                 aten.native_layer_norm,
                 aten.gelu,
                 aten.relu,
@@ -76,7 +74,28 @@ def _decompositions() -> dict:
             ]
         )
     )
+    # torch's own var_mean decomposition goes through prims and bakes the row length in as a
+    # float; ours keeps it symbolic and uses only mean/sum, which the classifier schedules.
+    table[aten.var_mean.correction] = _var_mean
+    table[aten.var.correction] = _var
     return table
+
+
+def _var_mean(x, dim=None, *, correction=None, keepdim=False):  # type: ignore[no-untyped-def]
+    dims = list(range(x.dim())) if dim is None else [d % x.dim() for d in dim]
+    count = 1
+    for d in dims:
+        count = count * x.shape[d]
+    correction = 1 if correction is None else correction
+    mean = aten.mean.dim(x, dims, True)
+    diff = aten.sub.Tensor(x, mean)
+    squares = aten.sum.dim_IntList(aten.mul.Tensor(diff, diff), dims, keepdim)
+    var = aten.div.Tensor(squares, count - correction)
+    return var, (mean if keepdim else aten.squeeze.dims(mean, dims))
+
+
+def _var(x, dim=None, *, correction=None, keepdim=False):  # type: ignore[no-untyped-def]
+    return _var_mean(x, dim, correction=correction, keepdim=keepdim)[0]
 
 
 def _trace_case(spec: ProblemSpec) -> dict[str, Any]:

@@ -1,0 +1,29 @@
+"""Fused residual add + RMSNorm: returns (normed, new residual), both bf16, as in vLLM/SGLang."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size, dtype=torch.bfloat16))
+        self.variance_epsilon = eps
+
+    def forward(self, x, residual):
+        x = x + residual
+        residual = x
+        xf = x.float()
+        xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)
+        return xf.to(x.dtype) * self.weight, residual
+
+
+CASES = [dict(T=1), dict(T=5)]
+
+
+def get_inputs(T):
+    return [torch.randn(T, 256, dtype=torch.bfloat16), torch.randn(T, 256, dtype=torch.bfloat16)]
+
+
+def get_init_inputs():
+    return [256]
