@@ -1,0 +1,200 @@
+"""The static rules on small sources: each rule fires on its pattern, with the right line, and
+honest launcher code (grid math on sizes, allocation, views, declared extern ops) passes."""
+
+import textwrap
+
+import pytest
+
+from kbot.evaluate.static import RULES, check_source, problem_dtype_hint
+from kbot.problem.spec import ProblemOptions
+
+HEADER = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _op_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+"""
+
+
+def candidate(
+    launcher_body: str, forward: str = "return op(x, self.weight, self.eps)", extra: str = ""
+) -> str:
+    launcher = "def op(x, weight, eps):\n" + textwrap.indent(textwrap.dedent(launcher_body), "    ")
+    model = (
+        "class ModelNew(nn.Module):\n"
+        "    def __init__(self, hidden, eps=1e-6):\n"
+        "        super().__init__()\n"
+        "        self.weight = nn.Parameter(torch.ones(hidden))\n"
+        "        self.eps = eps\n\n"
+        f"    def forward(self, x):\n        {forward}\n"
+    )
+    return HEADER + extra + "\n" + launcher + "\n\n" + model
+
+
+HONEST_LAUNCHER = """\
+M, N = x.shape
+x2d = x.contiguous().view(-1, N)
+out = torch.empty_like(x2d)
+BLOCK = triton.next_power_of_2(N)
+num_warps = 4 if BLOCK <= 1024 else 8
+grid = lambda meta: (triton.cdiv(M * N, meta["BLOCK"]),)
+rows = x2d.numel() // x2d.shape[-1]
+_op_kernel[grid](x2d, out, rows * N, BLOCK=BLOCK, num_warps=num_warps)
+return out.view(*x.shape[:-1], N)
+"""
+
+
+DEFAULTS = ProblemOptions()
+
+
+def rules(source: str, options: ProblemOptions = DEFAULTS, hint=None) -> list[str]:
+    return [r.rule for r in check_source(source, options, hint)]
+
+
+def test_honest_launcher_passes():
+    assert check_source(candidate(HONEST_LAUNCHER), ProblemOptions()) == ()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "y = torch.exp(x)",
+        "y = x.sum()",
+        "y = x * weight",
+        "y = F.silu(x)",
+        "y = x.to(torch.float32)",
+        "y = x.float()",
+        "y = -x",
+        "y = x[weight.long()]",
+        "y = x > 0",
+        "y = torch.matmul(x, x)",
+        "y = x @ x",
+        "x[0] = 1.0",
+        "y = x.clone()",
+        "y = max(x, weight)",
+    ],
+)
+def test_torch_compute_in_the_launcher_is_rejected_with_its_line(line):
+    source = candidate(line + "\n" + HONEST_LAUNCHER)
+    reasons = check_source(source, ProblemOptions())
+    assert reasons and {r.rule for r in reasons} == {"torch-compute-in-forward"}, reasons
+    assert {source.splitlines()[r.line - 1].strip() for r in reasons} == {line}
+
+
+def test_compute_directly_in_forward_is_rejected():
+    source = candidate(HONEST_LAUNCHER, forward="return op(x, self.weight, self.eps) * 2")
+    assert rules(source) == ["torch-compute-in-forward"]
+
+
+def test_compute_in_a_helper_called_by_the_launcher_is_rejected():
+    extra = "def _prepare(t):\n    return t.softmax(-1)\n\n"
+    source = candidate("x = _prepare(x)\n" + HONEST_LAUNCHER, extra=extra)
+    assert rules(source) == ["torch-compute-in-forward"]
+
+
+def test_module_level_compute_outside_forward_is_not_the_forward_rule():
+    source = candidate(HONEST_LAUNCHER, extra="_TABLE = torch.arange(16).float().exp()\n")
+    assert rules(source) == []
+
+
+def test_declared_extern_ops_are_allowed():
+    launcher = "h = torch.matmul(x, weight.t())\ng = x @ weight\n" + HONEST_LAUNCHER
+    assert rules(candidate(launcher)) == ["torch-compute-in-forward"] * 2
+    assert rules(candidate(launcher), ProblemOptions(extern_ops=("matmul",))) == []
+
+
+def test_linear_submodule_needs_the_linear_extern():
+    source = candidate(HONEST_LAUNCHER, forward="return op(self.proj(x), self.weight, self.eps)")
+    source = source.replace(
+        "        self.eps = eps\n",
+        "        self.eps = eps\n        self.proj = nn.Linear(hidden, hidden)\n",
+    )
+    assert rules(source) == ["torch-compute-in-forward"]
+    assert rules(source, ProblemOptions(extern_ops=("linear",))) == []
+
+
+def test_missing_model_new_and_missing_launch():
+    assert rules(HEADER) == ["model-new"]
+    no_launch = candidate("return torch.empty_like(x)")
+    assert rules(no_launch) == ["no-triton-kernel"]
+
+
+@pytest.mark.parametrize(
+    "snippet,rule",
+    [
+        ("import os\n", "io-access"),
+        ("import subprocess\n", "threads"),
+        ("from concurrent.futures import ThreadPoolExecutor\n", "threads"),
+        ("import importlib\n", "dynamic-import"),
+        ("import ctypes\n", "dynamic-import"),
+        ("import gc\n", "introspection"),
+        ("import numpy\n", "imports"),
+        ("_F = getattr(torch, 'comp' + 'ile')\n", "dynamic-import"),
+        ("_S = eval('1')\n", "dynamic-import"),
+        ("_G = globals()\n", "introspection"),
+        ("_B = torch.Tensor.__dict__\n", "introspection"),
+        ("torch.backends.cuda.matmul.allow_tf32 = True\n", "module-patching"),
+        ("setattr(torch, 'exp', None)\n", "module-patching"),
+        ("torch.manual_seed(0)\n", "module-patching"),
+        ("_L = torch.library.Library('aten', 'IMPL')\n", "module-patching"),
+        ("_E = torch.cuda.Event(enable_timing=True)\n", "streams"),
+        ("_G = torch.cuda.CUDAGraph()\n", "streams"),
+        ("_C = torch._C\n", "private-api"),
+        ("_J = torch.jit.script\n", "torch-compile"),
+        ("_D = torch._dynamo\n", "torch-compile"),
+        ("_P = open\n", "io-access"),
+        ("_W = torch.load\n", "io-access"),
+        ("_T = triton.testing.do_bench\n", "io-access"),
+        ("async def _later():\n    pass\n", "threads"),
+        ("class _Sneaky(torch.Tensor):\n    pass\n", "module-patching"),
+    ],
+)
+def test_forbidden_pattern_is_named_by_its_rule(snippet, rule):
+    source = candidate(HONEST_LAUNCHER, extra=snippet)
+    assert rule in rules(source), check_source(source, ProblemOptions())
+
+
+def test_try_except_anywhere_is_rejected():
+    launcher = "try:\n    pass\nexcept RuntimeError:\n    pass\n" + HONEST_LAUNCHER
+    assert rules(candidate(launcher)) == ["try-except-fallback"]
+
+
+def test_precision_downgrade_only_for_fp32_problems():
+    launcher = "dtype = torch.bfloat16\n" + HONEST_LAUNCHER
+    assert rules(candidate(launcher), hint="float32") == ["precision-downgrade"]
+    assert rules(candidate(launcher), hint=None) == []
+    assert (
+        rules(candidate(launcher), ProblemOptions(allow_low_precision=True), hint="float32") == []
+    )
+    tf32 = HEADER.replace(
+        "tl.load(x_ptr + offs, mask=offs < n)", "tl.dot(a, b, input_precision='tf32')"
+    )
+    assert "precision-downgrade" in rules(
+        candidate(HONEST_LAUNCHER).replace(HEADER, tf32), hint="float32"
+    )
+
+
+def test_problem_dtype_hint():
+    assert problem_dtype_hint("x = torch.randn(4)") == "float32"
+    assert problem_dtype_hint("x = torch.randn(4, dtype=torch.bfloat16)") is None
+
+
+def test_syntax_error_is_a_reason_not_an_exception():
+    reasons = check_source("def broken(:\n", ProblemOptions())
+    assert [r.rule for r in reasons] == ["syntax"] and reasons[0].line == 1
+
+
+def test_every_rule_is_documented():
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "evaluator.md").read_text()
+    for rule in RULES:
+        assert f"`{rule}`" in doc, rule
