@@ -10,4 +10,5 @@ COMMANDS: dict[str, str] = {
     "optimize": "kbot.commands.optimize",
     "config": "kbot.commands.config",
     "scan": "kbot.commands.scan",
+    "eval": "kbot.commands.eval",
 }

@@ -101,6 +101,7 @@ class Verdict:
     wall_s: float = 0.0
     worker_output: str = ""  # the candidate's stdout/stderr, trimmed
     versions: dict[str, str] = field(default_factory=dict)  # torch, triton, driver, cuda
+    base_seed: int | None = None  # trial k of every case draws its inputs with base_seed + 1 + k
 
     @property
     def timed(self) -> bool:

@@ -38,3 +38,64 @@ def case_inputs(module: ModuleType, case: dict[str, Any]) -> list[Any]:
 
 def init_inputs(module: ModuleType) -> list[Any]:
     return list(module.get_init_inputs())
+
+
+# Value distributions the evaluator draws inputs from, each a transform of the problem's own
+# draw (so domains such as "positive only" are kept): as drawn, scaled small, scaled large,
+# and rows with a few outliers. Powers of two keep the scaling exact in every dtype.
+DISTRIBUTIONS = ("normal", "small", "large", "outliers")
+_SCALE = {"small": 2.0**-6, "large": 2.0**4}
+_OUTLIER_FACTOR = 32.0
+
+
+def seeded_inputs(module: ModuleType, case: dict[str, Any], seed: int, device: Any = None) -> list:
+    """The case's inputs drawn under `seed`, created on `device` (None: where get_inputs puts them)."""
+    import torch
+
+    torch.manual_seed(seed)
+    if device is None:
+        return case_inputs(module, case)
+    with torch.device(device):
+        inputs = case_inputs(module, case)
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
+    """Transforms the floating-point tensors of `inputs` (in place) to `distribution`."""
+    import torch
+
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"unknown distribution {distribution!r}; choose from {DISTRIBUTIONS}")
+    generator = torch.Generator().manual_seed(seed)
+    for x in inputs:
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
+            continue
+        if distribution in _SCALE:
+            x.mul_(_SCALE[distribution])
+        elif distribution == "outliers":
+            rows = x.reshape(-1, x.shape[-1]) if x.dim() > 0 else x.reshape(1, 1)
+            n_rows, n_cols = rows.shape
+            picked = torch.randperm(n_rows, generator=generator)[: max(1, n_rows // 4)]
+            for row in picked.tolist():
+                cols = torch.randint(0, n_cols, (min(4, n_cols),), generator=generator)
+                peak = rows[row].abs().max().clamp(min=1.0)
+                sign = torch.where(torch.rand(len(cols), generator=generator) < 0.5, -1.0, 1.0)
+                rows[row, cols.to(rows.device)] = (sign * _OUTLIER_FACTOR).to(
+                    rows.device, rows.dtype
+                ) * peak
+            if rows.data_ptr() != x.data_ptr() or not x.is_contiguous():
+                x.copy_(rows.reshape(x.shape))
+    return inputs
+
+
+def refill_(buffers: list, fresh: list) -> None:
+    """Copies `fresh` into the same tensors `buffers` (pointers unchanged); other values must match."""
+    import torch
+
+    if len(buffers) != len(fresh):
+        raise ValueError("get_inputs returned a different number of inputs for another seed")
+    for index, (buffer, value) in enumerate(zip(buffers, fresh)):
+        if isinstance(buffer, torch.Tensor):
+            if not isinstance(value, torch.Tensor) or value.shape != buffer.shape:
+                raise ValueError(f"get_inputs()[{index}] changes shape between seeds")
+            buffer.copy_(value)

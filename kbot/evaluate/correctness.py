@@ -1,0 +1,201 @@
+"""Dynamic correctness checks of one candidate on one case, in the worker.
+
+Per case: the input buffers are allocated once, then every trial refills the SAME buffers in
+place with a fresh seed and the next value distribution (so a candidate caching results by
+pointer or identity answers the previous trial); the reference runs on clones; memory is
+poisoned before the candidate runs; inputs must be unchanged afterwards; outputs are compared
+structurally and numerically; an output identical across trials whose references differ is
+input-independent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from kbot.evaluate.compare import as_outputs, compare_outputs
+from kbot.evaluate.verdict import CaseCorrectness, Reason
+from kbot.problem.runtime import DISTRIBUTIONS, apply_distribution, refill_, seeded_inputs
+
+# Large enough to cover any block the caching allocator may hand out next, small enough to be
+# cheap: poisoning costs one fill per candidate call.
+_POISON_MIN_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    correctness: CaseCorrectness
+    failure: Reason | None
+
+
+class ReferenceFailed(Exception):
+    """The problem's own Model failed on its inputs: the problem, not the candidate, is bad."""
+
+
+class CandidateCrashed(Exception):
+    """The candidate's forward raised; carries the reason (and whether CUDA is now unusable)."""
+
+    def __init__(self, reason: Reason, sticky: bool) -> None:
+        super().__init__(reason.message)
+        self.reason = reason
+        self.sticky = sticky
+
+
+def check_case(
+    module: ModuleType,
+    reference: torch.nn.Module,
+    candidate: torch.nn.Module,
+    case: dict[str, Any],
+    trials: int,
+    base_seed: int,
+    device: torch.device,
+    atol: float | None,
+    rtol: float | None,
+) -> CaseOutcome:
+    try:
+        buffers = seeded_inputs(module, case, base_seed, device)
+    except Exception as exc:
+        raise ReferenceFailed(f"get_inputs({case}) raised {type(exc).__name__}: {exc}") from None
+    distributions = tuple(DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(trials))
+    worst_abs = worst_norm = 0.0
+    previous: tuple[tuple, tuple] | None = None
+    failure: Reason | None = None
+    tol_atol = tol_rtol = float("nan")
+    for trial, distribution in enumerate(distributions):
+        seed = base_seed + 1 + trial
+        fresh = apply_distribution(seeded_inputs(module, case, seed, device), distribution, seed)
+        refill_(buffers, fresh)
+        pristine = _clone(buffers)
+        with torch.no_grad():
+            try:
+                references = as_outputs(reference(*_clone(buffers)))
+            except Exception as exc:
+                raise ReferenceFailed(
+                    f"the problem's Model raised {type(exc).__name__}: {exc}"
+                ) from None
+        _poison(references, device)
+        with torch.no_grad():
+            try:
+                outputs = as_outputs(candidate(*buffers))
+                if device.type == "cuda":
+                    torch.cuda.synchronize(device)
+            except Exception as exc:  # the candidate's own error is its verdict
+                raise CandidateCrashed(
+                    _forward_error(exc, trial, distribution), _sticky(exc)
+                ) from None
+        where = f"(trial {trial + 1}/{trials}, {distribution} inputs, seed {seed})"
+        mutated = _mutated(buffers, pristine)
+        if mutated is not None:
+            failure = Reason("input-mutated", f"input {mutated} was modified in place {where}")
+            break
+        result = compare_outputs(outputs, references, atol, rtol)
+        worst_abs = max(worst_abs, result.max_abs_error)
+        worst_norm = max(worst_norm, result.max_rel_norm_error)
+        if result.failure is not None:
+            failure = Reason(result.failure.rule, f"{result.failure.message} {where}")
+            break
+        if (
+            previous is not None
+            and _same(outputs, previous[0])
+            and not _same(references, previous[1])
+        ):
+            failure = Reason(
+                "input-independent",
+                f"the output is bit-identical to the previous trial's although the inputs and "
+                f"the reference's output changed {where}",
+            )
+            break
+        previous = (tuple(_detach(outputs)), references)
+        tol_atol, tol_rtol = _tolerance_used(references, atol, rtol)
+    return CaseOutcome(
+        CaseCorrectness(
+            case=dict(case),
+            trials=trials,
+            distributions=tuple(dict.fromkeys(distributions)),
+            max_abs_error=worst_abs,
+            max_rel_norm_error=worst_norm,
+            atol=tol_atol,
+            rtol=tol_rtol,
+            passed=failure is None,
+        ),
+        failure,
+    )
+
+
+def _tolerance_used(references: tuple, atol, rtol) -> tuple[float, float]:
+    from kbot.evaluate.compare import tolerance_for
+
+    floats = [r for r in references if isinstance(r, torch.Tensor) and r.is_floating_point()]
+    if not floats:
+        return 0.0, 0.0
+    tolerances = [tolerance_for(r.dtype, atol, rtol) for r in floats]
+    return max(t.atol for t in tolerances), max(t.rtol for t in tolerances)
+
+
+def _clone(values: list) -> list:
+    return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def _detach(values: tuple) -> list:
+    return [v.detach().clone() if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if x.shape != y.shape or x.dtype != y.dtype or not torch.equal(x, y):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def _mutated(buffers: list, pristine: list) -> int | None:
+    for index, (now, before) in enumerate(zip(buffers, pristine)):
+        if isinstance(now, torch.Tensor):
+            if now.shape != before.shape or now.dtype != before.dtype:
+                return index
+            if not torch.equal(now.nan_to_num(0.0), before.nan_to_num(0.0)) or not torch.equal(
+                now.isnan(), before.isnan()
+            ):
+                return index
+    return None
+
+
+def _poison(references: tuple, device: torch.device) -> None:
+    """Fills freed allocator blocks with NaN bytes so an output the candidate allocates but
+    does not write cannot inherit a previous (correct) result."""
+    sizes = [r.numel() * r.element_size() for r in references if isinstance(r, torch.Tensor)]
+    blocks = [torch.empty(max(n, 1), dtype=torch.uint8, device=device).fill_(0xFF) for n in sizes]
+    if device.type == "cuda":
+        total = max(_POISON_MIN_BYTES, 2 * sum(sizes))
+        blocks.append(torch.empty(total, dtype=torch.uint8, device=device).fill_(0xFF))
+    del blocks
+
+
+def _forward_error(exc: BaseException, trial: int, distribution: str) -> Reason:
+    message = str(exc).strip().splitlines()
+    first = message[0] if message else ""
+    return Reason(
+        "forward-error",
+        f"forward raised {type(exc).__name__}: {first[:300]} (trial {trial + 1}, {distribution} inputs)",
+    )
+
+
+def _sticky(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(
+        marker in text
+        for marker in (
+            "cuda error",
+            "illegal memory access",
+            "device-side assert",
+            "cudaerror",
+            "misaligned address",
+        )
+    )

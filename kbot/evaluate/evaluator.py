@@ -1,0 +1,194 @@
+"""The evaluator: static rules in the parent, everything that runs candidate code in a pool
+of worker children (one per GPU given, else one), each reused across jobs."""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import secrets
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from kbot.evaluate.options import EvalOptions
+from kbot.evaluate.protocol import CandidateJob, CandidateOutcome, Job
+from kbot.evaluate.sandbox import WorkerProcess, WorkerReply, WorkerStartError
+from kbot.evaluate.static import check_source, problem_dtype_hint
+from kbot.evaluate.verdict import Reason, Stage, Verdict
+from kbot.problem.spec import ProblemSpec
+
+
+class Evaluator:
+    """Owns the worker pool; use as a context manager and call `evaluate` many times."""
+
+    def __init__(self, options: EvalOptions | None = None) -> None:
+        self.options = options or EvalOptions()
+        gpus: tuple[int | None, ...] = self.options.gpus or (None,)
+        self._workers = [WorkerProcess(self.options.device, gpu) for gpu in gpus]
+        self._idle: queue.Queue[WorkerProcess] = queue.Queue()
+        for worker in self._workers:
+            self._idle.put(worker)
+        self._folder = Path(tempfile.mkdtemp(prefix="kbot-problems-"))
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for worker in self._workers:
+            worker.close()
+
+    @property
+    def workers_spawned(self) -> int:
+        """How many worker processes were started so far (respawns included)."""
+        return sum(w.spawned for w in self._workers)
+
+    def evaluate(
+        self, problem: ProblemSpec, candidate_source: str, candidate_name: str = "candidate.py"
+    ) -> Verdict:
+        return self._evaluate_batch(problem, [(candidate_name, candidate_source)], remeasure=False)[
+            0
+        ]
+
+    def evaluate_many(self, problem: ProblemSpec, sources: list[str]) -> list[Verdict]:
+        """Evaluates independent candidates, spread over the pool's workers."""
+        named = [(f"candidate_{i}.py", s) for i, s in enumerate(sources)]
+        if len(self._workers) == 1:
+            return [self.evaluate(problem, s, n) for n, s in named]
+        with ThreadPoolExecutor(max_workers=len(self._workers)) as pool:
+            return list(pool.map(lambda item: self.evaluate(problem, item[1], item[0]), named))
+
+    def remeasure(self, problem: ProblemSpec, sources: list[str]) -> list[Verdict]:
+        """Checks finalists again and, on a GPU, times them interleaved with each other and
+        the baselines in one worker, so their comparison shares one noise environment."""
+        named = [(f"finalist_{i}.py", s) for i, s in enumerate(sources)]
+        return self._evaluate_batch(problem, named, remeasure=True)
+
+    def _evaluate_batch(
+        self, problem: ProblemSpec, named: list[tuple[str, str]], remeasure: bool
+    ) -> list[Verdict]:
+        hint = problem_dtype_hint(problem.source)
+        verdicts: list[Verdict | None] = []
+        runnable: list[CandidateJob] = []
+        for name, source in named:
+            reasons = check_source(source, problem.options, hint)
+            if reasons:
+                verdicts.append(Verdict(False, Stage.STATIC, reasons, device=self._device_label()))
+            else:
+                verdicts.append(None)
+                runnable.append(CandidateJob(name, source))
+        if not runnable:
+            return [v for v in verdicts if v is not None]
+        worker = self._idle.get()
+        try:
+            if remeasure:
+                results = self._run(worker, problem, runnable)
+            else:
+                results = [r for c in runnable for r in self._run(worker, problem, [c])]
+        finally:
+            self._idle.put(worker)
+        it = iter(results)
+        return [v if v is not None else next(it) for v in verdicts]
+
+    def _device_label(self) -> str:
+        for worker in self._workers:
+            if worker.info.device_name:
+                return worker.info.device_name
+        return self.options.device
+
+    def _run(
+        self, worker: WorkerProcess, problem: ProblemSpec, candidates: list[CandidateJob]
+    ) -> list[Verdict]:
+        try:
+            info = worker.start()
+        except WorkerStartError as exc:
+            reason = Reason("worker", str(exc))
+            return [
+                Verdict(False, Stage.LOAD, (reason,), device=self._device_label())
+                for _ in candidates
+            ]
+        timed = self.options.time if self.options.time is not None else info.device == "cuda"
+        base_seed = secrets.randbelow(2**30)
+        job = Job(
+            kind="evaluate",
+            problem_path=str(self._problem_path(problem)),
+            problem_sha256=problem.source_sha256,
+            cases=problem.cases,
+            atol=problem.options.atol,
+            rtol=problem.options.rtol,
+            candidates=tuple(candidates),
+            seeds=self.options.seeds,
+            time=timed and info.device == "cuda",
+            compile_baselines=self.options.compile_baselines,
+            candidate_timeout_s=self.options.timeout_s,
+            baseline_timeout_s=self.options.baseline_timeout_s,
+            timing_budget_s=self.options.timing_budget_s,
+            base_seed=base_seed,
+        )
+        started = time.monotonic()
+        reply = worker.run(job)
+        return self._verdicts(reply, info, len(candidates), base_seed, time.monotonic() - started)
+
+    def _verdicts(
+        self, reply: WorkerReply, info, count: int, base_seed: int, wall_s: float
+    ) -> list[Verdict]:
+        device = info.device_name or info.device
+        if reply.result is None:
+            rule = reply.failure or "crash"
+            reason = Reason(rule, reply.message)
+            return [
+                Verdict(
+                    False,
+                    Stage.CORRECTNESS,
+                    (reason,),
+                    device,
+                    seeds=self.options.seeds,
+                    wall_s=wall_s,
+                    worker_output=reply.output,
+                    versions=dict(info.versions),
+                    base_seed=base_seed,
+                )
+                for _ in range(count)
+            ]
+        verdicts = []
+        for data in reply.result["outcomes"]:
+            outcome = CandidateOutcome.from_json(data)
+            verdicts.append(
+                Verdict(
+                    accepted=outcome.accepted,
+                    stage=outcome.stage,
+                    reasons=outcome.reasons + outcome.notes,
+                    device=device,
+                    cases=outcome.cases,
+                    seeds=self.options.seeds,
+                    wall_s=wall_s / max(count, 1),
+                    worker_output=reply.output,
+                    versions=dict(info.versions),
+                    base_seed=base_seed,
+                )
+            )
+        return verdicts
+
+    def _problem_path(self, problem: ProblemSpec) -> Path:
+        """The problem as a file the worker can import: the original when it is unchanged."""
+        path = Path(problem.path).resolve()
+        if (
+            path.is_file()
+            and hashlib.sha256(path.read_bytes()).hexdigest() == problem.source_sha256
+        ):
+            return path
+        copy = self._folder / f"{problem.source_sha256[:16]}_{path.name or 'problem.py'}"
+        if not copy.exists():
+            copy.write_text(problem.source, encoding="utf-8")
+        return copy
+
+
+def evaluate(
+    problem: ProblemSpec, candidate_source: str, options: EvalOptions | None = None
+) -> Verdict:
+    """One candidate with a short-lived evaluator (the search keeps an `Evaluator` instead)."""
+    with Evaluator(options) as evaluator:
+        return evaluator.evaluate(problem, candidate_source)

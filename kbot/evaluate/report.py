@@ -1,0 +1,56 @@
+"""A verdict as text for a terminal: the outcome, the reasons, one line per case."""
+
+from __future__ import annotations
+
+from kbot.evaluate.verdict import NOT_TIMED, CaseResult, Stat, Verdict
+
+
+def _us(stat: Stat | None) -> str:
+    if stat is None:
+        return "-"
+    return f"{stat.median_us:.2f}us ±{100 * stat.spread:.1f}% (n={stat.runs})"
+
+
+def _case_line(result: CaseResult) -> str:
+    name = ", ".join(f"{k}={v}" for k, v in result.case.items()) or "default"
+    parts = [f"  case {name}:"]
+    c = result.correctness
+    if c is not None:
+        parts.append(
+            f"{c.trials} trials ({'/'.join(c.distributions)}), max rel-norm error "
+            f"{c.max_rel_norm_error:.2e} (rtol {c.rtol:g}), max abs error {c.max_abs_error:.2e}"
+        )
+    t = result.timing
+    if t is None:
+        parts.append(f"| {NOT_TIMED}")
+    else:
+        compile_part = (
+            f", compile {_us(t.compile_graph)} -> x{t.speedup_vs_compile:.2f}"
+            if t.speedup_vs_compile is not None
+            else ""
+        )
+        parts.append(
+            f"\n    graph: kbot {_us(t.candidate_graph)}, eager {_us(t.eager_graph)} -> "
+            f"x{t.speedup_vs_eager:.2f}{compile_part}"
+            f"\n    plain launches: kbot {_us(t.candidate_plain)}, eager {_us(t.eager_plain)}"
+            f"\n    {t.bytes_moved / 1e6:.2f} MB moved, {t.flops / 1e9:.3f} GFLOP, "
+            f"{100 * t.roofline_fraction:.0f}% of roofline"
+        )
+    return " ".join(parts)
+
+
+def render_verdict(verdict: Verdict, problem_name: str, candidate_name: str) -> str:
+    head = "ACCEPTED" if verdict.accepted else f"REJECTED at {verdict.stage.value}"
+    lines = [
+        f"{head}: {candidate_name} for {problem_name} on {verdict.device} ({verdict.wall_s:.1f}s)"
+    ]
+    lines += [f"  {reason}" for reason in verdict.reasons]
+    lines += [_case_line(case) for case in verdict.cases]
+    geomean = verdict.speedup_geomean("compile")
+    if geomean is not None:
+        lines.append(f"  speedup vs torch.compile (geomean over cases): x{geomean:.2f}")
+    if verdict.worker_output.strip() and not verdict.accepted:
+        tail = verdict.worker_output.strip().splitlines()[-10:]
+        lines.append("  candidate output (last lines):")
+        lines += [f"    {line}" for line in tail]
+    return "\n".join(lines)

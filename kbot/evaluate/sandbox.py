@@ -1,0 +1,274 @@
+"""The parent's handle on one worker child: spawn `python -m kbot.evaluate.worker` in its own
+process group with a scrubbed environment, send a job, wait with a hard deadline that follows
+the worker's phases, kill the whole group on a timeout, report crashes, respawn on demand."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kbot.evaluate.protocol import PROTOCOL_VERSION, Job
+
+# Environment variables a candidate must never see: anything that looks like a credential,
+# and the namespaces of services kbot talks to.
+_SECRET_WORDS = re.compile(r"TOKEN|KEY|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE", re.I)
+_SECRET_PREFIXES = (
+    "GITHUB_",
+    "GH_",
+    "OPENAI_",
+    "ANTHROPIC_",
+    "AWS_",
+    "AZURE_",
+    "GOOGLE_",
+    "GCP_",
+    "HF_",
+    "HUGGING",
+    "ACTIONS_",
+    "RUNNER_",
+    "SSH_",
+    "NPM_",
+    "PYPI_",
+    "TWINE_",
+    "KBOT_LLM_",
+    "KBOT_PUBLISH_",
+)
+OUTPUT_LIMIT_CHARS = 4000
+STARTUP_TIMEOUT_S = 300.0
+
+
+def scrub_environment(environ: dict[str, str]) -> dict[str, str]:
+    """A copy of `environ` without credentials or the variables of services kbot uses."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if not _SECRET_WORDS.search(name) and not name.upper().startswith(_SECRET_PREFIXES)
+    }
+
+
+@dataclass(frozen=True)
+class WorkerReply:
+    """What one job produced: the worker's result message, or a failure the parent observed."""
+
+    result: dict[str, Any] | None
+    failure: str | None  # "timeout" or "crash"
+    message: str
+    output: str
+    wall_s: float
+
+
+@dataclass
+class WorkerInfo:
+    device: str = ""  # "cpu" or "cuda"
+    device_name: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+class WorkerStartError(RuntimeError):
+    pass
+
+
+class WorkerProcess:
+    """One worker child, started lazily and again after it dies."""
+
+    def __init__(self, device: str = "auto", gpu: int | None = None) -> None:
+        self.device = device
+        self.gpu = gpu
+        self.info = WorkerInfo()
+        self._process: subprocess.Popen | None = None
+        self._folder = Path(tempfile.mkdtemp(prefix="kbot-eval-"))
+        self._capture = self._folder / "output.txt"
+        self._buffer = b""
+        self._eof = False
+        self.spawned = 0
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> WorkerInfo:
+        if self.alive:
+            return self.info
+        self._capture.write_bytes(b"")
+        env = scrub_environment(dict(os.environ))
+        package_root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        env["PYTHONUNBUFFERED"] = "1"
+        if self.gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = str(self.gpu)
+        if self.device == "cpu":
+            env["CUDA_VISIBLE_DEVICES"] = ""
+        self._process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kbot.evaluate.worker",
+                "--capture",
+                str(self._capture),
+                "--device",
+                self.device,
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=self._folder,
+            env=env,
+            start_new_session=True,
+        )
+        self._buffer = b""
+        self.spawned += 1
+        message = self._read(time.monotonic() + STARTUP_TIMEOUT_S)
+        if message is None or message.get("event") != "ready":
+            output = self._output()
+            why = message.get("message") if message else "it exited or hung while starting"
+            self.kill()
+            raise WorkerStartError(
+                f"the evaluator's worker did not start: {why}. {output[-500:]}".strip()
+            )
+        if message.get("protocol") != PROTOCOL_VERSION:
+            self.kill()
+            raise WorkerStartError("the worker speaks another protocol version; reinstall kbot")
+        self.info = WorkerInfo(message["device"], message["device_name"], dict(message["versions"]))
+        return self.info
+
+    def run(self, job: Job) -> WorkerReply:
+        """Sends `job`; returns the result, or a timeout/crash (after which the worker is gone)."""
+        self.start()
+        assert self._process is not None and self._process.stdin is not None
+        self._capture.write_bytes(b"")  # the worker appends, so truncation starts a fresh log
+        started = time.monotonic()
+        deadline = started + job.candidate_timeout_s
+        phase = "start"
+        try:
+            self._process.stdin.write(job.to_line())
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return self._crashed(started, phase)
+        while True:
+            message = self._read(deadline)
+            if message is None:
+                if not self._eof:
+                    self.kill()
+                    return WorkerReply(
+                        None,
+                        "timeout",
+                        f"timed out during {phase}: killed the worker's process group",
+                        self._output(),
+                        time.monotonic() - started,
+                    )
+                return self._crashed(started, phase)
+            if message.get("event") == "phase":
+                phase = str(message.get("name", "?"))
+                deadline = time.monotonic() + float(
+                    message.get("timeout_s", job.candidate_timeout_s)
+                )
+                continue
+            if message.get("event") == "result":
+                if message.get("restart"):
+                    self._reap()
+                return WorkerReply(message, None, "", self._output(), time.monotonic() - started)
+
+    def _crashed(self, started: float, phase: str) -> WorkerReply:
+        code = self._reap()
+        if code is not None and code < 0:
+            try:
+                how = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"killed by signal {-code}"
+        else:
+            how = f"exited with status {code}"
+        return WorkerReply(
+            None,
+            "crash",
+            f"the worker {how} during {phase}",
+            self._output(),
+            time.monotonic() - started,
+        )
+
+    def _read(self, deadline: float) -> dict[str, Any] | None:
+        """The next JSON line from the worker, or None at the deadline or on EOF."""
+        assert self._process is not None and self._process.stdout is not None
+        stream = self._process.stdout
+        self._eof = False
+        with selectors.DefaultSelector() as selector:
+            selector.register(stream, selectors.EVENT_READ)
+            while b"\n" not in self._buffer:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not selector.select(timeout=remaining):
+                    return None
+                chunk = os.read(stream.fileno(), 1 << 16)
+                if not chunk:
+                    self._eof = True
+                    return None
+                self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError:
+            return {"event": "garbage"}
+
+    def _output(self) -> str:
+        try:
+            text = self._capture.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        if len(text) <= OUTPUT_LIMIT_CHARS:
+            return text
+        half = OUTPUT_LIMIT_CHARS // 2
+        return f"{text[:half]}\n... [{len(text) - 2 * half} characters trimmed] ...\n{text[-half:]}"
+
+    def _reap(self) -> int | None:
+        if self._process is None:
+            return None
+        try:
+            code = self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = None
+        self.kill()  # also ends whatever the candidate left running in the group
+        return code
+
+    def kill(self) -> None:
+        if self._process is None:
+            return
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self._close_pipes()
+        self._process = None
+
+    def _close_pipes(self) -> None:
+        if self._process is None:
+            return
+        for pipe in (self._process.stdin, self._process.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        if self.alive:
+            assert self._process is not None and self._process.stdin is not None
+            try:
+                self._process.stdin.write(Job(kind="shutdown").to_line())
+                self._process.stdin.flush()
+                self._process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+        shutil.rmtree(self._folder, ignore_errors=True)

@@ -1,0 +1,131 @@
+"""The sandbox child: `python -m kbot.evaluate.worker --capture FILE [--device auto|cpu|cuda]`.
+
+Reads one JSON `Job` per line from stdin and answers on stdout (kbot.evaluate.protocol). The
+candidate's own prints never reach the protocol: fds 1 and 2 are pointed at the capture file
+before any candidate code runs, and the protocol uses private duplicates of the original fds.
+The parent kills this process's whole group on a timeout and respawns it after a crash; the
+worker exits by itself after a sticky CUDA error or when a candidate changed torch's state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, BinaryIO
+
+
+def _redirect_output(capture: str) -> tuple[BinaryIO, BinaryIO]:
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    capture_fd = os.open(capture, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.dup2(capture_fd, 1)
+    os.dup2(capture_fd, 2)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    return proto_in, proto_out
+
+
+def _resolve_device(requested: str) -> str:
+    import torch
+
+    cuda = torch.cuda.is_available()
+    if requested == "cuda" and not cuda:
+        return "missing-cuda"
+    device = "cuda" if requested in ("auto", "cuda") and cuda else "cpu"
+    if device == "cpu":
+        # Triton reads this once, at import: the CPU runs kernels in its interpreter.
+        os.environ["TRITON_INTERPRET"] = "1"
+    return device
+
+
+def _versions(device: str) -> dict[str, str]:
+    import platform
+
+    import torch
+    import triton
+
+    versions = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+    }
+    if device == "cuda":
+        versions["cuda"] = str(torch.version.cuda)
+        getter = getattr(torch._C, "_cuda_getDriverVersion", None)
+        if getter is not None:
+            raw = int(getter())
+            versions["driver_cuda"] = f"{raw // 1000}.{raw % 1000 // 10}"
+    return versions
+
+
+@dataclass
+class WorkerState:
+    device: Any  # torch.device
+    workdir: Path
+    fingerprint: dict[str, int]
+    problems: dict[str, ModuleType] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)  # baselines and peaks, per problem/device
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kbot.evaluate.worker")
+    parser.add_argument("--capture", required=True)
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    args = parser.parse_args(argv)
+    proto_in, proto_out = _redirect_output(args.capture)
+
+    def send(message: dict[str, Any]) -> None:
+        from kbot.evaluate.protocol import encode
+
+        proto_out.write(encode(message))
+
+    device = _resolve_device(args.device)
+    if device == "missing-cuda":
+        send(
+            {"event": "fatal", "message": "--device cuda was asked for but torch sees no CUDA GPU"}
+        )
+        return 3
+    import torch
+
+    from kbot.evaluate.integrity import fingerprint
+    from kbot.evaluate.jobs import run_job
+    from kbot.evaluate.protocol import PROTOCOL_VERSION, Job
+
+    name = torch.cuda.get_device_name(0) if device == "cuda" else "cpu"
+    send(
+        {
+            "event": "ready",
+            "protocol": PROTOCOL_VERSION,
+            "device": device,
+            "device_name": name,
+            "versions": _versions(device),
+        }
+    )
+    state = WorkerState(
+        device=torch.device("cuda:0" if device == "cuda" else "cpu"),
+        workdir=Path(tempfile.mkdtemp(prefix="kbot-worker-")),
+        fingerprint=fingerprint(),
+    )
+    import json
+
+    for line in proto_in:
+        job = Job.from_json(json.loads(line))
+        if job.kind == "shutdown":
+            break
+        result = run_job(job, state, send)
+        send({"event": "result", "job": uuid.uuid4().hex, **result})
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if result.get("restart"):
+            return 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

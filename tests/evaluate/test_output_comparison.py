@@ -1,0 +1,51 @@
+"""The comparison's order and tolerances, on hand-made tensors (no worker needed)."""
+
+import torch
+
+from kbot.evaluate.compare import compare_outputs, tolerance_for
+
+
+def rule(out, ref, atol=None, rtol=None):
+    failure = compare_outputs(tuple(out), tuple(ref), atol, rtol).failure
+    return failure.rule if failure else None
+
+
+def test_exact_structure():
+    x = torch.randn(4, 8)
+    assert rule([x], [x, x]) == "output-count"
+    assert rule([x.reshape(8, 4)], [x]) == "output-shape"
+    assert rule([x.double()], [x]) == "output-dtype"
+    assert rule([torch.nn.Parameter(x)], [x]) == "output-type"
+
+
+def test_tiny_outputs_need_the_relative_norm():
+    ref = torch.softmax(torch.randn(2, 65536), dim=-1)
+    assert rule([torch.zeros_like(ref)], [ref]) == "near-constant"
+    noisy = ref * (1 + 1e-3 * torch.randn_like(ref))
+    assert rule([noisy], [ref]) == "mismatch"  # every element within atol; the norm is not
+    assert rule([ref * (1 + 1e-6 * torch.randn_like(ref))], [ref]) is None
+
+
+def test_nan_where_reference_is_finite():
+    ref = torch.randn(3, 3)
+    out = ref.clone()
+    out[1, 1] = float("nan")
+    assert rule([out], [ref]) == "nan-inf"
+    ref_inf = ref.clone()
+    ref_inf[0, 0] = float("inf")
+    assert rule([ref_inf.clone()], [ref_inf]) is None
+
+
+def test_bf16_tolerance_allows_two_ulps_but_not_more():
+    ref = (torch.rand(1000) + 1.0).to(torch.bfloat16)
+    two_ulps = (ref.float() * (1 + 2 * 2.0**-8)).to(torch.bfloat16)
+    assert rule([two_ulps], [ref]) is None
+    assert rule([(ref.float() * 1.05).to(torch.bfloat16)], [ref]) == "mismatch"
+
+
+def test_problem_override_and_integer_outputs():
+    assert tolerance_for(torch.float32, 1e-2, None).atol == 1e-2
+    assert tolerance_for(torch.float32, None, None).rtol == 1e-4
+    idx = torch.arange(5)
+    assert rule([idx], [idx]) is None
+    assert rule([idx.flip(0)], [idx]) == "mismatch"

@@ -1,0 +1,146 @@
+"""The sandbox: hangs and crashes cost one candidate, never the parent; secrets never reach
+the candidate; a candidate that patches torch at run time is caught and its worker retired."""
+
+import os
+
+import pytest
+
+from kbot.evaluate import EvalOptions, Evaluator, Stage
+from kbot.evaluate.protocol import CandidateJob, Job
+from kbot.evaluate.sandbox import WorkerProcess, scrub_environment
+
+
+@pytest.fixture(scope="module")
+def short_evaluator():
+    with Evaluator(EvalOptions(device="cpu", timeout_s=15.0)) as evaluator:
+        yield evaluator
+
+
+def test_hang_times_out_and_the_next_candidate_still_evaluates(short_evaluator, problem, candidate):
+    spec = problem("gelu_fp32")
+    hung = short_evaluator.evaluate(spec, candidate("hang_forever"))
+    assert not hung.accepted
+    assert [r.rule for r in hung.reasons] == ["timeout"]
+    assert "killed" in hung.reasons[0].message
+    after = short_evaluator.evaluate(spec, candidate("quick_gelu"))
+    assert after.accepted, [str(r) for r in after.reasons]
+
+
+def test_segfaulting_kernel_is_a_crash_and_the_worker_respawns(short_evaluator, problem, candidate):
+    spec = problem("gelu_fp32")
+    spawned = short_evaluator.workers_spawned
+    crashed = short_evaluator.evaluate(spec, candidate("crash_wild_pointer"))
+    assert not crashed.accepted
+    assert crashed.reasons[0].rule in ("crash", "forward-error"), [str(r) for r in crashed.reasons]
+    after = short_evaluator.evaluate(spec, candidate("quick_gelu"))
+    assert after.accepted
+    if crashed.reasons[0].rule == "crash":
+        assert short_evaluator.workers_spawned == spawned + 1
+
+
+def _job(problem, source, name="candidate.py"):
+    return Job(
+        kind="evaluate",
+        problem_path=str(problem.path.resolve()),
+        problem_sha256=problem.source_sha256,
+        cases=problem.cases,
+        candidates=(CandidateJob(name, source),),
+        candidate_timeout_s=60.0,
+        base_seed=1234,
+    )
+
+
+@pytest.fixture(scope="module")
+def raw_worker():
+    # Below the static rules on purpose: these candidates would never get past them.
+    worker = WorkerProcess(device="cpu")
+    yield worker
+    worker.close()
+
+
+def test_abort_is_reported_as_a_crash_with_the_signal(raw_worker, problem, candidate):
+    spec = problem("gelu_fp32")
+    reply = raw_worker.run(_job(spec, candidate("crash_abort")))
+    assert reply.failure == "crash" and "SIGABRT" in reply.message
+    healthy = raw_worker.run(_job(spec, candidate("quick_gelu")))
+    assert healthy.result is not None and healthy.result["outcomes"][0]["accepted"]
+
+
+def test_secrets_are_scrubbed_from_the_candidate_environment(raw_worker, problem, monkeypatch):
+    monkeypatch.setenv("KBOT_TEST_API_TOKEN", "do-not-leak")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "owner/repo")
+    raw_worker.kill()  # the next job starts a worker with this environment
+    spy = (
+        "import os\n"
+        "print('token:', os.environ.get('KBOT_TEST_API_TOKEN'), os.environ.get('GITHUB_REPOSITORY'))\n"
+        "print('visible:', 'PATH' in os.environ)\n"
+    )
+    reply = raw_worker.run(_job(problem("gelu_fp32"), spy))
+    assert "token: None None" in reply.output
+    assert "visible: True" in reply.output
+    assert "do-not-leak" not in reply.output
+
+
+def test_scrub_environment_drops_credentials_and_keeps_the_rest():
+    env = {
+        "PATH": "/bin",
+        "HOME": "/home/x",
+        "OPENAI_API_KEY": "k",
+        "GITHUB_TOKEN": "t",
+        "GH_ENTERPRISE_HOST": "h",
+        "AWS_SECRET_ACCESS_KEY": "s",
+        "MY_PASSWORD": "p",
+        "HF_TOKEN": "h",
+        "ACTIONS_RUNTIME_TOKEN": "a",
+        "CUDA_VISIBLE_DEVICES": "0",
+        "TRITON_INTERPRET": "1",
+    }
+    assert scrub_environment(env) == {
+        "PATH": "/bin",
+        "HOME": "/home/x",
+        "CUDA_VISIBLE_DEVICES": "0",
+        "TRITON_INTERPRET": "1",
+    }
+
+
+def test_candidate_output_is_captured_not_mixed_into_the_protocol(raw_worker, problem, candidate):
+    noisy = candidate("quick_gelu").replace(
+        "def quick_gelu(x):\n", 'def quick_gelu(x):\n    print(\'{"event": "result"}\')\n'
+    )
+    reply = raw_worker.run(_job(problem("gelu_fp32"), noisy))
+    assert reply.result is not None and reply.result["outcomes"][0]["accepted"]
+    assert '{"event": "result"}' in reply.output
+
+
+def test_run_time_patching_of_torch_is_caught_and_retires_the_worker(
+    raw_worker, problem, candidate
+):
+    patcher = candidate("quick_gelu") + "\n\ntorch.Tensor.sum = lambda self, *a, **k: 0\n"
+    reply = raw_worker.run(_job(problem("gelu_fp32"), patcher))
+    outcome = reply.result["outcomes"][0]
+    assert not outcome["accepted"]
+    assert outcome["reasons"][0]["rule"] == "module-patching"
+    assert "torch.Tensor.sum" in outcome["reasons"][0]["message"]
+    assert not raw_worker.alive
+
+
+def test_problem_that_fails_is_bad_input(evaluator, tmp_path, candidate):
+    from kbot.problem import load_problem
+
+    path = tmp_path / "broken.py"
+    path.write_text(
+        "import torch\nimport torch.nn as nn\n\n"
+        "class Model(nn.Module):\n    def forward(self, x):\n        return x.no_such_method()\n\n"
+        "def get_inputs():\n    return [torch.randn(4, 4)]\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    verdict = evaluator.evaluate(load_problem(path), candidate("quick_gelu"))
+    assert verdict.stage == Stage.INPUT and verdict.reasons[0].rule == "problem"
+
+
+def test_worker_is_started_as_a_module_in_its_own_session(raw_worker):
+    raw_worker.start()
+    pid = raw_worker._process.pid
+    assert os.getpgid(pid) == pid
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        assert b"kbot.evaluate.worker" in f.read()
