@@ -92,7 +92,14 @@ def plan_publication(
     _refuse_overwrite(repo_root, layout.kernel_path)
     context = _code_context(run, call, layout, kernel_import, dtypes)
     parity = render("parity_test.py.j2", **context, entry=integration.entry)
-    bench = render("bench_script.py.j2", **context)
+    original = integration.original
+    rebinds = original is not None and _binds(run.problem.source, "_reference")
+    bench = render(
+        "bench_script.py.j2",
+        **context,
+        original=original if rebinds else None,
+        target_name=run.target.qualname,
+    )
     files = (
         FileChange(layout.kernel_path, run.kernel_source, created=True),
         *integration.changes,
@@ -205,13 +212,29 @@ def split_reference(source: str) -> tuple[list[str], str]:
     imports: list[str] = []
     skip: set[int] = set()
     for node in tree.body:
+        segment = "".join(lines[node.lineno - 1 : node.end_lineno])
+        if "sys.path" in segment or _assigns(node, "_ROOT"):
+            # kbot's run directory needs the target on sys.path; inside the repository the
+            # package imports as it is, and an absolute path would not survive the PR.
+            skip.update(range(node.lineno - 1, node.end_lineno or node.lineno))
+            continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             text = "".join(lines[node.lineno - 1 : node.end_lineno]).strip()
             skip.update(range(node.lineno - 1, node.end_lineno or node.lineno))
-            if text not in _OWN_IMPORTS and not text.startswith("from __future__"):
+            if text not in _OWN_IMPORTS and not text.startswith(("from __future__", "import sys")):
                 imports.append(text)
     body = "".join(line for i, line in enumerate(lines) if i not in skip).strip("\n")
     return ["import torch", *imports], body + "\n"
+
+
+def _binds(source: str, name: str) -> bool:
+    return any(_assigns(node, name) for node in ast.parse(source).body)
+
+
+def _assigns(node: ast.stmt, name: str) -> bool:
+    return isinstance(node, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == name for t in node.targets
+    )
 
 
 def _code_context(
@@ -235,6 +258,7 @@ def _code_context(
         "kernel_call": call.render({"self": "model"}),
         "tolerances": [(d, {"atol": atol, "rtol": rtol}) for d in dtypes],
         "dtypes": list(dtypes),
+        "dtypes_literal": py_literal(list(dtypes)),
         "cases": py_literal([dict(c) for c in run.problem.cases]),
         "seeds": repr(list(range(min(run.verdict.seeds or 3, 3)))),
         "bench_path": layout.bench_path,

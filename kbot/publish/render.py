@@ -24,7 +24,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["us"] = _microseconds
     env.filters["times"] = lambda v: f"{v:.2f}x"
-    env.filters["percent"] = lambda v: f"{100 * v:.0f}%"
+    env.filters["percent"] = lambda v: f"{100 * v:.1f}%" if 100 * v < 10 else f"{100 * v:.0f}%"
     env.filters["compact_json"] = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"))
     env.filters["case_label"] = case_label
     return env

@@ -6,6 +6,7 @@ the problem came from a scan, `target.json`. Nothing here runs the files it read
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -79,7 +80,10 @@ def load_run_dir(path: str | Path) -> RunDir:
     report = _read_json(path / "report.json")
     verdict_json = report.get("verdict")
     if not isinstance(verdict_json, dict):
-        raise RunDirError(f"{path}/report.json has no `verdict` object; re-run `kbot optimize`")
+        raise RunDirError(
+            f"{path}/report.json has no winner's verdict (status "
+            f"{report.get('status', 'unknown')!r}): no accepted kernel to publish"
+        )
     verdict = verdict_from_json(verdict_json, path / "report.json")
     if not verdict.accepted:
         raise RunDirError(
@@ -151,12 +155,19 @@ def verdict_from_json(data: dict[str, Any], where: Path) -> Verdict:
             wall_s=float(data.get("wall_s", 0.0)),
             worker_output=str(data.get("worker_output", "")),
             versions={str(k): str(v) for k, v in (data.get("versions") or {}).items()},
+            **_optional_fields(data),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise RunDirError(
             f"{where}: the verdict does not match kbot's format ({type(exc).__name__}: {exc}); "
             "re-run `kbot optimize` with this kbot version"
         ) from None
+
+
+def _optional_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """Verdict fields newer than this reader's required set (e.g. `base_seed`), when present."""
+    known = {f.name for f in dataclasses.fields(Verdict)}
+    return {k: data[k] for k in ("base_seed",) if k in known and data.get(k) is not None}
 
 
 def _stat(raw: dict[str, Any] | None) -> Stat | None:

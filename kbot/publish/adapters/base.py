@@ -50,6 +50,9 @@ class Integration:
     entry: EntryPoint
     guard: str  # the condition under which the kernel runs, as written into the source
     dispatch_note: str  # markdown for the PR body: when the kernel runs, how to force the original
+    # For a patched plain function: a copy of the original (decorators removed, renamed), so a
+    # benchmark can still time the code the kernel replaces. None when the reference is intact.
+    original: tuple[str, str] | None = None  # (function name, source)
 
 
 @dataclass(frozen=True)

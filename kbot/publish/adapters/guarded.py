@@ -3,6 +3,7 @@ CUDA inputs the kernel was checked on take the kernel, everything else the origi
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 from kbot.publish.adapters import source
@@ -82,18 +83,23 @@ class GuardedDispatchAdapter:
                 " The function stays under `torch.compile`: Dynamo traces the Triton launch as a "
                 "user-defined kernel, so the compiled graph calls it directly."
             )
+        original = None
+        if cls is None:
+            copy_name = f"_original_{function.name}"
+            start = function.lineno - 1  # the `def` line: decorators stay behind
+            copy = "".join(text.splitlines(keepends=True)[start : function.end_lineno])
+            original = (copy_name, copy.replace(f"def {function.name}(", f"def {copy_name}(", 1))
         return Integration(
             adapter=self.name,
             changes=(FileChange(spec.target_path, patched, created=False),),
             entry=entry,
             guard=" and ".join(terms),
             dispatch_note=note,
+            original=original,
         )
 
 
-def _decorators(function) -> list[str]:
-    import ast
-
+def _decorators(function: ast.FunctionDef) -> list[str]:
     return [ast.unparse(d) for d in function.decorator_list]
 
 

@@ -1,0 +1,49 @@
+"""`kbot run PATH`: scan, extract, optimize every eligible op and publish each as a PR
+(a dry run by default outside CI: branches and PR drafts under the work directory)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from kbot.errors import ExitCode, UsageError
+from kbot.output import CommandResult
+
+HELP = "scan a repository, optimize every eligible op and open (or draft) a PR for each"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="the repository folder to scan")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="leave branches and PR drafts in the work directory; send nothing (the default outside CI)",
+    )
+    mode.add_argument("--push", action="store_true", help="push branches and open or update PRs")
+    parser.add_argument(
+        "--work-dir", metavar="DIR", help="default: work_dir from .kbot.yml (.kbot)"
+    )
+    parser.add_argument("--config", metavar="FILE", help="a .kbot.yml to use instead of searching")
+
+
+def run(args: argparse.Namespace) -> CommandResult:
+    from kbot.config import load_config
+    from kbot.publish.pipeline import run_pipeline
+    from kbot.publish.publisher import PublishSettings, should_push
+    from kbot.publish.summary import summary_table
+
+    path = Path(args.path)
+    if not path.is_dir():
+        raise UsageError(f"PATH {args.path} is not a folder; give the repository to scan")
+    config = load_config(path, config_file=args.config)
+    work_dir = Path(args.work_dir).resolve() if args.work_dir else config.work_dir
+    settings = PublishSettings.from_config(config.publish)
+    push = should_push(args.dry_run, args.push, settings, os.environ)
+    rows = run_pipeline(path, config, work_dir, push)
+    published = [r for r in rows if r.stage == "published"]
+    mode = "pushed" if push else "dry run (nothing sent)"
+    text = f"{summary_table(rows)}\n\n{len(published)} of {len(rows)} targets published; {mode}; work directory {work_dir}"
+    data = {"work_dir": work_dir, "pushed": push, "targets": rows}
+    return CommandResult(ExitCode.OK if published else ExitCode.REJECTED, text, data)

@@ -1,0 +1,163 @@
+"""`kbot run`: scan -> extract -> optimize each eligible target -> publish, one row per target.
+
+One failing op never stops the run: its row says where it stopped and why. The stages are
+passed in as functions so tests can replace the search (minutes) with a fake (milliseconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from kbot.errors import KbotError
+from kbot.evaluate.verdict import NOT_TIMED
+from kbot.publish.lifecycle import RunState
+from kbot.publish.publisher import PublishOutcome, PublishSettings, publish_run
+from kbot.publish.summary import RunRow
+
+
+@dataclass(frozen=True)
+class Extracted:
+    name: str
+    target: str  # "file.py::Qualname"
+    problem: Path | None  # None: not extracted, `message` says why
+    target_json: Path | None
+    message: str
+
+
+@dataclass(frozen=True)
+class Optimized:
+    run_dir: Path
+    accepted: bool
+    summary: str  # the winner's fitness in words, or why there is none
+
+
+ExtractFn = Callable[[Path, Any, Path], list[Extracted]]
+OptimizeFn = Callable[[Path, dict[str, Any], Any, Path], Optimized]
+PublishFn = Callable[..., PublishOutcome]
+
+
+def extract_targets(path: Path, config: Any, work_dir: Path) -> list[Extracted]:
+    """The scanner, configured like `kbot scan PATH --emit-problems <work_dir>/problems`."""
+    from kbot.commands.scan import options_from_args
+    from kbot.scan import scan
+    from kbot.scan.extract import emit_problems
+
+    args = argparse.Namespace(
+        path=path,
+        top=None,
+        include_existing=None,
+        config=config.config_file,
+        profile=None,
+        profile_module=None,
+    )
+    options, config_root = options_from_args(args)
+    result = scan(path, options, config_root=config_root)
+    emitted = emit_problems(result, work_dir / "problems", options)
+    return [Extracted(e.name, e.target, e.path, e.target_json, e.message) for e in emitted]
+
+
+def optimize_target(
+    problem_path: Path, target: dict[str, Any], config: Any, work_dir: Path
+) -> Optimized:
+    """The search with the configured budgets (docs/config.md `search:`)."""
+    from kbot.commands.optimize import _proposers
+    from kbot.problem import load_problem
+    from kbot.search import Budget, OptimizeOptions, optimize
+
+    notes: list[str] = []
+    options = OptimizeOptions(
+        proposers=_proposers(config, notes),
+        device=config.device,
+        gpus=tuple(config.gpus),
+        budget=Budget(
+            generations=config.search.generations,
+            time_s=config.search.time_budget_s,
+            max_candidates=config.search.max_candidates,
+        ),
+        islands=config.search.islands,
+        patience=config.search.patience,
+        seeds=config.search.seeds,
+    )
+    result = optimize(load_problem(problem_path), options, work_dir, target)
+    summary = result.fitness if result.has_winner else result.message
+    if result.has_winner and result.verdict is not None and not result.verdict.timed:
+        summary = f"accepted, {NOT_TIMED}"
+    return Optimized(result.run_dir, result.has_winner, summary)
+
+
+def run_pipeline(
+    path: Path,
+    config: Any,
+    work_dir: Path,
+    push: bool,
+    extract: ExtractFn = extract_targets,
+    optimize: OptimizeFn = optimize_target,
+    publish: PublishFn = publish_run,
+    log: TextIO = sys.stderr,
+) -> list[RunRow]:
+    settings = PublishSettings.from_config(config.publish)
+    adapters = {t.name: t.adapter for t in config.targets}
+    state = RunState()
+    rows: list[RunRow] = []
+    targets = extract(path, config, work_dir)
+    for item in targets:
+        if item.problem is None or item.target_json is None:
+            rows.append(
+                RunRow(item.target, item.name, "extract", "not extracted", "skipped", item.message)
+            )
+            continue
+        print(f"kbot run: optimizing {item.name} ({item.target})", file=log, flush=True)
+        try:
+            target = json.loads(item.target_json.read_text(encoding="utf-8"))
+            optimized = optimize(item.problem, target, config, work_dir)
+        except KbotError as exc:
+            rows.append(RunRow(item.target, item.name, "optimize", "error", "failed", str(exc)))
+            continue
+        if not optimized.accepted:
+            rows.append(
+                RunRow(
+                    item.target,
+                    item.name,
+                    "optimize",
+                    "no kernel accepted",
+                    "skipped",
+                    optimized.summary,
+                )
+            )
+            continue
+        print(f"kbot run: publishing {item.name}", file=log, flush=True)
+        try:
+            outcome = publish(
+                optimized.run_dir,
+                path,
+                work_dir,
+                settings,
+                push=push,
+                adapter=adapters.get(item.name, "auto"),
+                state=state,
+            )
+        except KbotError as exc:
+            rows.append(
+                RunRow(item.target, item.name, "publish", optimized.summary, "failed", str(exc))
+            )
+            continue
+        detail = outcome.pr_url or f"branch {outcome.branch}, drafts {outcome.drafts_dir}"
+        if outcome.action.value in ("human_edited", "limited", "up_to_date"):
+            detail = outcome.message
+        rows.append(
+            RunRow(
+                item.target,
+                outcome.op,
+                "published",
+                optimized.summary,
+                outcome.action.value,
+                detail,
+            )
+        )
+    return rows

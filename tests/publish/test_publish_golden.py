@@ -1,0 +1,54 @@
+"""Golden files for every template the publisher renders. Regenerate after an intended change
+with `UPDATE_GOLDEN=1 pytest tests/publish/test_publish_golden.py` and review the diff."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kbot.publish.artifacts import plan_publication
+from kbot.publish.rundir import load_run_dir
+
+GOLDEN = Path(__file__).parent / "golden"
+FIXTURES = Path(__file__).parent / "fixtures"
+BASE_SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def _check(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"{path} missing: run with UPDATE_GOLDEN=1 to create it"
+    assert text == path.read_text(encoding="utf-8"), f"{name} changed; UPDATE_GOLDEN=1 to accept"
+
+
+def _files(publication) -> dict[str, str]:
+    return {Path(f.path).name: f.content for f in publication.files}
+
+
+@pytest.mark.parametrize("style", ["custom_op", "function"])
+def test_parity_test_and_bench_script_goldens(style, make_run, target_repo):
+    run = load_run_dir(make_run(style))
+    files = _files(plan_publication(run, target_repo, "", BASE_SHA, ("kbot", "performance")))
+    _check(f"{style}.parity_test.py.expected", files[f"test_{run.op}_triton_parity.py"])
+    _check(f"{style}.bench_script.py.expected", files[f"bench_{run.op}_triton.py"])
+
+
+def test_pr_body_golden_not_timed(make_run, target_repo):
+    publication = plan_publication(
+        load_run_dir(make_run("custom_op")), target_repo, "", BASE_SHA, ("kbot",)
+    )
+    _check("custom_op.pr_body.md.expected", f"{publication.title}\n\n{publication.body}")
+    assert "not timed (no GPU)" in publication.body and "µs" not in publication.body
+
+
+def test_pr_body_golden_timed(make_run, target_repo):
+    run_dir = make_run("fused_op", time_share=0.23, time_kind="device")
+    shutil.copy(FIXTURES / "runs" / "rmsnorm_layer_report_timed.json", run_dir / "report.json")
+    publication = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
+    _check("fused_op_timed.pr_body.md.expected", f"{publication.title}\n\n{publication.body}")
+    marker = json.loads(publication.body.rsplit("<!-- kbot:", 1)[1].split(" -->")[0])
+    assert marker["base_sha"] == BASE_SHA and marker["op"] == "rmsnorm"
+    assert "23%" in publication.body
