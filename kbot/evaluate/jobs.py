@@ -45,6 +45,20 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
     except _Rejected as rejected:
         outcome = CandidateOutcome(False, rejected.stage, (rejected.reason,))
         return {"outcomes": [outcome.to_json()] * len(job.candidates), "restart": False}
+    baselines = None
+    if job.time and state.device.type == "cuda":
+        from kbot.evaluate.integrity import fingerprint
+        from kbot.evaluate.timing_job import prepare_baselines
+
+        # Trusted code only (the problem and torch.compile) has run since the last check, so
+        # what compiling changes in torch's namespaces is not the candidate's doing.
+        try:
+            baselines = prepare_baselines(job, state, problem, send)
+        except Exception as exc:
+            reason = Reason("problem", f"building the baselines failed: {_short(exc)}")
+            outcome = CandidateOutcome(False, Stage.INPUT, (reason,))
+            return {"outcomes": [outcome.to_json()] * len(job.candidates), "restart": True}
+        state.fingerprint = fingerprint()
     outcomes: list[CandidateOutcome] = []
     loaded: list[Loaded | None] = []
     for candidate in job.candidates:
@@ -77,10 +91,21 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
                 (Reason("crash", "not run: an earlier candidate left CUDA unusable"),),
             )
         )
-    if not restart and job.time and state.device.type == "cuda":
+    if not restart and baselines is not None:
         from kbot.evaluate.timing_job import time_outcomes
 
-        outcomes, restart = time_outcomes(job, state, problem, outcomes, loaded, send)
+        send({"event": "phase", "name": "timing", "timeout_s": job.candidate_timeout_s})
+        try:
+            outcomes, restart = time_outcomes(
+                job, state, problem, baselines, outcomes, loaded, send
+            )
+        except Exception as exc:  # a candidate failing under timing is rejected there
+            reason = Reason("forward-error", f"failed while being timed: {_short(exc)}")
+            outcomes = [
+                CandidateOutcome(False, Stage.TIMING, (reason,), o.cases) if o.accepted else o
+                for o in outcomes
+            ]
+            restart = _sticky_text(str(exc))
     outcomes = [_finish(o, state) for o in outcomes]
     altered = changed(state.fingerprint)
     if altered:
@@ -207,6 +232,11 @@ def _check(job: Job, state: Any, problem, item: Loaded) -> tuple[CaseResult, ...
             )
         results.append(CaseResult(case=dict(case), correctness=outcome.correctness, timing=None))
     return tuple(results)
+
+
+def _sticky_text(text: str) -> bool:
+    lowered = text.lower()
+    return any(m in lowered for m in ("illegal memory access", "device-side assert", "cuda error"))
 
 
 def _short(exc: BaseException) -> str:

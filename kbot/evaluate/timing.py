@@ -1,0 +1,156 @@
+"""GPU measurement primitives: CUDA-graph replay with L2 flushed before every sample (kernel
+time), plain launches over rotated input copies (what an eager caller pays), and interleaved
+rounds over several implementations until every median is stable or the budget is spent."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from kbot.evaluate.verdict import Stat
+
+MIN_RUNS = 100
+MAX_RUNS = 2000
+BATCH = 10
+# Stop once the 95% confidence half-width of each median (1.58 * IQR / sqrt(n), the notch of
+# a box plot) is under this fraction of the median.
+STABLE_FRACTION = 0.005
+# With a budget this many times over, stop even below MIN_RUNS (an eager baseline of tens of
+# milliseconds must not hold a search for minutes).
+HARD_CAP_FACTOR = 5.0
+
+
+class CaptureError(Exception):
+    """A call that cannot be captured in a CUDA graph (host sync, stream use, allocation)."""
+
+
+@dataclass
+class Implementation:
+    """One thing to time: a graph of the call on fixed inputs, and plain calls on copies."""
+
+    name: str
+    graph: torch.cuda.CUDAGraph
+    plain_calls: list[Callable[[], Any]]
+    keep_alive: Any = None  # the graph's static outputs
+    graph_us: list[float] = field(default_factory=list)
+    plain_us: list[float] = field(default_factory=list)
+
+
+def capture(call: Callable[[], Any]) -> tuple[torch.cuda.CUDAGraph, Any]:
+    """Warms `call` up on a side stream (compiles, autotunes) and captures it in a graph."""
+    try:
+        torch.cuda.synchronize()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side), torch.no_grad():
+            for _ in range(3):
+                call()
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph), torch.no_grad():
+            outputs = call()
+        graph.replay()
+        torch.cuda.synchronize()
+    except Exception as exc:
+        text = str(exc).strip().splitlines()
+        raise CaptureError(f"{type(exc).__name__}: {(text[0] if text else '')[:300]}") from None
+    return graph, outputs
+
+
+def l2_flush_buffer(device: torch.device) -> torch.Tensor:
+    l2_bytes = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or (64 << 20)
+    return torch.empty(2 * l2_bytes, dtype=torch.uint8, device=device)
+
+
+def _events(n: int) -> tuple[list, list]:
+    return (
+        [torch.cuda.Event(enable_timing=True) for _ in range(n)],
+        [torch.cuda.Event(enable_timing=True) for _ in range(n)],
+    )
+
+
+def sample_graph(impl: Implementation, flush: torch.Tensor, n: int) -> None:
+    # The flush also keeps the host ahead of the GPU, so the events bracket only the replay.
+    starts, ends = _events(n)
+    for i in range(n):
+        flush.zero_()
+        starts[i].record()
+        impl.graph.replay()
+        ends[i].record()
+    torch.cuda.synchronize()
+    impl.graph_us += [1000.0 * s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+
+def sample_plain(impl: Implementation, n: int) -> None:
+    # No flush and no synchronisation between calls: when launching costs more than the
+    # kernels, the GPU waits on the host and the events show it.
+    starts, ends = _events(n)
+    offset = len(impl.plain_us)
+    with torch.no_grad():
+        for i in range(n):
+            call = impl.plain_calls[(offset + i) % len(impl.plain_calls)]
+            starts[i].record()
+            call()
+            ends[i].record()
+    torch.cuda.synchronize()
+    impl.plain_us += [1000.0 * s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+
+def to_stat(samples_us: list[float]) -> Stat:
+    ordered = sorted(samples_us)
+    n = len(ordered)
+    return Stat(
+        median_us=_quantile(ordered, 0.5),
+        iqr_us=_quantile(ordered, 0.75) - _quantile(ordered, 0.25),
+        runs=n,
+    )
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    if not ordered:
+        return math.nan
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def _stable(samples_us: list[float]) -> bool:
+    if len(samples_us) < MIN_RUNS:
+        return False
+    stat = to_stat(samples_us)
+    return 1.58 * stat.iqr_us / math.sqrt(stat.runs) <= STABLE_FRACTION * stat.median_us
+
+
+def measure(impls: list[Implementation], flush: torch.Tensor, budget_s: float) -> None:
+    """Interleaves batches of every implementation, rotating the order each round."""
+    started = time.perf_counter()
+    round_index = 0
+    while True:
+        order = impls[round_index % len(impls) :] + impls[: round_index % len(impls)]
+        for impl in order:
+            sample_graph(impl, flush, BATCH)
+            sample_plain(impl, BATCH)
+        round_index += 1
+        elapsed = time.perf_counter() - started
+        enough = all(len(i.graph_us) >= MIN_RUNS and len(i.plain_us) >= MIN_RUNS for i in impls)
+        stable = all(_stable(i.graph_us) and _stable(i.plain_us) for i in impls)
+        if enough and (stable or elapsed >= budget_s):
+            return
+        if elapsed >= HARD_CAP_FACTOR * budget_s or all(len(i.graph_us) >= MAX_RUNS for i in impls):
+            return
+
+
+def speedup(baseline: Stat | None, candidate: Stat) -> float | None:
+    """baseline / candidate medians; 1.0 when the difference is inside the measured spread."""
+    if baseline is None or not candidate.median_us > 0:
+        return None
+    ratio = baseline.median_us / candidate.median_us
+    noise = max(baseline.spread, candidate.spread)
+    return 1.0 if abs(ratio - 1.0) <= noise else ratio

@@ -1,0 +1,268 @@
+"""The timing stage of a job (GPU only): baselines compiled once per problem and worker, then
+per case every accepted candidate timed interleaved with eager and torch.compile, its timed
+CUDA graph checked once more on fresh values, and the result held against the roofline."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+
+from kbot.evaluate.compare import as_outputs, compare_outputs
+from kbot.evaluate.protocol import CandidateOutcome, Job
+from kbot.evaluate.roofline import (
+    ROOFLINE_LIMIT,
+    bytes_moved,
+    count_flops,
+    device_peaks,
+    roofline_fraction,
+    tensor_bytes,
+)
+from kbot.evaluate.timing import (
+    HARD_CAP_FACTOR,
+    CaptureError,
+    Implementation,
+    capture,
+    l2_flush_buffer,
+    measure,
+    speedup,
+    to_stat,
+)
+from kbot.evaluate.verdict import CaseResult, CaseTiming, Reason, Stage
+from kbot.problem.runtime import apply_distribution, init_inputs, refill_, seeded_inputs
+
+COMPILE_MODES = {"compile": None, "compile_max_autotune": "max-autotune-no-cudagraphs"}
+_MAX_COPIES = 16
+
+
+@dataclass
+class Baselines:
+    model: torch.nn.Module
+    compiled: dict[str, Any] = field(default_factory=dict)  # mode name -> compiled module
+    notes: list[Reason] = field(default_factory=list)
+
+
+def prepare_baselines(job: Job, state: Any, problem, send) -> Baselines:
+    """Builds (once per problem and worker) the eager model and its compiled versions and
+    compiles them for every case. Runs before any candidate code of the job."""
+    key = ("baselines", job.problem_sha256, job.compile_baselines)
+    baselines = state.cache.get(key)
+    if baselines is None:
+        torch.manual_seed(0)
+        model = problem.Model(*init_inputs(problem)).to(state.device).eval()
+        baselines = Baselines(model)
+        if job.compile_baselines:
+            _raise_recompile_limit()
+            for name, mode in COMPILE_MODES.items():
+                baselines.compiled[name] = torch.compile(model, mode=mode, dynamic=False)
+        state.cache[key] = baselines
+    send({"event": "phase", "name": "compile baselines", "timeout_s": job.baseline_timeout_s})
+    for case in job.cases:
+        inputs = seeded_inputs(problem, case, 0, state.device)
+        for name, compiled in list(baselines.compiled.items()):
+            try:
+                with torch.no_grad():
+                    compiled(*inputs)
+                torch.cuda.synchronize()
+            except Exception as exc:
+                del baselines.compiled[name]
+                baselines.notes.append(
+                    Reason(
+                        "baseline",
+                        f"torch.compile ({name}) failed, left out: {type(exc).__name__}: {str(exc)[:200]}",
+                    )
+                )
+    return baselines
+
+
+def _raise_recompile_limit() -> None:
+    # Each case is a static shape; the default limit of 8 would fall back to eager after it.
+    import torch._dynamo
+
+    for name in ("cache_size_limit", "recompile_limit"):
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, max(64, getattr(torch._dynamo.config, name)))
+
+
+def time_outcomes(
+    job: Job,
+    state: Any,
+    problem,
+    baselines: Baselines,
+    outcomes: list[CandidateOutcome],
+    loaded: list,
+    send,
+) -> tuple[list[CandidateOutcome], bool]:
+    timed = [i for i, o in enumerate(outcomes) if o.accepted]
+    if not timed:
+        return outcomes, False
+    budget = job.timing_budget_s * len(job.cases) * (HARD_CAP_FACTOR + 1)
+    send({"event": "phase", "name": "timing", "timeout_s": job.candidate_timeout_s + budget})
+    peaks = device_peaks(state.device)
+    flush = l2_flush_buffer(state.device)
+    timings: dict[int, list[CaseTiming | None]] = {i: [] for i in timed}
+    rejected: dict[int, Reason] = {}
+    notes = list(baselines.notes)
+    restart = False
+    for case in job.cases:
+        live = [i for i in timed if i not in rejected]
+        if not live:
+            break
+        inputs = seeded_inputs(problem, case, job.base_seed, state.device)
+        copies = _rotated_copies(inputs, flush.numel())
+        try:
+            references = _reference_impls(baselines, inputs, copies)
+        except CaptureError as exc:
+            notes.append(
+                Reason(
+                    "timing",
+                    f"case {case}: the reference cannot be captured in a CUDA graph ({exc}); not timed",
+                )
+            )
+            for i in live:
+                timings[i].append(None)
+            continue
+        candidates: dict[int, Implementation] = {}
+        for i in live:
+            model = loaded[i].candidate
+            try:
+                graph, outputs = capture(lambda m=model, x=inputs: m(*x))
+            except CaptureError as exc:
+                rejected[i] = Reason(
+                    "cuda-graph", f"case {case}: forward cannot be captured in a CUDA graph: {exc}"
+                )
+                restart = restart or _sticky(str(exc))
+                continue
+            calls = [lambda m=model, c=c: m(*c) for c in copies]
+            candidates[i] = Implementation(f"candidate {i}", graph, calls, outputs)
+        if restart:
+            break
+        measure(list(references.values()) + list(candidates.values()), flush, job.timing_budget_s)
+        bytes_count = bytes_moved(
+            inputs, baselines.model, as_outputs(references["eager"].keep_alive)
+        )
+        flops = count_flops(baselines.model, inputs)
+        for i, impl in candidates.items():
+            failure = _recheck_graph(
+                impl, inputs, baselines.model, problem, case, job, state.device
+            )
+            if failure is not None:
+                rejected[i] = failure
+                continue
+            timing = _case_timing(impl, references, bytes_count, flops, peaks)
+            if not timing.roofline_fraction <= ROOFLINE_LIMIT:
+                rejected[i] = Reason(
+                    "evaluator-error",
+                    f"case {case}: {100 * timing.roofline_fraction:.0f}% of the roofline "
+                    f"({bytes_count} bytes, {flops} FLOPs in {timing.candidate_graph.median_us:.2f} us): "
+                    "the measurement is wrong, not the kernel fast",
+                )
+                continue
+            timings[i].append(timing)
+        del references, candidates
+    return _merge(outcomes, timed, timings, rejected, notes), restart
+
+
+def _reference_impls(
+    baselines: Baselines, inputs: list, copies: list[list]
+) -> dict[str, Implementation]:
+    impls = {}
+    graph, outputs = capture(lambda: baselines.model(*inputs))
+    impls["eager"] = Implementation(
+        "eager", graph, [lambda c=c: baselines.model(*c) for c in copies], outputs
+    )
+    for name, compiled in baselines.compiled.items():
+        try:
+            graph, outputs = capture(lambda f=compiled: f(*inputs))
+        except CaptureError:
+            continue  # reported as a missing baseline (None), never invented
+        impls[name] = Implementation(
+            name, graph, [lambda f=compiled, c=c: f(*c) for c in copies], outputs
+        )
+    return impls
+
+
+def _rotated_copies(inputs: list, l2_flush_bytes: int) -> list[list]:
+    """Enough copies of the inputs that cycling through them misses L2 (flush buffer = 2x L2)."""
+    size = tensor_bytes(inputs)
+    count = 1 if size == 0 else max(1, min(_MAX_COPIES, math.ceil(l2_flush_bytes / size)))
+    return [inputs] + [
+        [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs] for _ in range(count - 1)
+    ]
+
+
+def _recheck_graph(
+    impl: Implementation, inputs: list, model, problem, case, job: Job, device
+) -> Reason | None:
+    """Refills the graph's static inputs with new values, replays it, and compares: the timed
+    graph must compute the answer, not just the calls made during the correctness checks."""
+    seed = job.base_seed + 10_000
+    fresh = apply_distribution(seeded_inputs(problem, case, seed, device), "normal", seed)
+    refill_(inputs, fresh)
+    impl.graph.replay()
+    torch.cuda.synchronize()
+    with torch.no_grad():
+        references = as_outputs(
+            model(*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
+        )
+    result = compare_outputs(as_outputs(impl.keep_alive), references, job.atol, job.rtol)
+    if result.failure is None:
+        return None
+    return Reason(
+        result.failure.rule,
+        f"case {case}: the timed CUDA graph is wrong on fresh inputs: {result.failure.message}",
+    )
+
+
+def _case_timing(
+    impl: Implementation, refs: dict[str, Implementation], bytes_count: int, flops: int, peaks
+) -> CaseTiming:
+    cand_graph, cand_plain = to_stat(impl.graph_us), to_stat(impl.plain_us)
+    eager_graph, eager_plain = to_stat(refs["eager"].graph_us), to_stat(refs["eager"].plain_us)
+    compile_graph = to_stat(refs["compile"].graph_us) if "compile" in refs else None
+    compile_plain = to_stat(refs["compile"].plain_us) if "compile" in refs else None
+    autotune = (
+        to_stat(refs["compile_max_autotune"].graph_us) if "compile_max_autotune" in refs else None
+    )
+    compiled = [s for s in (compile_graph, autotune) if s is not None]
+    best_compile = min(compiled, key=lambda s: s.median_us) if compiled else None
+    return CaseTiming(
+        candidate_graph=cand_graph,
+        candidate_plain=cand_plain,
+        eager_graph=eager_graph,
+        eager_plain=eager_plain,
+        compile_graph=compile_graph,
+        compile_plain=compile_plain,
+        compile_max_autotune_graph=autotune,
+        bytes_moved=bytes_count,
+        flops=flops,
+        roofline_fraction=roofline_fraction(bytes_count, flops, cand_graph.median_us, peaks),
+        speedup_vs_eager=speedup(eager_graph, cand_graph) or math.nan,
+        speedup_vs_compile=speedup(best_compile, cand_graph),
+    )
+
+
+def _merge(outcomes, timed, timings, rejected, notes) -> list[CandidateOutcome]:
+    merged = list(outcomes)
+    for i in timed:
+        outcome = outcomes[i]
+        if i in rejected:
+            merged[i] = CandidateOutcome(
+                False, Stage.TIMING, (rejected[i],), outcome.cases, tuple(notes)
+            )
+            continue
+        cases = tuple(
+            replace(case, timing=timing) if isinstance(case, CaseResult) else case
+            for case, timing in zip(
+                outcome.cases, timings[i] + [None] * (len(outcome.cases) - len(timings[i]))
+            )
+        )
+        merged[i] = CandidateOutcome(True, Stage.DONE, outcome.reasons, cases, tuple(notes))
+    return merged
+
+
+def _sticky(text: str) -> bool:
+    lowered = text.lower()
+    return any(m in lowered for m in ("illegal memory access", "device-side assert", "cuda error"))

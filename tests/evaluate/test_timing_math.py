@@ -1,0 +1,73 @@
+"""The pure parts of timing, checkable without a GPU: statistics, noise-floor speedups, the
+roofline fraction, input rotation, and the protocol's round trip of timing records."""
+
+import math
+
+import torch
+
+from kbot.evaluate.protocol import CandidateOutcome
+from kbot.evaluate.roofline import DevicePeaks, bytes_moved, count_flops, roofline_fraction
+from kbot.evaluate.timing import speedup, to_stat
+from kbot.evaluate.timing_job import _rotated_copies
+from kbot.evaluate.verdict import CaseCorrectness, CaseResult, CaseTiming, Stage, Stat
+
+
+def test_stat_is_median_iqr_and_count():
+    stat = to_stat([4.0, 1.0, 3.0, 2.0, 5.0])
+    assert (stat.median_us, stat.iqr_us, stat.runs) == (3.0, 2.0, 5)
+    assert math.isclose(stat.spread, 2.0 / 3.0)
+
+
+def test_speedup_inside_the_spread_is_one():
+    base = Stat(median_us=100.0, iqr_us=4.0, runs=200)
+    assert speedup(base, Stat(median_us=98.0, iqr_us=2.0, runs=200)) == 1.0
+    assert math.isclose(speedup(base, Stat(median_us=50.0, iqr_us=1.0, runs=200)), 2.0)
+    assert speedup(None, Stat(1.0, 0.1, 100)) is None
+
+
+def test_roofline_fraction_uses_the_tighter_bound():
+    peaks = DevicePeaks("gpu", copy_bytes_per_s=4e12, matmul_flops_per_s=600e12)
+    assert math.isclose(roofline_fraction(4_000_000, 0, 1.0, peaks), 1.0)
+    assert math.isclose(roofline_fraction(0, 600_000_000, 1.0, peaks), 1.0)
+    assert roofline_fraction(1000, 10, 10.0, peaks) < 0.01
+
+
+def test_bytes_and_flops_of_a_reference():
+    model = torch.nn.Linear(64, 32, bias=False)
+    x = torch.randn(8, 64)
+    out = model(x)
+    assert bytes_moved([x], model, (out,)) == 4 * (8 * 64 + 32 * 64 + 8 * 32)
+    assert count_flops(model, [x]) == 2 * 8 * 64 * 32
+
+
+def test_rotated_copies_exceed_the_flush_size_and_share_nothing():
+    x = torch.randn(1024)  # 4 KiB
+    copies = _rotated_copies([x, 3], l2_flush_bytes=10_000)
+    assert len(copies) == 3 and copies[0][0] is x
+    assert copies[1][0].data_ptr() != x.data_ptr() and copies[1][1] == 3
+    assert len(_rotated_copies([torch.randn(1 << 20)], 1000)) == 1
+
+
+def test_timing_records_survive_the_pipe():
+    stat = Stat(median_us=12.5, iqr_us=0.5, runs=120)
+    timing = CaseTiming(
+        candidate_graph=stat,
+        candidate_plain=stat,
+        eager_graph=stat,
+        eager_plain=stat,
+        compile_graph=None,
+        compile_plain=None,
+        compile_max_autotune_graph=stat,
+        bytes_moved=1000,
+        flops=0,
+        roofline_fraction=0.5,
+        speedup_vs_eager=1.0,
+        speedup_vs_compile=None,
+    )
+    correctness = CaseCorrectness(
+        {"T": 1}, 5, ("normal", "small"), 0.0, float("nan"), 1e-4, 1e-4, True
+    )
+    outcome = CandidateOutcome(True, Stage.DONE, (), (CaseResult({"T": 1}, correctness, timing),))
+    back = CandidateOutcome.from_json(outcome.to_json())
+    assert back.cases[0].timing == timing
+    assert math.isnan(back.cases[0].correctness.max_rel_norm_error)
