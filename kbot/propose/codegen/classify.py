@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 import torch.fx
@@ -19,6 +19,7 @@ from kbot.propose.codegen.lowering import (
     FLOAT_TYPES,
     REDUCTIONS,
     TL_DTYPES,
+    VIEW_OPS,
     dtype_of,
     shape_of,
 )
@@ -66,8 +67,8 @@ class Schedule:
     reductions: tuple[Reduction, ...] = ()
     outputs: tuple[tuple[torch.fx.Node, OutputKind], ...] = ()
     online: tuple[OnlineSoftmax, ...] = ()
-    matmul: torch.fx.Node | None = None
-    reduced_keepdim: bool = True
+    matmul: torch.fx.Node | None = None  # computed by an extern call (extern=True) or tl.dot
+    extern: bool = False
 
     @property
     def levels(self) -> list[list[Reduction]]:
@@ -75,6 +76,7 @@ class Schedule:
         return [[r for r in self.reductions if r.level == k] for k in range(1, depth + 1)]
 
 
+_VIEW_LIKE = VIEW_OPS | {aten.split_with_sizes.default, aten.split.Tensor}
 _SIZE_OPS = {operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod}
 
 
@@ -98,7 +100,9 @@ def compute_nodes(traced: TracedProblem) -> list[torch.fx.Node]:
     ]
 
 
-def classify(traced: TracedProblem) -> Schedule:
+def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Schedule]:
+    """Schedules that fit, best first: with a matmul, the extern call + fused epilogue when the
+    problem declares the op as extern, and the Triton GEMM template when the epilogue allows."""
     nodes = compute_nodes(traced)
     for node in [*nodes, *(n for n in traced.graph.nodes if n.op == "placeholder")]:
         dtype = dtype_of(node)
@@ -111,15 +115,60 @@ def classify(traced: TracedProblem) -> Schedule:
             raise Unsupported("forward returns a non-tensor")
     matmuls = [n for n in nodes if n.target in MATMULS or n.target in CONVOLUTIONS]
     reductions = [n for n in nodes if n.target in REDUCTIONS]
-    if matmuls:
-        if len(matmuls) > 1:
-            raise Unsupported(f"{len(matmuls)} matmuls/convolutions in one forward")
+    if not matmuls:
+        if not reductions:
+            return [_pointwise_schedule(traced)]
+        return [_reduction_schedule(traced, nodes, reductions)]
+    if len(matmuls) > 1:
+        raise Unsupported(f"{len(matmuls)} matmuls/convolutions in one forward")
+    matmul = matmuls[0]
+    schedules: list[Schedule] = []
+    reasons: list[str] = []
+    if extern_declared(matmul, extern_ops):
+        epilogue_nodes = [n for n in nodes if n not in _ancestors(matmul) and n is not matmul]
         if reductions:
-            raise Unsupported("a reduction after a matmul")
-        return _matmul_schedule(traced, matmuls[0])
-    if not reductions:
-        return _pointwise_schedule(traced)
-    return _reduction_schedule(traced, nodes, reductions)
+            base = _reduction_schedule(traced, epilogue_nodes, reductions)
+        else:
+            base = _pointwise_schedule(traced)
+        schedules.append(replace(base, matmul=matmul, extern=True))
+    else:
+        reasons.append(f"declare KBOT extern_ops for {_op(matmul)} to get an extern call")
+    if matmul.target in MATMULS and not reductions:
+        try:
+            schedules.append(_matmul_schedule(traced, matmul))
+        except Unsupported as exc:
+            reasons.append(str(exc))
+    elif matmul.target in MATMULS:
+        reasons.append("the Triton GEMM template fuses only pointwise epilogues")
+    else:
+        reasons.append("convolutions run only as an extern call")
+    if not schedules:
+        raise Unsupported("; ".join(reasons))
+    return schedules
+
+
+def _op(node: torch.fx.Node) -> str:
+    return str(node.target).replace("aten.", "").split(".")[0]
+
+
+def extern_declared(matmul: torch.fx.Node, extern_ops: tuple[str, ...]) -> bool:
+    if matmul.target == aten.mm.default:
+        return bool({"mm", "matmul", "linear", "addmm"} & set(extern_ops))
+    if matmul.target == aten.bmm.default:
+        return bool({"bmm", "matmul"} & set(extern_ops))
+    rank = len(shape_of(matmul)) - 2
+    return f"conv{rank}d" in extern_ops
+
+
+def _ancestors(node: torch.fx.Node) -> set[torch.fx.Node]:
+    seen: set[torch.fx.Node] = set()
+    stack = list(node.all_input_nodes)
+    while stack:
+        n = stack.pop()
+        if n not in seen:
+            seen.add(n)
+            stack += n.all_input_nodes
+    return seen
 
 
 def _pointwise_schedule(traced: TracedProblem) -> Schedule:
@@ -211,11 +260,33 @@ def _online_softmax_pairs(reductions: tuple[Reduction, ...]) -> tuple[OnlineSoft
     return tuple(pairs)
 
 
+_FLAT_VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
+
+
 def _matmul_schedule(traced: TracedProblem, matmul: torch.fx.Node) -> Schedule:
+    """The GEMM template keeps the accumulator in registers, so every path from the matmul to
+    an output must be elementwise on the same flat (rows, cols) positions."""
     shape = shape_of(traced.outputs[0])
     for out in traced.outputs:
         if not _same_shape(shape_of(out), shape):
             raise Unsupported("matmul epilogue outputs of different shapes")
+    mm_shape = shape_of(matmul)
+    if not SizeNames.same(shape[-1], mm_shape[-1]):
+        raise Unsupported("the epilogue changes the matmul's columns")
+    stack = [u for u in matmul.users]
+    seen: set[torch.fx.Node] = set()
+    while stack:
+        node = stack.pop()
+        if node in seen or node.op == "output":
+            continue
+        seen.add(node)
+        if node.target in REDUCTIONS or (
+            node.target in _VIEW_LIKE and node.target not in _FLAT_VIEWS
+        ):
+            raise Unsupported(f"the matmul result goes through {_op(node)}, not elementwise")
+        if not _same_shape(shape_of(node), shape) and not _same_shape(shape_of(node), mm_shape):
+            raise Unsupported(f"the matmul result is broadcast by {_op(node)}")
+        stack += list(node.users)
     return Schedule(
         ScheduleKind.MATMUL_EPILOGUE,
         iter_shape=shape,

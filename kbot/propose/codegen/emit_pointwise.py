@@ -30,8 +30,10 @@ def emit_pointwise(
     rows: int,
     block_n: int,
     num_warps: int,
+    extern_args: dict[str, str] | None = None,
 ) -> Emitted:
     body = KernelBody(traced, sizes)
+    body.extern_args.update(extern_args or {})
     names = register_outputs(body, schedule)
     row_index = emit_row_indices(body, schedule)
     body.emit("cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")

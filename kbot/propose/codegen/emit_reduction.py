@@ -49,9 +49,11 @@ def emit_reduction(
     rows: int,
     block_n: int | None,
     num_warps: int,
+    extern_args: dict[str, str] | None = None,
 ) -> Emitted:
     """`block_n=None`: one pass with BLOCK_N = next_power_of_2(n_cols); else loop by block_n."""
     body = KernelBody(traced, sizes)
+    body.extern_args.update(extern_args or {})
     names = register_outputs(body, schedule)
     row_index = emit_row_indices(body, schedule)
     full = full_index(schedule, row_index)

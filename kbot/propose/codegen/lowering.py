@@ -162,6 +162,7 @@ class KernelBody:
         self.tensor_args: dict[str, tuple[str, int]] = {}  # node name -> (arg name, rank)
         self.arg_names = {g.node_name: g.arg_name for g in traced.inputs if g.is_tensor}
         self.precomputed: dict[torch.fx.Node, str] = {}
+        self.extern_args: dict[str, str] = {}  # node name -> launcher tensor (extern results)
         self.helpers: set[str] = set()  # @triton.jit helpers the kernel calls
         self.used_sizes: list[str] = []  # size names this kernel takes as arguments
         self.float_args: list[str] = []  # Model attributes passed as kernel floats (eps ...)
@@ -290,6 +291,9 @@ class KernelBody:
         return self.value(node, tuple(sub))
 
     def _lower(self, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
+        if node.name in self.extern_args:
+            arg = self.tensor_arg(node.name, self.extern_args[node.name], len(shape_of(node)))
+            return self.load(node, arg, idx)
         if node.op == "placeholder":
             arg = self.arg_names.get(node.name)
             if arg is None:
@@ -325,6 +329,10 @@ class KernelBody:
         kwargs = node.kwargs
         if target in _UNARY:
             return _UNARY[target].format(a=args[0])
+        if target in (aten.mul.Tensor, aten.mul.Scalar) and args[1] in ("1", "1.0"):
+            return args[0]  # alpha/beta of a decomposed addmm
+        if target in (aten.mul.Tensor, aten.mul.Scalar) and args[0] in ("1", "1.0"):
+            return args[1]
         if target in _BINARY:
             return _BINARY[target].format(a=args[0], b=args[1])
         if target in (aten.add.Tensor, aten.sub.Tensor, aten.add.Scalar, aten.sub.Scalar):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import zip_longest
 
 from kbot.problem import ProblemSpec
 from kbot.propose.base import Proposal, ProposeContext, ProposeOutcome
@@ -24,16 +25,20 @@ class Candidate:
 def generate(spec: ProblemSpec, limit: int = 8) -> list[Candidate]:
     """All variants codegen offers for a problem; raises Unsupported with the reason if none."""
     traced = trace_problem(spec)
-    schedule = classify(traced)
+    schedules = classify(traced, spec.options.extern_ops)
     op = op_name(spec)
+    # Interleave the schedules' variants so a small limit still sees every schedule.
+    per_schedule = [[(s, v) for v in variants_for(traced, s, spec)] for s in schedules]
+    ordered = [pair for group in zip_longest(*per_schedule) for pair in group if pair]
     candidates: list[Candidate] = []
-    for variant in variants_for(traced, schedule, spec)[:limit]:
+    for schedule, variant in ordered[:limit]:
         sizes = SizeNames(traced)
         emitted = variant.emit(traced, schedule, sizes, op)
         source = render_candidate(spec, traced, schedule, sizes, emitted, op)
-        candidates.append(Candidate(source, dict(emitted.params), emitted.note))
+        note = f"codegen {schedule.kind.value}: {variant.label}"
+        candidates.append(Candidate(source, dict(emitted.params), note))
     if not candidates:
-        raise Unsupported(f"no variant of the {schedule.kind.value} schedule fits this problem")
+        raise Unsupported("no variant of the schedule fits this problem")
     return candidates
 
 

@@ -37,6 +37,11 @@ def emit_row_indices(body: KernelBody, schedule: Schedule) -> dict[int, Ix]:
     body.emit("row_start = tl.program_id(0).to(tl.int64) * ROWS")
     body.emit("rows = row_start + tl.arange(0, ROWS)[:, None]")
     body.emit("row_mask = rows < n_rows")
+    return decompose_rows(body, schedule)
+
+
+def decompose_rows(body: KernelBody, schedule: Schedule) -> dict[int, Ix]:
+    """Each row dim's index from the flat int64 row id `rows` (already defined)."""
     dims = row_dims(schedule)
     index: dict[int, Ix] = {}
     for k, dim in enumerate(dims):

@@ -1,9 +1,9 @@
 """Which variants of a schedule to offer: block sizes, warps, rows per program, loop vs one pass.
 
-The choices follow the hidden size: a row that fits in one block is read once in registers
-(one pass); wider rows loop; narrow rows pack several per program so a program moves enough
-bytes to hide latency (the H200 anchors: at T <= 64 launch cost dominates, at prefill the
-kernel must stream at copy bandwidth).
+The choices follow the row width: a row that fits in one block is read once into registers
+(one pass); wider rows loop; narrow rows pack several per program so each program moves
+enough bytes (the H200 anchors: at T <= 64 launch cost dominates, so one launch and no extra
+buffers; at prefill the kernel must stream at copy bandwidth).
 """
 
 from __future__ import annotations
@@ -15,16 +15,32 @@ import torch
 
 from kbot.problem import ProblemSpec
 from kbot.propose.codegen.classify import Schedule, ScheduleKind
+from kbot.propose.codegen.emit_matmul import emit_extern, emit_gemm
 from kbot.propose.codegen.emit_pointwise import emit_pointwise
+from kbot.propose.codegen.emit_reduction import emit_reduction
 from kbot.propose.codegen.emitted import Emitted
-from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem
+
+Emit = Callable[..., Emitted]  # (traced, schedule, sizes, op[, extern_args]) -> Emitted
+
+# A row up to this many columns is held in registers in one pass; wider rows would spill,
+# so they loop (16k fp32 across 16 warps is 32 registers a thread).
+ONE_PASS_MAX_COLS = 16384
+
+# GEMM tiles (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, warps, stages): the usual Hopper-friendly
+# 128x128x64 for prefill, and narrow-M tiles for decode where M is 1-64 tokens.
+GEMM_TILES = (
+    (128, 128, 64, 8, 8, 3),
+    (64, 128, 64, 8, 4, 4),
+    (16, 128, 128, 1, 4, 4),
+    (64, 64, 32, 8, 4, 3),
+)
 
 
 @dataclass(frozen=True)
 class Variant:
     label: str
-    emit: Callable[[TracedProblem, Schedule, SizeNames, str], Emitted]
+    emit: Emit
 
 
 def _hint(size: object) -> int:
@@ -39,11 +55,23 @@ def _pow2(n: int) -> int:
 
 def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -> list[Variant]:
     n_cols = _hint(schedule.iter_shape[schedule.col_dim])
-    if schedule.kind == ScheduleKind.POINTWISE:
-        return _pointwise_variants(n_cols)
-    from kbot.propose.codegen.variants_more import more_variants
-
-    return more_variants(traced, schedule, spec, n_cols)
+    if schedule.kind == ScheduleKind.MATMUL_EPILOGUE:
+        return [_gemm(*tile) for tile in GEMM_TILES]
+    base = (
+        _pointwise_variants(n_cols)
+        if schedule.kind == ScheduleKind.POINTWISE
+        else _reduction_variants(n_cols)
+    )
+    if not schedule.extern:
+        return base
+    extern_ops = spec.options.extern_ops
+    return [
+        Variant(
+            f"extern + {v.label}",
+            lambda t, s, z, op, v=v: emit_extern(t, s, z, op, extern_ops, v.emit),
+        )
+        for v in base
+    ]
 
 
 def _pointwise_variants(n_cols: int) -> list[Variant]:
@@ -51,21 +79,59 @@ def _pointwise_variants(n_cols: int) -> list[Variant]:
     choices = [
         (1, full, 4 if full <= 1024 else 8),
         (1, min(full, 1024), 4),
-        (max(1, 4096 // full), full, 8),
+        (max(1, min(16, 4096 // full)), full, 8),
         (1, min(full, 2048), 8),
     ]
-    seen, out = set(), []
-    for rows, block, warps in choices:
-        rows = min(rows, 16)
-        if (rows, block, warps) in seen:
-            continue
-        seen.add((rows, block, warps))
+    out = []
+    for rows, block, warps in dict.fromkeys(choices):
         out.append(
             Variant(
                 f"pointwise r{rows} b{block} w{warps}",
-                lambda t, s, z, op, r=rows, b=block, w=warps: emit_pointwise(
-                    t, s, z, op, rows=r, block_n=b, num_warps=w
+                lambda t, s, z, op, ext=None, r=rows, b=block, w=warps: emit_pointwise(
+                    t, s, z, op, rows=r, block_n=b, num_warps=w, extern_args=ext
                 ),
             )
         )
     return out
+
+
+def _reduction_variants(n_cols: int) -> list[Variant]:
+    width = _pow2(n_cols)
+    choices: list[tuple[int, int | None, int]] = []
+    if width <= ONE_PASS_MAX_COLS:
+        warps = 4 if width <= 1024 else 8 if width <= 4096 else 16
+        rows = max(1, min(16, 2048 // width))
+        choices += [(1, None, warps), (rows, None, warps), (1, None, max(4, warps // 2))]
+    for block, warps in ((4096, 8), (2048, 4), (8192, 16)):
+        if block < width:
+            choices.append((1, block, warps))
+    out = []
+    for rows, block, warps in dict.fromkeys(choices):
+        label = f"{'one pass' if block is None else f'looped b{block}'} r{rows} w{warps}"
+        out.append(
+            Variant(
+                label,
+                lambda t, s, z, op, ext=None, r=rows, b=block, w=warps: emit_reduction(
+                    t, s, z, op, rows=r, block_n=b, num_warps=w, extern_args=ext
+                ),
+            )
+        )
+    return out
+
+
+def _gemm(bm: int, bn: int, bk: int, group: int, warps: int, stages: int) -> Variant:
+    return Variant(
+        f"gemm {bm}x{bn}x{bk} w{warps} s{stages}",
+        lambda t, s, z, op: emit_gemm(
+            t,
+            s,
+            z,
+            op,
+            block_m=bm,
+            block_n=bn,
+            block_k=bk,
+            group_m=group,
+            num_warps=warps,
+            num_stages=stages,
+        ),
+    )
