@@ -1,0 +1,116 @@
+"""`kbot pr` and `kbot run` as commands: mode selection, dry-run drafts, the run summary."""
+
+import argparse
+import json
+import shutil
+
+import pytest
+
+from kbot.commands import pr as pr_command
+from kbot.commands import run as run_command
+from kbot.config import load_config
+from kbot.errors import ExitCode, UsageError
+from kbot.output import to_jsonable
+from kbot.publish.pipeline import Extracted, Optimized, run_pipeline
+from kbot.publish.publisher import PublishSettings, should_push
+from kbot.publish.summary import summary_table
+
+
+def _args(module, argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", action="store_true")
+    module.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+@pytest.mark.parametrize(
+    "flags, environ, expected",
+    [
+        ((False, False), {}, False),  # a laptop: dry run
+        ((False, False), {"CI": "true"}, False),  # CI without a token: dry run
+        ((False, False), {"CI": "true", "GITHUB_TOKEN": "t"}, True),
+        ((False, False), {"GITHUB_ACTIONS": "true", "GITHUB_TOKEN": "t"}, True),
+        ((True, False), {"CI": "true", "GITHUB_TOKEN": "t"}, False),  # --dry-run wins
+        ((False, True), {}, True),  # --push asks for it (and then needs a token)
+    ],
+)
+def test_dry_run_is_the_default_outside_ci_with_a_token(flags, environ, expected):
+    assert should_push(*flags, PublishSettings(), environ) is expected
+
+
+def test_kbot_pr_dry_run_prints_what_would_be_sent(make_run, target_repo, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    run_dir = make_run("custom_op")
+    result = pr_command.run(_args(pr_command, [str(run_dir), "--repo", str(target_repo)]))
+    assert result.exit_code == ExitCode.OK
+    assert "dry_run" in result.text and "Title: [kbot] Triton kernel for RMSNorm" in result.text
+    assert "<!-- kbot:" in result.text and "minisrv/layers/norm.py" in result.text
+    data = to_jsonable(result.data)
+    assert data["pushed"] is False and data["outcome"]["action"] == "dry_run"
+    drafts = target_repo / ".kbot" / "publish" / "rmsnorm"
+    assert (drafts / "pr_body.md").is_file() and (drafts / "changes.patch").is_file()
+
+
+def test_kbot_pr_rejects_a_bad_fork_and_a_missing_run_dir(tmp_path, target_repo):
+    with pytest.raises(UsageError, match="OWNER/REPO"):
+        pr_command.run(_args(pr_command, [str(tmp_path), "--fork", "nofork"]))
+    with pytest.raises(Exception, match="does not exist"):
+        pr_command.run(_args(pr_command, [str(tmp_path / "missing"), "--repo", str(target_repo)]))
+
+
+def test_kbot_pr_push_without_token_says_what_to_set(make_run, target_repo, monkeypatch):
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    with pytest.raises(Exception, match=r"\$GITHUB_TOKEN"):
+        pr_command.run(
+            _args(pr_command, [str(make_run("custom_op")), "--repo", str(target_repo), "--push"])
+        )
+
+
+def test_run_pipeline_rows_for_each_outcome(make_run, target_repo, tmp_path):
+    config = load_config(target_repo)
+    runs = {"rmsnorm": make_run("custom_op"), "silu_and_mul": make_run("function")}
+    problems = tmp_path / "problems"
+    problems.mkdir()
+    for name, run in runs.items():
+        shutil.copy(run / "problem.py", problems / f"{name}.py")
+        shutil.copy(run / "target.json", problems / f"{name}.target.json")
+    shutil.copy(runs["rmsnorm"] / "problem.py", problems / "rejected.py")
+    shutil.copy(runs["rmsnorm"] / "target.json", problems / "rejected.target.json")
+
+    def extract(path, config, work_dir):
+        found = [
+            Extracted(n, f"minisrv::{n}", problems / f"{n}.py", problems / f"{n}.target.json", "")
+            for n in ("rmsnorm", "silu_and_mul", "rejected")
+        ]
+        return found + [Extracted("sampler", "minisrv/s.py::Sampler", None, None, "stochastic")]
+
+    def optimize(problem, target, config, work_dir):
+        if problem.stem == "rejected":
+            return Optimized(tmp_path, False, "no candidate accepted out of 4")
+        return Optimized(runs[problem.stem], True, "accepted, not timed (no GPU)")
+
+    rows = run_pipeline(
+        target_repo, config, tmp_path / "work", False, extract, optimize, log=open("/dev/null", "w")
+    )
+    by_op = {r.op: r for r in rows}
+    assert by_op["rmsnorm"].action == "dry_run" and by_op["silu_and_mul"].action == "dry_run"
+    assert by_op["rejected"].stage == "optimize" and by_op["rejected"].action == "skipped"
+    assert by_op["sampler"].stage == "extract" and "stochastic" in by_op["sampler"].detail
+    table = summary_table(rows)
+    assert table.splitlines()[0].split() == ["target", "op", "result", "publish", "detail"]
+    assert len(table.splitlines()) == 2 + len(rows)
+    json.dumps(to_jsonable(rows))
+    # Each op has its own branch in kbot's clone; the user's repository has none.
+    clone = tmp_path / "work" / "publish" / "repo"
+    import git
+
+    heads = {h.name for h in git.Repo(clone).heads}
+    assert {"kbot/rmsnorm", "kbot/silu_and_mul"} <= heads
+    assert not [h for h in git.Repo(target_repo).heads if h.name.startswith("kbot/")]
+
+
+def test_kbot_run_rejects_a_file_path(tmp_path):
+    (tmp_path / "x.py").write_text("")
+    with pytest.raises(UsageError, match="not a folder"):
+        run_command.run(_args(run_command, [str(tmp_path / "x.py")]))

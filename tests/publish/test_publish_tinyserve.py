@@ -1,0 +1,44 @@
+"""The publisher on the example repository: the patched tinyserve still imports, its own
+tests pass, and the rendered parity test passes inside it under Triton's interpreter."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from kbot.publish.lifecycle import Action
+from kbot.publish.publisher import PublishSettings, publish_run
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tinyserve"
+
+
+def _make_demo_repo(dest: Path) -> Path:
+    spec = importlib.util.spec_from_file_location("tinyserve_demo", EXAMPLE / "make_demo_repo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make_demo_repo(dest)
+
+
+def test_rmsnorm_patch_on_tinyserve_keeps_its_tests_green(make_run, tmp_path):
+    repo = _make_demo_repo(tmp_path / "tinyserve")
+    run_dir = make_run("custom_op", file="tinyserve/layers/norm.py", line=12)
+    outcome = publish_run(
+        run_dir, repo, tmp_path / "work", PublishSettings(), push=False, environ={}
+    )
+    assert outcome.action == Action.DRY_RUN and outcome.adapter == "forward_cuda"
+    clone = outcome.clone_dir
+    patched = (clone / "tinyserve/layers/norm.py").read_text()
+    # tinyserve's forward_cuda takes a residual the kernel does not: the guard keeps it out.
+    assert "if x.dtype in (torch.bfloat16,) and x.is_contiguous() and residual is None:" in patched
+    assert outcome.files[2] == "tests/test_rmsnorm_triton_parity.py"
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", "tests"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TRITON_INTERPRET": "1"},
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "failed" not in result.stdout
