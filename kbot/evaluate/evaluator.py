@@ -139,10 +139,15 @@ class Evaluator:
         if reply.result is None:
             rule = reply.failure or "crash"
             reason = Reason(rule, reply.message)
+            stage = (
+                Stage.TIMING
+                if reply.phase in ("timing", "compile baselines")
+                else Stage.CORRECTNESS
+            )
             return [
                 Verdict(
                     False,
-                    Stage.CORRECTNESS,
+                    stage,
                     (reason,),
                     device,
                     seeds=self.options.seeds,

@@ -45,6 +45,9 @@ _SECRET_PREFIXES = (
 )
 OUTPUT_LIMIT_CHARS = 4000
 STARTUP_TIMEOUT_S = 300.0
+# A long search loads hundreds of candidate modules and kernels into one worker; a fresh one
+# every so often bounds that growth.
+JOBS_PER_WORKER = 500
 
 
 def scrub_environment(environ: dict[str, str]) -> dict[str, str]:
@@ -65,6 +68,7 @@ class WorkerReply:
     message: str
     output: str
     wall_s: float
+    phase: str = ""  # the stage the worker had announced when it was lost
 
 
 @dataclass
@@ -91,6 +95,7 @@ class WorkerProcess:
         self._buffer = b""
         self._eof = False
         self.spawned = 0
+        self._jobs = 0
 
     @property
     def alive(self) -> bool:
@@ -143,7 +148,12 @@ class WorkerProcess:
 
     def run(self, job: Job) -> WorkerReply:
         """Sends `job`; returns the result, or a timeout/crash (after which the worker is gone)."""
+        if self._jobs >= JOBS_PER_WORKER:
+            self.close_worker()
+        if not self.alive:
+            self._jobs = 0
         self.start()
+        self._jobs += 1
         assert self._process is not None and self._process.stdin is not None
         self._capture.write_bytes(b"")  # the worker appends, so truncation starts a fresh log
         started = time.monotonic()
@@ -165,6 +175,7 @@ class WorkerProcess:
                         f"timed out during {phase}: killed the worker's process group",
                         self._output(),
                         time.monotonic() - started,
+                        phase,
                     )
                 return self._crashed(started, phase)
             if message.get("event") == "phase":
@@ -262,6 +273,11 @@ class WorkerProcess:
                     pass
 
     def close(self) -> None:
+        self.close_worker()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def close_worker(self) -> None:
+        """Ends the worker process (politely, then by force); the handle can start another."""
         if self.alive:
             assert self._process is not None and self._process.stdin is not None
             try:
@@ -271,4 +287,3 @@ class WorkerProcess:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
-        shutil.rmtree(self._folder, ignore_errors=True)

@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     state = WorkerState(
         device=torch.device("cuda:0" if device == "cuda" else "cpu"),
-        workdir=Path(tempfile.mkdtemp(prefix="kbot-worker-")),
+        # Inside the parent's scratch folder (our cwd), which the parent removes when it closes.
+        workdir=Path(tempfile.mkdtemp(prefix="jobs-", dir=Path.cwd())),
         fingerprint=fingerprint(),
     )
     import json

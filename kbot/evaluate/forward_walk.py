@@ -1,0 +1,539 @@
+"""Walking forward's call graph: each value's kind (tensor, Python number, container) is
+tracked through assignments, so grid math on sizes passes and tensor math is reported with its
+line. Used by `forward_path.check`."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import enum
+from dataclasses import dataclass, field
+
+from kbot.evaluate.allowed import (
+    ALLOC_METHODS,
+    CAST_METHODS,
+    CONTAINER_METHODS,
+    EXTERN_CALLS,
+    OTHER_BUILTINS,
+    QUERY_METHODS,
+    SCALAR_ATTRS,
+    SCALAR_BUILTINS,
+    TENSOR_ATTRS,
+    TORCH_ALLOC,
+    TORCH_QUERIES,
+    TORCH_VIEWS,
+    VIEW_METHODS,
+)
+from kbot.evaluate.names import Aliases, forbidden
+from kbot.evaluate.verdict import Reason
+from kbot.problem.spec import ProblemOptions
+
+
+class Kind(enum.Enum):
+    SCALAR = "scalar"  # a Python number, string, dtype, device or None
+    SHAPE = "shape"  # x.shape / x.size() / x.stride(): indexing gives scalars
+    TENSOR = "tensor"
+    CONTAINER = "container"  # a list/tuple/dict built here (grids, argument tuples)
+    META = "meta"  # the parameter of a grid lambda: META["BLOCK"] is a scalar
+    UNKNOWN = "unknown"
+
+
+@dataclass
+class ForwardFacts:
+    """What the checker knows about the candidate file."""
+
+    aliases: Aliases
+    options: ProblemOptions
+    functions: dict[str, ast.FunctionDef]
+    kernels: set[str]
+    constants: dict[str, Kind]
+    methods: dict[str, ast.FunctionDef]
+    self_kinds: dict[str, Kind]
+    self_modules: dict[str, str]  # attribute -> dotted nn class, e.g. "torch.nn.Linear"
+    reasons: list[Reason] = field(default_factory=list)
+    launches: int = 0
+    # The call graph is followed once per (function, argument kinds); this stops recursion.
+    visiting: set[tuple[str, tuple[Kind, ...]]] = field(default_factory=set)
+
+    def reject(self, node: ast.AST, message: str) -> None:
+        self.reasons.append(
+            Reason("torch-compute-in-forward", message, getattr(node, "lineno", None))
+        )
+
+    def extern_allowed(self, dotted: str) -> bool:
+        return any(dotted in EXTERN_CALLS.get(op, ()) for op in self.options.extern_ops)
+
+
+class Walker:
+    """Walks one function body in order, binding names to kinds and recording violations."""
+
+    def __init__(self, module: ForwardFacts, env: dict[str, Kind], depth: int = 0) -> None:
+        self.m = module
+        self.env = dict(env)
+        self.depth = depth
+        self.return_kinds: list[Kind] = []
+
+    def run(
+        self, fn: ast.FunctionDef, is_method: bool = False, arg_kinds=None, keyword_kinds=None
+    ) -> Kind:
+        keyword_kinds = keyword_kinds or {}
+        args = fn.args.posonlyargs + fn.args.args
+        defaults = fn.args.defaults
+        first_default = len(args) - len(defaults)
+        for index, arg in enumerate(args):
+            if is_method and index == 0:
+                continue
+            if arg_kinds is not None and index - int(is_method) < len(arg_kinds):
+                kind = arg_kinds[index - int(is_method)]
+            elif arg.arg in keyword_kinds:
+                kind = keyword_kinds[arg.arg]
+            elif index >= first_default and isinstance(
+                defaults[index - first_default], ast.Constant
+            ):
+                kind = Kind.SCALAR
+            elif _annotation_is_number(arg.annotation):
+                kind = Kind.SCALAR
+            else:
+                kind = Kind.TENSOR if is_method and fn.name == "forward" else Kind.UNKNOWN
+            self.env[arg.arg] = kind
+        for arg in fn.args.kwonlyargs:
+            if arg.arg in keyword_kinds:
+                self.env[arg.arg] = keyword_kinds[arg.arg]
+            else:
+                number = _annotation_is_number(arg.annotation)
+                self.env[arg.arg] = Kind.SCALAR if number else Kind.UNKNOWN
+        for extra in (fn.args.vararg, fn.args.kwarg):
+            if extra is not None:
+                self.env[extra.arg] = Kind.CONTAINER
+        for stmt in fn.body:
+            self.stmt(stmt)
+        if self.return_kinds and all(k == Kind.SCALAR for k in self.return_kinds):
+            return Kind.SCALAR
+        return Kind.TENSOR if Kind.TENSOR in self.return_kinds else Kind.UNKNOWN
+
+    # ---- statements -------------------------------------------------------------------
+    def stmt(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.Assign):
+            kind = self.expr(node.value)
+            for target in node.targets:
+                self.bind(target, kind, node.value)
+        elif isinstance(node, ast.AnnAssign):
+            kind = self.expr(node.value) if node.value is not None else Kind.UNKNOWN
+            self.bind(node.target, kind, node.value)
+        elif isinstance(node, ast.AugAssign):
+            left = self.expr(_as_load(node.target))
+            right = self.expr(node.value)
+            self.arith(node, left, right, node.op)
+            self.bind(node.target, _join_arith(left, right), None)
+        elif isinstance(node, ast.Return):
+            self.return_kinds.append(
+                self.expr(node.value) if node.value is not None else Kind.SCALAR
+            )
+        elif isinstance(node, ast.Expr):
+            self.expr(node.value)
+        elif isinstance(node, (ast.If, ast.While)):
+            self.expr(node.test)
+            for child in node.body + node.orelse:
+                self.stmt(child)
+        elif isinstance(node, ast.For):
+            iter_kind = self.expr(node.iter)
+            is_range = (
+                isinstance(node.iter, ast.Call)
+                and isinstance(node.iter.func, ast.Name)
+                and node.iter.func.id == "range"
+            )
+            element = (
+                Kind.SCALAR
+                if is_range
+                else (Kind.TENSOR if iter_kind == Kind.TENSOR else Kind.UNKNOWN)
+            )
+            self.bind(node.target, element, None)
+            for child in node.body + node.orelse:
+                self.stmt(child)
+        elif isinstance(node, ast.With):
+            for item in node.items:
+                self.expr(item.context_expr)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, Kind.UNKNOWN, None)
+            for child in node.body:
+                self.stmt(child)
+        elif isinstance(node, ast.Assert):
+            self.expr(node.test)
+        elif isinstance(node, ast.FunctionDef):
+            self.env[node.name] = Kind.CONTAINER  # a local grid function; checked when called
+            self.m.functions.setdefault(f"<local>{node.name}", node)
+            Walker(
+                self.m, {**self.env, **{a.arg: Kind.META for a in node.args.args}}, self.depth + 1
+            ).body(node)
+        elif isinstance(node, ast.Try):
+            for child in node.body + node.orelse + node.finalbody:
+                self.stmt(child)
+        elif isinstance(node, ast.Raise) and node.exc is not None:
+            self.expr(node.exc)
+        # pass/break/continue/global/nonlocal/del/import carry no compute.
+
+    def body(self, fn: ast.FunctionDef) -> None:
+        for stmt in fn.body:
+            self.stmt(stmt)
+
+    def bind(self, target: ast.AST, kind: Kind, value: ast.AST | None) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = kind
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if kind in (Kind.SHAPE, Kind.SCALAR):
+                element = Kind.SCALAR
+            elif kind == Kind.TENSOR:
+                element = Kind.TENSOR  # a, b = x.chunk(2)
+            elif isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                for sub, sub_value in zip(target.elts, value.elts):
+                    self.bind(sub, self.expr(sub_value), sub_value)
+                return
+            else:
+                element = Kind.UNKNOWN
+            for sub in target.elts:
+                self.bind(sub, element, None)
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, Kind.CONTAINER, None)
+        elif isinstance(target, ast.Subscript):
+            base = self.expr(target.value)
+            self.expr(target.slice)
+            if base not in (Kind.CONTAINER, Kind.META):
+                self.m.reject(
+                    target,
+                    f"`{ast.unparse(target)} = ...` writes into a tensor with PyTorch; "
+                    "write outputs from the Triton kernel",
+                )
+        elif isinstance(target, ast.Attribute):
+            self.expr(target.value)
+
+    # ---- expressions ------------------------------------------------------------------
+    def expr(self, node: ast.AST | None) -> Kind:
+        if node is None:
+            return Kind.SCALAR
+        method = getattr(self, f"_{type(node).__name__}", None)
+        if method is not None:
+            return method(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.expr(child)
+        return Kind.UNKNOWN
+
+    def _Constant(self, node: ast.Constant) -> Kind:
+        return Kind.SCALAR
+
+    def _JoinedStr(self, node: ast.JoinedStr) -> Kind:
+        return Kind.SCALAR
+
+    def _Name(self, node: ast.Name) -> Kind:
+        if node.id in self.env:
+            return self.env[node.id]
+        if node.id in self.m.constants:
+            return self.m.constants[node.id]
+        if node.id in self.m.aliases.names:
+            self.check_torch_name(node, self.m.aliases.names[node.id], called=False)
+            return Kind.SCALAR
+        return Kind.UNKNOWN
+
+    def _Attribute(self, node: ast.Attribute) -> Kind:
+        dotted = self.m.aliases.qualname(node)
+        if dotted is not None:
+            self.check_torch_name(node, dotted, called=False)
+            return Kind.SCALAR
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            return self.m.self_kinds.get(node.attr, Kind.UNKNOWN)
+        base = self.expr(node.value)
+        if node.attr == "shape":
+            return Kind.SHAPE
+        if node.attr in SCALAR_ATTRS:
+            return Kind.SCALAR
+        if node.attr in TENSOR_ATTRS and base in (Kind.TENSOR, Kind.UNKNOWN):
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _Subscript(self, node: ast.Subscript) -> Kind:
+        base = self.expr(node.value)
+        index = self.expr(node.slice)
+        if base in (Kind.SHAPE, Kind.META):
+            return Kind.SCALAR
+        if base == Kind.TENSOR:
+            if index == Kind.TENSOR:
+                self.m.reject(
+                    node, f"`{ast.unparse(node)}` gathers with a tensor index; gather in the kernel"
+                )
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _Slice(self, node: ast.Slice) -> Kind:
+        for part in (node.lower, node.upper, node.step):
+            if part is not None:
+                self.expr(part)
+        return Kind.SCALAR
+
+    def _Tuple(self, node: ast.Tuple) -> Kind:
+        for element in node.elts:
+            self.expr(element)
+        return Kind.CONTAINER
+
+    _List = _Tuple
+
+    def _Dict(self, node: ast.Dict) -> Kind:
+        for value in list(node.keys) + list(node.values):
+            if value is not None:
+                self.expr(value)
+        return Kind.CONTAINER
+
+    def _Starred(self, node: ast.Starred) -> Kind:
+        return self.expr(node.value)
+
+    def _Lambda(self, node: ast.Lambda) -> Kind:
+        inner = Walker(
+            self.m, {**self.env, **{a.arg: Kind.META for a in node.args.args}}, self.depth + 1
+        )
+        inner.expr(node.body)
+        return Kind.CONTAINER
+
+    def _comprehension(self, node) -> Kind:
+        inner = Walker(self.m, self.env, self.depth)
+        for generator in node.generators:
+            iter_kind = inner.expr(generator.iter)
+            is_range = (
+                isinstance(generator.iter, ast.Call)
+                and isinstance(generator.iter.func, ast.Name)
+                and generator.iter.func.id == "range"
+            )
+            inner.bind(
+                generator.target,
+                Kind.SCALAR if is_range or iter_kind == Kind.SHAPE else Kind.UNKNOWN,
+                None,
+            )
+            for condition in generator.ifs:
+                inner.expr(condition)
+        if isinstance(node, ast.DictComp):
+            inner.expr(node.key)
+            inner.expr(node.value)
+        else:
+            inner.expr(node.elt)
+        return Kind.CONTAINER
+
+    _ListComp = _SetComp = _GeneratorExp = _DictComp = _comprehension
+
+    def _NamedExpr(self, node: ast.NamedExpr) -> Kind:
+        kind = self.expr(node.value)
+        self.bind(node.target, kind, node.value)
+        return kind
+
+    def _IfExp(self, node: ast.IfExp) -> Kind:
+        self.expr(node.test)
+        a, b = self.expr(node.body), self.expr(node.orelse)
+        return a if a == b else (Kind.TENSOR if Kind.TENSOR in (a, b) else Kind.UNKNOWN)
+
+    def _BoolOp(self, node: ast.BoolOp) -> Kind:
+        kinds = [self.expr(v) for v in node.values]
+        return Kind.SCALAR if all(k == Kind.SCALAR for k in kinds) else Kind.UNKNOWN
+
+    def _Compare(self, node: ast.Compare) -> Kind:
+        kinds = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
+        identity = all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
+        if Kind.TENSOR in kinds and not identity:
+            self.m.reject(
+                node, f"`{ast.unparse(node)}` compares tensors with PyTorch; do it in the kernel"
+            )
+        return Kind.SCALAR
+
+    def _UnaryOp(self, node: ast.UnaryOp) -> Kind:
+        kind = self.expr(node.operand)
+        if kind == Kind.TENSOR and not isinstance(node.op, ast.Not):
+            self.m.reject(
+                node, f"`{ast.unparse(node)}` is tensor arithmetic in PyTorch; do it in the kernel"
+            )
+        return Kind.SCALAR if kind == Kind.SCALAR else kind
+
+    def _BinOp(self, node: ast.BinOp) -> Kind:
+        left, right = self.expr(node.left), self.expr(node.right)
+        if isinstance(node.op, ast.MatMult):
+            if self.m.extern_allowed("torch.matmul"):
+                return Kind.TENSOR
+            self.m.reject(
+                node,
+                f"`{ast.unparse(node)}` is a matmul; declare KBOT extern_ops=['matmul'] in the problem or do it in Triton",
+            )
+            return Kind.TENSOR
+        self.arith(node, left, right, node.op)
+        return _join_arith(left, right)
+
+    def arith(self, node: ast.AST, left: Kind, right: Kind, op: ast.operator) -> None:
+        if Kind.TENSOR in (left, right):
+            self.m.reject(
+                node, f"`{ast.unparse(node)}` is tensor arithmetic in PyTorch; do it in the kernel"
+            )
+
+    def _Call(self, node: ast.Call) -> Kind:
+        func = node.func
+        arg_kinds = tuple(self.expr(a) for a in node.args)
+        self.keyword_kinds = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
+        # kernel[grid](...): a launch.
+        if (
+            isinstance(func, ast.Subscript)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in self.m.kernels
+        ):
+            self.expr(func.slice)
+            self.m.launches += 1
+            return Kind.UNKNOWN
+        dotted = self.m.aliases.qualname(func)
+        if dotted is not None:
+            return self.torch_call(node, dotted, arg_kinds)
+        if isinstance(func, ast.Name):
+            return self.name_call(node, func.id, arg_kinds)
+        if isinstance(func, ast.Attribute):
+            return self.method_call(node, func, arg_kinds)
+        self.expr(func)
+        self.m.reject(node, f"`{ast.unparse(func)}(...)` calls something kbot cannot check")
+        return Kind.UNKNOWN
+
+    def name_call(self, node: ast.Call, name: str, arg_kinds: tuple[Kind, ...]) -> Kind:
+        if name in self.env:
+            if self.env[name] != Kind.CONTAINER:
+                self.m.reject(node, f"`{name}(...)` calls a value kbot cannot check")
+            return Kind.UNKNOWN
+        if name in self.m.kernels:
+            self.m.reject(node, f"`{name}(...)` calls a Triton kernel without a grid")
+            return Kind.UNKNOWN
+        if name in self.m.functions:
+            return self.follow(f"fn:{name}", self.m.functions[name], arg_kinds, is_method=False)
+        if name in SCALAR_BUILTINS:
+            if Kind.TENSOR in arg_kinds and name not in (
+                "isinstance",
+                "len",
+                "hasattr",
+                "callable",
+            ):
+                self.m.reject(
+                    node, f"`{name}(...)` on a tensor runs PyTorch compute; do it in the kernel"
+                )
+            return Kind.SCALAR
+        if name in OTHER_BUILTINS:
+            return (
+                Kind.CONTAINER
+                if name in ("tuple", "list", "dict", "set", "range", "enumerate", "zip")
+                else Kind.UNKNOWN
+            )
+        if hasattr(builtins, name):
+            self.m.reject(node, f"`{name}(...)` is not allowed in forward")
+            return Kind.UNKNOWN
+        self.m.reject(node, f"`{name}(...)` is not defined in the candidate")
+        return Kind.UNKNOWN
+
+    def method_call(self, node: ast.Call, func: ast.Attribute, arg_kinds: tuple[Kind, ...]) -> Kind:
+        name = func.attr
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
+            if name in self.m.methods:
+                return self.follow(
+                    f"method:{name}", self.m.methods[name], arg_kinds, is_method=True
+                )
+            layer = self.m.self_modules.get(name)
+            if layer is not None and self.m.extern_allowed(layer):
+                return Kind.TENSOR
+            self.m.reject(
+                node,
+                f"`self.{name}(...)` runs a PyTorch module in forward"
+                + (f" ({layer}); declare it in KBOT extern_ops" if layer else ""),
+            )
+            return Kind.UNKNOWN
+        receiver = self.expr(func.value)
+        if receiver in (Kind.CONTAINER, Kind.SCALAR, Kind.META):
+            return Kind.UNKNOWN
+        if name in QUERY_METHODS:
+            return Kind.SHAPE if name in ("size", "stride") and not node.args else Kind.SCALAR
+        if name in VIEW_METHODS:
+            return Kind.TENSOR
+        if name in ALLOC_METHODS:
+            if name == "fill_" and Kind.TENSOR in arg_kinds:
+                self.m.reject(node, "`fill_` with a tensor value is a copy in PyTorch")
+            return Kind.TENSOR
+        if self.m.extern_allowed(f"torch.Tensor.{name}"):
+            return Kind.TENSOR
+        if receiver == Kind.UNKNOWN and name in CONTAINER_METHODS:
+            return Kind.UNKNOWN
+        if name in CAST_METHODS:
+            self.m.reject(
+                node,
+                f"`{ast.unparse(func)}(...)` casts or copies a tensor in PyTorch; cast inside the kernel (load, upcast, compute, cast on store)",
+            )
+            return Kind.TENSOR
+        self.m.reject(
+            node,
+            f"`{ast.unparse(func)}(...)` is PyTorch compute in forward; do it in the Triton kernel",
+        )
+        return Kind.TENSOR
+
+    def torch_call(self, node: ast.Call, dotted: str, arg_kinds: tuple[Kind, ...]) -> Kind:
+        root = dotted.split(".")[0]
+        if root == "triton":
+            return Kind.SCALAR
+        if root != "torch":
+            return (
+                Kind.SCALAR
+                if root in ("math", "operator") and Kind.TENSOR not in arg_kinds
+                else self._other_module_call(node, dotted, arg_kinds)
+            )
+        return self.check_torch_name(node, dotted, called=True)
+
+    def _other_module_call(self, node: ast.Call, dotted: str, arg_kinds) -> Kind:
+        if Kind.TENSOR in arg_kinds:
+            self.m.reject(node, f"`{dotted}(...)` on a tensor in forward")
+        return Kind.UNKNOWN
+
+    def check_torch_name(self, node: ast.AST, dotted: str, called: bool) -> Kind:
+        """A `torch.*` name used in forward's call graph: allowed, or a rejection."""
+        if not dotted.startswith("torch") or forbidden(dotted) is not None:
+            return Kind.SCALAR  # forbidden names are reported by their own rule
+        rest = dotted[len("torch.") :] if dotted != "torch" else ""
+        if rest == "" or rest in ("nn", "nn.functional", "cuda", "Tensor"):
+            return Kind.SCALAR
+        if rest in TORCH_ALLOC or rest in TORCH_VIEWS:
+            return Kind.TENSOR
+        if rest in TORCH_QUERIES:
+            return Kind.SCALAR
+        if self.m.extern_allowed(dotted):
+            return Kind.TENSOR
+        hint = ""
+        for op, names in EXTERN_CALLS.items():
+            if dotted in names:
+                hint = f"; the problem may declare KBOT extern_ops=['{op}']"
+        self.m.reject(
+            node, f"`{dotted}` is PyTorch compute in forward; do it in the Triton kernel{hint}"
+        )
+        return Kind.TENSOR
+
+    def follow(
+        self, key: str, fn: ast.FunctionDef, arg_kinds: tuple[Kind, ...], is_method: bool
+    ) -> Kind:
+        visit = (key, arg_kinds)
+        if visit in self.m.visiting or self.depth > 20:
+            return Kind.UNKNOWN
+        self.m.visiting.add(visit)
+        keyword_kinds = dict(getattr(self, "keyword_kinds", {}))
+        try:
+            return Walker(self.m, {}, self.depth + 1).run(
+                fn, is_method=is_method, arg_kinds=arg_kinds, keyword_kinds=keyword_kinds
+            )
+        finally:
+            self.m.visiting.discard(visit)
+
+
+def _join_arith(left: Kind, right: Kind) -> Kind:
+    if left == right == Kind.SCALAR:
+        return Kind.SCALAR
+    if Kind.TENSOR in (left, right):
+        return Kind.TENSOR
+    return Kind.UNKNOWN
+
+
+def _annotation_is_number(annotation: ast.AST | None) -> bool:
+    return isinstance(annotation, ast.Name) and annotation.id in ("int", "float", "bool", "str")
+
+
+def _as_load(target: ast.AST) -> ast.AST:
+    clone = ast.parse(ast.unparse(target), mode="eval").body
+    return ast.copy_location(clone, target)
