@@ -1,0 +1,122 @@
+"""Publish an optimized op as a dry-run PR, then run the PR's parity test and benchmark script
+on this machine's GPU, inside kbot's clone of the target repository.
+
+    python bench/publish_gpu.py                       # tinyserve's RMSNorm, kbot's fixture kernel
+    python bench/publish_gpu.py --repo PATH --run-dir RUN_DIR [--out bench/results/publish.md]
+
+Prints and writes (markdown): the op, the adapter, the diff size, the parity test's result and
+the benchmark table (µs under CUDA-graph replay). Nothing is pushed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+KBOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(KBOT))
+
+from kbot.publish.publisher import PublishSettings, publish_run  # noqa: E402
+
+FIXTURE_RUN = KBOT / "tests" / "publish" / "fixtures" / "runs" / "rmsnorm_layer"
+TINYSERVE_RMSNORM = {
+    "file": "tinyserve/layers/norm.py",
+    "line": 12,
+    "qualname": "RMSNorm",
+    "kind": "custom_op",
+    "entry": "forward_native",
+}
+
+
+def _demo_tinyserve(dest: Path) -> Path:
+    maker = KBOT / "examples" / "tinyserve" / "make_demo_repo.py"
+    spec = importlib.util.spec_from_file_location("make_demo_repo", maker)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make_demo_repo(dest)
+
+
+def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, timeout=1800)
+    return done.returncode, (done.stdout + done.stderr).strip()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        help="scanned folder of a git checkout (default: a tinyserve demo repo)",
+    )
+    parser.add_argument(
+        "--run-dir", type=Path, help="an optimize run directory (default: kbot's RMSNorm fixture)"
+    )
+    parser.add_argument("--out", type=Path, default=KBOT / "bench" / "results" / "publish.md")
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="kbot-publish-gpu-"))
+    repo = args.repo or _demo_tinyserve(scratch / "tinyserve")
+    run_dir = args.run_dir
+    if run_dir is None:
+        run_dir = scratch / "run"
+        shutil.copytree(FIXTURE_RUN, run_dir)
+        (run_dir / "target.json").write_text(json.dumps(TINYSERVE_RMSNORM))
+    outcome = publish_run(
+        run_dir, repo, scratch / "work", PublishSettings(), push=False, environ={}
+    )
+    clone = outcome.clone_dir
+    _, stat = _run(["git", "diff", "--shortstat", f"{outcome.base_sha}..HEAD"], clone)
+    _, integration_stat = _run(
+        ["git", "diff", "--stat", f"{outcome.base_sha}..HEAD", "--", *outcome.files[1:-2]], clone
+    )
+    parity, bench = outcome.files[-2], outcome.files[-1]
+    parity_rc, parity_out = _run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", parity], clone
+    )
+    bench_rc, bench_out = _run([sys.executable, bench], clone)
+    import torch
+    import triton
+
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    report = "\n".join(
+        [
+            f"# kbot publish on {gpu}",
+            "",
+            f"- op `{outcome.op}` ({outcome.target}), adapter `{outcome.adapter}`, branch `{outcome.branch}`",
+            f"- diff: {stat}",
+            f"- torch {torch.__version__}, Triton {triton.__version__}, Python {platform.python_version()}",
+            "",
+            "## Integration diff",
+            "",
+            "```",
+            integration_stat,
+            "```",
+            "",
+            f"## Parity test (`pytest {parity}`), exit code {parity_rc}",
+            "",
+            "```",
+            parity_out[-3000:],
+            "```",
+            "",
+            f"## Benchmark (`python {bench}`), exit code {bench_rc}",
+            "",
+            bench_out[-6000:],
+            "",
+        ]
+    )
+    print(report)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(report + "\n", encoding="utf-8")
+    return 0 if parity_rc == 0 and bench_rc == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
