@@ -14,6 +14,7 @@ from kbot.evaluate.compare import as_outputs, compare_outputs
 from kbot.evaluate.protocol import CandidateOutcome, Job
 from kbot.evaluate.roofline import (
     ROOFLINE_LIMIT,
+    DevicePeaks,
     bytes_moved,
     count_flops,
     device_peaks,
@@ -100,11 +101,11 @@ def time_outcomes(
         return outcomes, False
     budget = job.timing_budget_s * len(job.cases) * (HARD_CAP_FACTOR + 1)
     send({"event": "phase", "name": "timing", "timeout_s": job.candidate_timeout_s + budget})
-    peaks = device_peaks(state.device)
+    peaks, notes_peaks = _peaks(state.device)
     flush = l2_flush_buffer(state.device)
     timings: dict[int, list[CaseTiming | None]] = {i: [] for i in timed}
     rejected: dict[int, Reason] = {}
-    notes = list(baselines.notes)
+    notes = list(baselines.notes) + notes_peaks
     restart = False
     for case in job.cases:
         live = [i for i in timed if i not in rejected]
@@ -143,16 +144,23 @@ def time_outcomes(
         bytes_count = bytes_moved(
             inputs, baselines.model, as_outputs(references["eager"].keep_alive)
         )
-        flops = count_flops(baselines.model, inputs)
+        try:
+            flops = count_flops(baselines.model, inputs)
+        except Exception as exc:  # the roofline then rests on bytes alone
+            flops = 0
+            notes.append(
+                Reason("timing", f"FLOP counting failed ({type(exc).__name__}); bytes only")
+            )
         for i, impl in candidates.items():
+            # The job's reference: the one whose parameters the candidate loaded.
             failure = _recheck_graph(
-                impl, inputs, baselines.model, problem, case, job, state.device
+                impl, inputs, loaded[i].reference, problem, case, job, state.device
             )
             if failure is not None:
                 rejected[i] = failure
                 continue
             timing = _case_timing(impl, references, bytes_count, flops, peaks)
-            if not timing.roofline_fraction <= ROOFLINE_LIMIT:
+            if timing.roofline_fraction > ROOFLINE_LIMIT:
                 rejected[i] = Reason(
                     "evaluator-error",
                     f"case {case}: {100 * timing.roofline_fraction:.0f}% of the roofline "
@@ -163,6 +171,15 @@ def time_outcomes(
             timings[i].append(timing)
         del references, candidates
     return _merge(outcomes, timed, timings, rejected, notes), restart
+
+
+def _peaks(device) -> tuple[DevicePeaks | None, list[Reason]]:
+    try:
+        return device_peaks(device), []
+    except Exception as exc:  # no roofline rather than an invented one
+        return None, [
+            Reason("timing", f"measuring the device's peaks failed: {type(exc).__name__}")
+        ]
 
 
 def _reference_impls(
@@ -238,7 +255,11 @@ def _case_timing(
         compile_max_autotune_graph=autotune,
         bytes_moved=bytes_count,
         flops=flops,
-        roofline_fraction=roofline_fraction(bytes_count, flops, cand_graph.median_us, peaks),
+        roofline_fraction=(
+            roofline_fraction(bytes_count, flops, cand_graph.median_us, peaks)
+            if peaks is not None
+            else math.nan
+        ),
         speedup_vs_eager=speedup(eager_graph, cand_graph) or math.nan,
         speedup_vs_compile=speedup(best_compile, cand_graph),
     )

@@ -198,3 +198,12 @@ def test_every_rule_is_documented():
     doc = (Path(__file__).parents[2] / "docs" / "evaluator.md").read_text()
     for rule in RULES:
         assert f"`{rule}`" in doc, rule
+
+
+def test_importing_the_evaluator_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, kbot.evaluate, kbot.evaluate.static; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
