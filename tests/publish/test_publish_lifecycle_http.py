@@ -220,3 +220,14 @@ def test_dry_run_sends_nothing_and_writes_every_draft(publish, make_run, github,
     # The patch applies to the base with git am.
     assert (drafts / "changes.patch").read_text().startswith("From ")
     assert replace(PublishSettings(), draft=False).draft is False
+
+
+def test_failed_https_push_does_not_leak_the_token(publish, make_run, target_repo, tmp_path):
+    from kbot.publish.gitops import Workspace, locate_repo
+
+    outcome = publish(make_run("custom_op"), push=False, environ={})
+    workspace = Workspace(locate_repo(target_repo), tmp_path / "work")
+    with pytest.raises(ToolError) as info:
+        workspace.push(outcome.branch, "https://127.0.0.1:9/octo/minisrv.git", TOKEN)
+    text = str(info.value)
+    assert "git push of kbot/rmsnorm" in text and TOKEN not in text and "\n" not in text
