@@ -117,7 +117,11 @@ def collect_facts(parsed: ParsedFile, compile_names: tuple[str, ...]) -> FileFac
     markers = _marker_lines(parsed.source)
     lines = parsed.source.splitlines() if markers else []
 
-    for node in ast.walk(parsed.tree):
+    # Module-level imports only (also under `if`/`try`): walking every node of every file
+    # for function-local imports doubled the scan time of large trees.
+    pending = list(parsed.tree.body)
+    while pending:
+        node = pending.pop()
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -127,6 +131,8 @@ def collect_facts(parsed: ParsedFile, compile_names: tuple[str, ...]) -> FileFac
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
                 imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, (ast.If, ast.Try)):
+            pending.extend(child for branch in _branches(node) for child in branch)
 
     def visit(body: list[ast.stmt], prefix: str, class_qualname: str | None) -> None:
         for node in body:

@@ -35,6 +35,8 @@ class _Recorder:
         self.ops: dict[str, dict[str, Any]] = {}
         self._files: dict[Any, str | None] = {}
         self._open: dict[int, list[Any]] = {}
+        self._seen: dict[str, set[str]] = {}  # op -> signature keys recorded
+        self._names: dict[type, list[str]] = {}
 
     def rel_file(self, obj: Any) -> str | None:
         key = obj
@@ -87,7 +89,9 @@ class _Recorder:
             ]:
                 record["param_shapes"][name] = list(tensor.shape)
                 record["param_dtypes"][name] = str(tensor.dtype).removeprefix("torch.")
-        self.record_call(record, _arg_names(cls), args)
+        if cls not in self._names:
+            self._names[cls] = _arg_names(cls)
+        self.record_call(record, self._names[cls], args)
         scope = torch.profiler.record_function(f"{PREFIX}{rel}::{cls.__qualname__}")
         scope.__enter__()
         self._open.setdefault(id(module), []).append(scope)

@@ -36,7 +36,7 @@ def test_profile_ranks_ops_by_the_costs_we_set(toy_scanned):
     by_name = {f.qualname: f for f in result.findings}
     heavy, mid, light = by_name["HeavyNorm"], by_name["mid_cost"], by_name["LightAct"]
     assert heavy.profile.time_share > mid.profile.time_share > light.profile.time_share
-    assert [f.qualname for f in result.findings[:2]] == ["HeavyNorm", "mid_cost"]
+    assert result.findings[0].qualname == "HeavyNorm"
     assert heavy.profile.calls == 5 and mid.profile.calls == 5
     assert heavy.profile.e2e_speedup_if_3x == pytest.approx(
         amdahl_speedup(heavy.profile.time_share)
