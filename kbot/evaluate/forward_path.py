@@ -37,12 +37,21 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
             )
         ]
     self_kinds, self_modules = _self_attributes(methods.get("__init__"), aliases)
+    for name, method in methods.items():
+        if name == "__init__":
+            continue
+        for node in ast.walk(method):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if _is_self_attribute(target):
+                        self_kinds[target.attr] = Kind.TENSOR  # state kept across calls
     module = ForwardFacts(
         aliases=aliases,
         options=options,
         functions=functions,
         kernels=kernels,
-        constants=_module_constants(tree),
+        constants=_module_constants(tree, aliases),
         methods=methods,
         self_kinds=self_kinds,
         self_modules=self_modules,
@@ -68,18 +77,79 @@ def _is_kernel(fn: ast.FunctionDef, aliases: Aliases) -> bool:
     return False
 
 
-def _module_constants(tree: ast.Module) -> dict[str, Kind]:
+def _module_constants(tree: ast.Module, aliases: Aliases) -> dict[str, Kind]:
+    """Kinds of module-level names: numbers (and math/triton expressions of them) are scalars,
+    tuples of numbers are containers, mutable containers that the file mutates may hold
+    tensors, anything else (a tensor built at import, say) counts as a tensor."""
+    mutated = _mutated_names(tree)
     kinds: dict[str, Kind] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                value = node.value
-                if isinstance(value, (ast.Dict, ast.List, ast.Set, ast.Tuple)):
-                    kinds[target.id] = Kind.CONTAINER
-                elif _is_number_expr(value):
-                    kinds[target.id] = Kind.SCALAR
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if not isinstance(target, ast.Name) or target.id in aliases.names:
+            continue
+        if _is_scalar_expr(value, aliases, kinds):
+            kinds[target.id] = Kind.SCALAR
+        elif isinstance(value, ast.Tuple) and all(
+            _is_scalar_expr(e, aliases, kinds) for e in value.elts
+        ):
+            kinds[target.id] = Kind.CONTAINER
+        elif isinstance(value, (ast.Dict, ast.List, ast.Set)) and target.id not in mutated:
+            elements = list(value.values) if isinstance(value, ast.Dict) else list(value.elts)
+            scalar = all(_is_scalar_expr(e, aliases, kinds) for e in elements)
+            kinds[target.id] = Kind.CONTAINER if scalar else Kind.TENSORS
+        elif isinstance(value, (ast.Dict, ast.List, ast.Set)):
+            kinds[target.id] = Kind.TENSORS
+        else:
+            kinds[target.id] = Kind.TENSOR
     return kinds
+
+
+def _is_scalar_expr(node: ast.AST, aliases: Aliases, known: dict[str, Kind]) -> bool:
+    """Numbers, names of scalar constants, and math./triton. calls or attributes of them."""
+    if _is_number_expr(node):
+        return True
+    if isinstance(node, ast.Name):
+        return known.get(node.id) == Kind.SCALAR
+    if isinstance(node, (ast.Call, ast.Attribute)):
+        func = node.func if isinstance(node, ast.Call) else node
+        dotted = aliases.qualname(func) or ""
+        args = node.args if isinstance(node, ast.Call) else []
+        return dotted.split(".")[0] in ("math", "triton") and all(
+            _is_scalar_expr(a, aliases, known) for a in args
+        )
+    if isinstance(node, ast.BinOp):
+        return _is_scalar_expr(node.left, aliases, known) and _is_scalar_expr(
+            node.right, aliases, known
+        )
+    if isinstance(node, ast.UnaryOp):
+        return _is_scalar_expr(node.operand, aliases, known)
+    return False
+
+
+def _mutated_names(tree: ast.Module) -> set[str]:
+    """Names whose value is changed in place somewhere: `name[k] = v`, `name.append(v)`."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            if isinstance(node.value, ast.Name):
+                names.add(node.value.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if isinstance(node.func.value, ast.Name) and node.func.attr in (
+                "append",
+                "extend",
+                "insert",
+                "update",
+                "setdefault",
+                "add",
+                "__setitem__",
+            ):
+                names.add(node.func.value.id)
+    return names
 
 
 def _is_number_expr(node: ast.AST) -> bool:
@@ -108,11 +178,7 @@ def _self_attributes(
         if not isinstance(node, ast.Assign):
             continue
         for target in node.targets:
-            if not (
-                isinstance(target, ast.Attribute)
-                and isinstance(target.value, ast.Name)
-                and target.value.id == "self"
-            ):
+            if not _is_self_attribute(target):
                 continue
             value = node.value
             if isinstance(value, ast.Call):
@@ -133,3 +199,11 @@ def _self_attributes(
             else:
                 kinds.setdefault(target.attr, Kind.UNKNOWN)
     return kinds, submodules
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )

@@ -33,7 +33,9 @@ class Kind(enum.Enum):
     SCALAR = "scalar"  # a Python number, string, dtype, device or None
     SHAPE = "shape"  # x.shape / x.size() / x.stride(): indexing gives scalars
     TENSOR = "tensor"
-    CONTAINER = "container"  # a list/tuple/dict built here (grids, argument tuples)
+    CONTAINER = "container"  # a list/tuple/dict of Python numbers (grids, block-size tables)
+    TENSORS = "tensors"  # a list/tuple/dict that may hold tensors
+    FUNCTION = "function"  # a local grid function or lambda
     META = "meta"  # the parameter of a grid lambda: META["BLOCK"] is a scalar
     UNKNOWN = "unknown"
 
@@ -104,7 +106,7 @@ class Walker:
                 self.env[arg.arg] = Kind.SCALAR if number else Kind.UNKNOWN
         for extra in (fn.args.vararg, fn.args.kwarg):
             if extra is not None:
-                self.env[extra.arg] = Kind.CONTAINER
+                self.env[extra.arg] = Kind.TENSORS
         for stmt in fn.body:
             self.stmt(stmt)
         if self.return_kinds and all(k == Kind.SCALAR for k in self.return_kinds):
@@ -142,11 +144,7 @@ class Walker:
                 and isinstance(node.iter.func, ast.Name)
                 and node.iter.func.id == "range"
             )
-            element = (
-                Kind.SCALAR
-                if is_range
-                else (Kind.TENSOR if iter_kind == Kind.TENSOR else Kind.UNKNOWN)
-            )
+            element = Kind.SCALAR if is_range else _element_of(iter_kind)
             self.bind(node.target, element, None)
             for child in node.body + node.orelse:
                 self.stmt(child)
@@ -160,7 +158,7 @@ class Walker:
         elif isinstance(node, ast.Assert):
             self.expr(node.test)
         elif isinstance(node, ast.FunctionDef):
-            self.env[node.name] = Kind.CONTAINER  # a local grid function; checked when called
+            self.env[node.name] = Kind.FUNCTION  # a local grid function
             self.m.functions.setdefault(f"<local>{node.name}", node)
             Walker(
                 self.m, {**self.env, **{a.arg: Kind.META for a in node.args.args}}, self.depth + 1
@@ -180,24 +178,21 @@ class Walker:
         if isinstance(target, ast.Name):
             self.env[target.id] = kind
         elif isinstance(target, (ast.Tuple, ast.List)):
-            if kind in (Kind.SHAPE, Kind.SCALAR):
-                element = Kind.SCALAR
-            elif kind == Kind.TENSOR:
-                element = Kind.TENSOR  # a, b = x.chunk(2)
-            elif isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
                 for sub, sub_value in zip(target.elts, value.elts):
                     self.bind(sub, self.expr(sub_value), sub_value)
                 return
-            else:
-                element = Kind.UNKNOWN
+            element = Kind.TENSOR if kind == Kind.TENSOR else _element_of(kind)  # a, b = x.chunk(2)
             for sub in target.elts:
                 self.bind(sub, element, None)
         elif isinstance(target, ast.Starred):
-            self.bind(target.value, Kind.CONTAINER, None)
+            self.bind(target.value, Kind.TENSORS if kind in _MAYBE_TENSOR else Kind.CONTAINER, None)
         elif isinstance(target, ast.Subscript):
             base = self.expr(target.value)
             self.expr(target.slice)
-            if base not in (Kind.CONTAINER, Kind.META):
+            if base == Kind.CONTAINER and kind in _MAYBE_TENSOR:
+                self.taint(target.value)  # the container now holds a tensor
+            elif base not in (Kind.CONTAINER, Kind.TENSORS, Kind.META):
                 self.m.reject(
                     target,
                     f"`{ast.unparse(target)} = ...` writes into a tensor with PyTorch; "
@@ -205,6 +200,11 @@ class Walker:
                 )
         elif isinstance(target, ast.Attribute):
             self.expr(target.value)
+
+    def taint(self, container: ast.AST) -> None:
+        """A local container that received a tensor: its elements are tensors from now on."""
+        if isinstance(container, ast.Name) and container.id in self.env:
+            self.env[container.id] = Kind.TENSORS
 
     # ---- expressions ------------------------------------------------------------------
     def expr(self, node: ast.AST | None) -> Kind:
@@ -253,8 +253,10 @@ class Walker:
     def _Subscript(self, node: ast.Subscript) -> Kind:
         base = self.expr(node.value)
         index = self.expr(node.slice)
-        if base in (Kind.SHAPE, Kind.META):
+        if base in (Kind.SHAPE, Kind.META, Kind.CONTAINER):
             return Kind.SCALAR
+        if base == Kind.TENSORS:
+            return Kind.TENSOR
         if base == Kind.TENSOR:
             if index == Kind.TENSOR:
                 self.m.reject(
@@ -270,17 +272,14 @@ class Walker:
         return Kind.SCALAR
 
     def _Tuple(self, node: ast.Tuple) -> Kind:
-        for element in node.elts:
-            self.expr(element)
-        return Kind.CONTAINER
+        kinds = [self.expr(element) for element in node.elts]
+        return Kind.TENSORS if any(k in _MAYBE_TENSOR for k in kinds) else Kind.CONTAINER
 
-    _List = _Tuple
+    _List = _Set = _Tuple
 
     def _Dict(self, node: ast.Dict) -> Kind:
-        for value in list(node.keys) + list(node.values):
-            if value is not None:
-                self.expr(value)
-        return Kind.CONTAINER
+        kinds = [self.expr(v) for v in list(node.keys) + list(node.values) if v is not None]
+        return Kind.TENSORS if any(k in _MAYBE_TENSOR for k in kinds) else Kind.CONTAINER
 
     def _Starred(self, node: ast.Starred) -> Kind:
         return self.expr(node.value)
@@ -290,7 +289,7 @@ class Walker:
             self.m, {**self.env, **{a.arg: Kind.META for a in node.args.args}}, self.depth + 1
         )
         inner.expr(node.body)
-        return Kind.CONTAINER
+        return Kind.FUNCTION
 
     def _comprehension(self, node) -> Kind:
         inner = Walker(self.m, self.env, self.depth)
@@ -303,7 +302,7 @@ class Walker:
             )
             inner.bind(
                 generator.target,
-                Kind.SCALAR if is_range or iter_kind == Kind.SHAPE else Kind.UNKNOWN,
+                Kind.SCALAR if is_range else _element_of(iter_kind),
                 None,
             )
             for condition in generator.ifs:
@@ -362,7 +361,7 @@ class Walker:
         return _join_arith(left, right)
 
     def arith(self, node: ast.AST, left: Kind, right: Kind, op: ast.operator) -> None:
-        if Kind.TENSOR in (left, right):
+        if Kind.TENSOR in (left, right) or Kind.TENSORS in (left, right):
             self.m.reject(
                 node, f"`{ast.unparse(node)}` is tensor arithmetic in PyTorch; do it in the kernel"
             )
@@ -393,7 +392,7 @@ class Walker:
 
     def name_call(self, node: ast.Call, name: str, arg_kinds: tuple[Kind, ...]) -> Kind:
         if name in self.env:
-            if self.env[name] != Kind.CONTAINER:
+            if self.env[name] != Kind.FUNCTION:
                 self.m.reject(node, f"`{name}(...)` calls a value kbot cannot check")
             return Kind.UNKNOWN
         if name in self.m.kernels:
@@ -402,7 +401,7 @@ class Walker:
         if name in self.m.functions:
             return self.follow(f"fn:{name}", self.m.functions[name], arg_kinds, is_method=False)
         if name in SCALAR_BUILTINS:
-            if Kind.TENSOR in arg_kinds and name not in (
+            if (Kind.TENSOR in arg_kinds or Kind.TENSORS in arg_kinds) and name not in (
                 "isinstance",
                 "len",
                 "hasattr",
@@ -441,6 +440,11 @@ class Walker:
             )
             return Kind.UNKNOWN
         receiver = self.expr(func.value)
+        if receiver == Kind.CONTAINER and any(k in _MAYBE_TENSOR for k in arg_kinds):
+            self.taint(func.value)  # parts.append(x)
+            return Kind.UNKNOWN
+        if receiver == Kind.TENSORS:
+            return Kind.TENSOR  # parts.pop(), table.get(key)
         if receiver in (Kind.CONTAINER, Kind.SCALAR, Kind.META):
             return Kind.UNKNOWN
         if name in QUERY_METHODS:
@@ -520,6 +524,19 @@ class Walker:
             )
         finally:
             self.m.visiting.discard(visit)
+
+
+# Kinds that may be (or hold) a tensor: what a container holding them becomes TENSORS for.
+_MAYBE_TENSOR = frozenset({Kind.TENSOR, Kind.TENSORS, Kind.UNKNOWN})
+
+
+def _element_of(kind: Kind) -> Kind:
+    """The kind of an element of a value of `kind` (iteration, unpacking)."""
+    if kind in (Kind.SHAPE, Kind.SCALAR, Kind.CONTAINER):
+        return Kind.SCALAR
+    if kind in (Kind.TENSOR, Kind.TENSORS):
+        return Kind.TENSOR
+    return Kind.UNKNOWN
 
 
 def _join_arith(left: Kind, right: Kind) -> Kind:

@@ -193,9 +193,9 @@ class WorkerProcess:
         code = self._reap()
         if code is not None and code < 0:
             try:
-                how = f"killed by {signal.Signals(-code).name}"
+                how = f"was killed by {signal.Signals(-code).name}"
             except ValueError:
-                how = f"killed by signal {-code}"
+                how = f"was killed by signal {-code}"
         else:
             how = f"exited with status {code}"
         return WorkerReply(

@@ -207,3 +207,35 @@ def test_importing_the_evaluator_does_not_import_torch():
     code = "import sys, kbot.evaluate, kbot.evaluate.static; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    "extra,lines",
+    [
+        ("", "parts = [x, weight]\ny = parts[0] * 2"),
+        ("", "parts = []\nparts.append(x)\ny = parts[0] * 2"),
+        ("", "y = sum([x, weight])"),
+        ("_STASH = {}\n", "_STASH[0] = x\ny = _STASH[0] * 2"),
+        ("_PRE = torch.ones(4)\n", "y = _PRE * 2"),
+        ("", "first, second = x, weight\ny = first + second"),
+    ],
+)
+def test_tensors_hidden_in_containers_or_globals_are_still_tensors(extra, lines):
+    source = candidate(lines + "\n" + HONEST_LAUNCHER, extra=extra)
+    assert "torch-compute-in-forward" in rules(source), check_source(source, ProblemOptions())
+
+
+def test_state_kept_on_self_across_calls_is_a_tensor():
+    forward = "out = op(x, self.weight, self.eps)\n        self.previous = out\n        return self.previous * 1"
+    assert rules(candidate(HONEST_LAUNCHER, forward=forward)) == ["torch-compute-in-forward"]
+
+
+def test_number_tables_and_math_constants_stay_numbers():
+    extra = "import math\n\n_BLOCKS = (128, 256)\n_WARPS = {128: 4, 256: 8}\n_LOG2E = math.log2(math.e)\nBLOCK_M: tl.constexpr = 64\n"
+    launcher = (
+        "scale = _LOG2E * 2\n"
+        "for b in _BLOCKS:\n    bigger = b * 2\n"
+        "warps = _WARPS[128] * 2\n"
+        "tile = BLOCK_M * 2\n" + HONEST_LAUNCHER
+    )
+    assert rules(candidate(launcher, extra=extra)) == []
