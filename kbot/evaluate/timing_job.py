@@ -114,7 +114,7 @@ def time_outcomes(
         inputs = seeded_inputs(problem, case, job.base_seed, state.device)
         copies = _rotated_copies(inputs, flush.numel())
         try:
-            references = _reference_impls(baselines, inputs, copies)
+            references = _reference_impls(baselines, inputs, copies, notes, case)
         except CaptureError as exc:
             notes.append(
                 Reason(
@@ -183,7 +183,7 @@ def _peaks(device) -> tuple[DevicePeaks | None, list[Reason]]:
 
 
 def _reference_impls(
-    baselines: Baselines, inputs: list, copies: list[list]
+    baselines: Baselines, inputs: list, copies: list[list], notes: list[Reason], case
 ) -> dict[str, Implementation]:
     impls = {}
     graph, outputs = capture(lambda: baselines.model(*inputs))
@@ -193,8 +193,11 @@ def _reference_impls(
     for name, compiled in baselines.compiled.items():
         try:
             graph, outputs = capture(lambda f=compiled: f(*inputs))
-        except CaptureError:
-            continue  # reported as a missing baseline (None), never invented
+        except CaptureError as exc:  # a missing baseline (None), never an invented one
+            notes.append(
+                Reason("baseline", f"case {case}: {name} cannot be captured in a CUDA graph: {exc}")
+            )
+            continue
         impls[name] = Implementation(
             name, graph, [lambda f=compiled, c=c: f(*c) for c in copies], outputs
         )
