@@ -127,6 +127,9 @@ class SearchLoop:
                         break
                 improved, stop = self._evaluate_all(generation, candidates)
                 if stop:
+                    # a generation cut short by a budget still shows in the report
+                    if any(e.generation == generation for e in self.entries.values()):
+                        summaries.append(self._close_generation(generation))
                     break
                 summaries.append(self._close_generation(generation))
                 if (generation + 1) % self.options.migration_interval == 0:

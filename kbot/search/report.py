@@ -161,16 +161,18 @@ def lineage(entry: Entry, entries: dict[str, Entry]) -> list[dict[str, Any]]:
 
 
 def _rejections(entries: dict[str, Entry]) -> list[dict[str, Any]]:
-    """The most common reasons candidates were rejected, to act on when nothing was accepted."""
-    counts: dict[str, int] = {}
+    """Rejections grouped by stage and rule, most frequent first, each with one example."""
+    groups: dict[str, dict[str, Any]] = {}
     for entry in entries.values():
-        if entry.fitness.accepted:
+        if entry.fitness.accepted or not entry.verdict.reasons:
             continue
-        for reason in entry.verdict.reasons[:1] or ():
-            key = f"{entry.verdict.stage.value}: [{reason.rule}] {reason.message}"[:300]
-            counts[key] = counts.get(key, 0) + 1
-    ranked = sorted(counts.items(), key=lambda kv: kv[1], reverse=True)[:10]
-    return [{"reason": reason, "candidates": count} for reason, count in ranked]
+        reason = entry.verdict.reasons[0]
+        key = f"{entry.verdict.stage.value}: [{reason.rule}]"
+        group = groups.setdefault(key, {"reason": key, "candidates": 0, "example": ""})
+        group["candidates"] += 1
+        group["example"] = group["example"] or " ".join(reason.message.split())[:300]
+    ranked = sorted(groups.values(), key=lambda g: g["candidates"], reverse=True)
+    return ranked[:10]
 
 
 def render_markdown(report: dict[str, Any]) -> str:
