@@ -71,3 +71,40 @@ def test_timing_records_survive_the_pipe():
     back = CandidateOutcome.from_json(outcome.to_json())
     assert back.cases[0].timing == timing
     assert math.isnan(back.cases[0].correctness.max_rel_norm_error)
+
+
+def test_measure_interleaves_and_stops_when_medians_are_stable(monkeypatch):
+    from kbot.evaluate import timing
+
+    order = []
+
+    def graph(impl, flush, n):
+        order.append(impl.name)
+        impl.graph_us += [10.0] * n
+
+    def plain(impl, n):
+        impl.plain_us += [12.0] * n
+
+    monkeypatch.setattr(timing, "sample_graph", graph)
+    monkeypatch.setattr(timing, "sample_plain", plain)
+    impls = [timing.Implementation(name, None, []) for name in ("a", "b", "c")]
+    timing.measure(impls, flush=None, budget_s=60.0)
+    assert all(len(i.graph_us) == timing.MIN_RUNS for i in impls)
+    assert order[:6] == ["a", "b", "c", "b", "c", "a"]  # the order rotates every round
+
+
+def test_measure_keeps_going_while_noisy_until_the_budget(monkeypatch):
+    import itertools
+
+    from kbot.evaluate import timing
+
+    noise = itertools.cycle([5.0, 15.0, 10.0, 30.0])
+
+    def graph(impl, flush, n):
+        impl.graph_us += [next(noise) for _ in range(n)]
+
+    monkeypatch.setattr(timing, "sample_graph", graph)
+    monkeypatch.setattr(timing, "sample_plain", lambda impl, n: impl.plain_us.extend([1.0] * n))
+    impl = timing.Implementation("noisy", None, [])
+    timing.measure([impl], flush=None, budget_s=0.05)
+    assert len(impl.graph_us) > timing.MIN_RUNS
