@@ -140,7 +140,9 @@ def measure(impls: list[Implementation], flush: torch.Tensor, budget_s: float) -
         round_index += 1
         elapsed = time.perf_counter() - started
         enough = all(len(i.graph_us) >= MIN_RUNS and len(i.plain_us) >= MIN_RUNS for i in impls)
-        stable = all(_stable(i.graph_us) and _stable(i.plain_us) for i in impls)
+        # Speedups and the roofline rest on the graph medians; plain launches are reported
+        # but are host-bound jitter at small sizes, so they do not hold the loop open.
+        stable = all(_stable(i.graph_us) for i in impls)
         if enough and (stable or elapsed >= budget_s):
             return
         if elapsed >= HARD_CAP_FACTOR * budget_s or all(len(i.graph_us) >= MAX_RUNS for i in impls):
