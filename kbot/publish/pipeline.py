@@ -85,7 +85,7 @@ def optimize_target(
         seeds=config.search.seeds,
     )
     result = optimize(load_problem(problem_path), options, work_dir, target)
-    summary = result.fitness if result.has_winner else result.message
+    summary = result.fitness if result.has_winner else f"{result.message} ({result.run_dir})"
     if result.has_winner and result.verdict is not None and not result.verdict.timed:
         summary = f"accepted, {NOT_TIMED}"
     return Optimized(result.run_dir, result.has_winner, summary)
