@@ -3,6 +3,7 @@ one Finding, and decide whether each is a target or skipped (and why). Never imp
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,7 +22,14 @@ from kbot.scan.patterns import (
     marker_candidates,
     op_class_candidates,
 )
-from kbot.scan.walk import parse_file, python_files
+from kbot.scan.walk import (
+    ParsedFile,
+    could_hold_target,
+    parse_file,
+    parse_source,
+    python_files,
+    read_source,
+)
 
 # Which kind names a merged finding: the structural pattern decides how kbot integrates a
 # kernel (forward_cuda, forward_triton, a cuda builder, a guarded call), so it wins.
@@ -44,12 +52,18 @@ def scan_static(
     root = root.resolve()
     all_facts: list[FileFacts] = []
     skips: list[FileSkip] = []
+    unparsed: dict[str, Path] = {}
+    files = 0
     for rel, path in python_files(root, options.exclude):
-        parsed = parse_file(rel, path)
-        if isinstance(parsed, FileSkip):
-            skips.append(parsed)
+        files += 1
+        source = read_source(rel, path)
+        if isinstance(source, FileSkip):
+            skips.append(source)
+        elif could_hold_target(rel, source, options.compile_decorators):
+            _add(parse_source(rel, path, source), all_facts, skips, options)
         else:
-            all_facts.append(collect_facts(parsed, options.compile_decorators))
+            unparsed[rel] = path
+    _parse_missing_bases(all_facts, unparsed, skips, options)
     index = ClassIndex(all_facts)
     candidates = (
         op_class_candidates(all_facts, index)
@@ -64,7 +78,55 @@ def scan_static(
         hints.setdefault(candidate.key, []).append(hint)
     findings = _merge(candidates, hints, options)
     findings.sort(key=lambda f: (f.file, f.line))
-    return findings, skips, len(all_facts)
+    return findings, skips, files
+
+
+def _add(
+    parsed: ParsedFile | FileSkip,
+    all_facts: list[FileFacts],
+    skips: list[FileSkip],
+    options: ScanOptions,
+) -> None:
+    if isinstance(parsed, FileSkip):
+        skips.append(parsed)
+    else:
+        all_facts.append(collect_facts(parsed, options.compile_decorators))
+
+
+def _parse_missing_bases(
+    all_facts: list[FileFacts],
+    unparsed: dict[str, Path],
+    skips: list[FileSkip],
+    options: ScanOptions,
+) -> None:
+    """Parses the skipped files that define a base class of an op (e.g. a `class
+    MultiPlatformOp(CustomOp): pass` in between), so the op's family is known."""
+    defined = {c.name for f in all_facts for c in f.classes}
+    checked: set[str] = set()
+    for _ in range(4):  # base chains are short; each round follows one more level
+        wanted = (
+            {
+                base
+                for f in all_facts
+                for c in f.classes
+                if "forward_native" in c.methods or c.name in checked
+                for base in c.bases
+            }
+            - defined
+            - checked
+        )
+        if not wanted or not unparsed:
+            return
+        checked |= wanted
+        pattern = re.compile(
+            r"^\s*class\s+(" + "|".join(map(re.escape, sorted(wanted))) + r")\b", re.M
+        )
+        for rel, path in list(unparsed.items()):
+            source = read_source(rel, path)
+            if isinstance(source, str) and pattern.search(source):
+                del unparsed[rel]
+                _add(parse_source(rel, path, source), all_facts, skips, options)
+        defined = {c.name for f in all_facts for c in f.classes}
 
 
 def _merge(

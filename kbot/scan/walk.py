@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,15 +60,40 @@ def python_files(root: Path, exclude: tuple[str, ...] = ()) -> Iterator[tuple[st
                     yield rel, Path(dirpath) / name
 
 
-def parse_file(rel: str, path: Path) -> ParsedFile | FileSkip:
+# Text that any target needs somewhere in its file: a marker, a compile decorator, an op
+# method. Parsing is ~95% of a scan; SGLang's 53 MB tree has ~15% of its files with these.
+_TRIGGERS = re.compile(
+    r"kbot|forward_native|forward_cuda|forward_triton|torch\.compile|_dynamo|(?<![.\w])compile\b"
+)
+
+
+def read_source(rel: str, path: Path) -> str | FileSkip:
     try:
         data = path.read_bytes()
     except OSError as exc:
         return FileSkip(rel, f"cannot read: {exc.strerror}")
     try:
-        source = data.decode("utf-8")
+        # utf-8-sig: a byte-order mark is legal at the start of a Python file.
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return FileSkip(rel, f"not UTF-8 text (byte {exc.start}); save it as UTF-8 to scan it")
+
+
+def could_hold_target(rel: str, source: str, extra_names: tuple[str, ...] = ()) -> bool:
+    """False only when no pattern can match the file, so it need not be parsed."""
+    if "/backends/" in "/" + rel or _TRIGGERS.search(source):
+        return True
+    return any(name in source for name in extra_names)
+
+
+def parse_file(rel: str, path: Path) -> ParsedFile | FileSkip:
+    source = read_source(rel, path)
+    if isinstance(source, FileSkip):
+        return source
+    return parse_source(rel, path, source)
+
+
+def parse_source(rel: str, path: Path, source: str) -> ParsedFile | FileSkip:
     try:
         tree = ast.parse(source, filename=rel)
     except SyntaxError as exc:

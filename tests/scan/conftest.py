@@ -20,7 +20,9 @@ def engine_tree(tmp_path: Path) -> Path:
     shutil.copytree(
         FIXTURES / "engine", root / "engine", ignore=shutil.ignore_patterns("__pycache__")
     )
-    (root / "engine" / "broken.py").write_text("def oops(:\n    return 1\n")
+    (root / "engine" / "broken.py").write_text(
+        "class Half(CustomOp):\n    def forward_native(self x):\n        return x\n"
+    )
     (root / "engine" / "latin1.py").write_bytes("# caf\xe9\nx = 1\n".encode("latin-1"))
     return root
 

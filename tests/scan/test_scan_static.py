@@ -117,7 +117,7 @@ def test_out_argument_is_in_place(tmp_path):
 def test_broken_files_are_reported_and_skipped(engine_tree):
     result = scan(engine_tree, OPTIONS)
     reasons = {s.file: s.reason for s in result.file_skips}
-    assert reasons["engine/broken.py"].startswith("syntax error at line 1")
+    assert reasons["engine/broken.py"].startswith("syntax error at line 2")
     assert reasons["engine/latin1.py"].startswith("not UTF-8 text")
     assert result.targets  # the rest of the tree was scanned
 
@@ -199,3 +199,29 @@ def test_tinyserve_patterns(tinyserve):
     stochastic = [f for f in result.findings if f.has_flag(Flag.STOCHASTIC)]
     assert stochastic and all(f.status == Status.SKIPPED for f in stochastic)
     assert not any(Path(f.file).parts[0] == "tests" for f in result.findings)
+
+
+def test_bases_in_files_without_trigger_words_are_followed(tmp_path):
+    (tmp_path / "root_op.py").write_text(
+        "class Root:\n    def forward_native(self, x):\n        raise NotImplementedError\n\n"
+        "    def forward_triton(self, x):\n        return self.forward_native(x)\n"
+    )
+    (tmp_path / "middle.py").write_text(
+        "from root_op import Root\n\n\nclass Middle(Root):\n    pass\n"
+    )
+    (tmp_path / "op.py").write_text(
+        "from middle import Middle\n\n\nclass Op(Middle):\n    def forward_native(self, x):\n        return x * 2\n"
+    )
+    (tmp_path / "plain.py").write_text("def helper(x):\n    return x\n")
+    result = scan(tmp_path)
+    (op,) = result.findings
+    assert op.kind == Kind.FUSED_OP and op.op_base == "Middle"
+    assert result.files_scanned == 4
+
+
+def test_byte_order_mark_is_fine(tmp_path):
+    (tmp_path / "bom.py").write_bytes(
+        b"\xef\xbb\xbf# kbot: optimize\ndef f(x):\n    return x * 2\n"
+    )
+    result = scan(tmp_path)
+    assert not result.file_skips and [f.qualname for f in result.findings] == ["f"]
