@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -80,3 +82,29 @@ class BudgetTracker:
         if used <= 0:
             return None
         return max(0.0, self.elapsed_s() * (1 - used) / used)
+
+
+class StopRequest:
+    """Ctrl-C sets a flag the loop checks between evaluations; a second Ctrl-C raises at once.
+
+    A verdict that arrives after Ctrl-C is dropped, not stored: the evaluator's worker shares
+    the terminal's process group, so it was interrupted too and its verdict may be a spurious
+    crash that the cache would otherwise keep forever."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: object = None
+
+    def __enter__(self) -> StopRequest:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True

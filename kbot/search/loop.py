@@ -21,7 +21,7 @@ from kbot.evaluate.verdict import Verdict
 from kbot.problem import ProblemSpec
 from kbot.propose.base import Parent, Proposal, ProposeContext, Proposer
 from kbot.search.archive import Archive, Entry
-from kbot.search.budget import BudgetTracker, StopReason
+from kbot.search.budget import BudgetTracker, StopReason, StopRequest
 from kbot.search.fitness import fitness_of
 from kbot.search.islands import Islands
 from kbot.search.options import OptimizeOptions
@@ -97,6 +97,8 @@ class SearchLoop:
         self.notes: list[str] = []
         self.fresh = 0
         self.cached = 0
+        self.summaries: list[GenerationSummary] = []
+        self.stop_request = StopRequest()
         # proposers that returned only known candidates twice in a row (e.g. codegen, which
         # ignores parents) are not asked again: each call can cost a trace
         self._dry_calls: dict[str, int] = {}
@@ -106,41 +108,10 @@ class SearchLoop:
         self._productive: set[str] = set()
 
     def run(self) -> LoopResult:
-        recorded: dict[int, list[RunCandidate]] = defaultdict(list)
-        for candidate in self.store.run_candidates(self.run_id):
-            recorded[candidate.generation].append(candidate)
-        summaries: list[GenerationSummary] = []
-        stale_generations = 0
-        stop: StopReason | None = None
-        generations = self.options.budget.generations
         try:
-            for generation in range(generations):
-                self.progress.generation_started(generation, generations)
-                candidates = recorded.get(generation)
-                if candidates is None:
-                    stop = self.tracker.exhausted()
-                    if stop:
-                        break
-                    candidates = self._propose(generation)
-                    if not candidates:
-                        stop = StopReason.EXHAUSTED
-                        break
-                improved, stop = self._evaluate_all(generation, candidates)
-                if stop:
-                    # a generation cut short by a budget still shows in the report
-                    if any(e.generation == generation for e in self.entries.values()):
-                        summaries.append(self._close_generation(generation))
-                    break
-                summaries.append(self._close_generation(generation))
-                if (generation + 1) % self.options.migration_interval == 0:
-                    self.islands.migrate()
-                stale_generations = 0 if improved else stale_generations + 1
-                stop = self._early_stop(stale_generations)
-                if stop:
-                    break
-            else:
-                stop = StopReason.GENERATIONS
-        except KeyboardInterrupt:
+            with self.stop_request:
+                stop = self._generations()
+        except KeyboardInterrupt:  # a second Ctrl-C, or one outside the main thread's handler
             stop = StopReason.INTERRUPTED
         for name, reason in self._skipped.items():
             self._note(f"{name}: {reason}")
@@ -149,12 +120,45 @@ class SearchLoop:
             stop_reason=stop,
             archive=self.archive,
             entries=self.entries,
-            generations=summaries,
+            generations=self.summaries,
             fresh_evaluations=self.fresh,
             cached_verdicts=self.cached,
             notes=self.notes,
             elapsed_s=self.tracker.elapsed_s(),
         )
+
+    def _generations(self) -> StopReason:
+        recorded: dict[int, list[RunCandidate]] = defaultdict(list)
+        for candidate in self.store.run_candidates(self.run_id):
+            recorded[candidate.generation].append(candidate)
+        stale_generations = 0
+        generations = self.options.budget.generations
+        for generation in range(generations):
+            self.progress.generation_started(generation, generations)
+            candidates = recorded.get(generation)
+            if candidates is None:
+                stop = self.tracker.exhausted()
+                if stop:
+                    return stop
+                candidates = self._propose(generation)
+                if self.stop_request.requested:
+                    return StopReason.INTERRUPTED
+                if not candidates:
+                    return StopReason.EXHAUSTED
+            improved, stop = self._evaluate_all(generation, candidates)
+            if stop:
+                # a generation cut short still shows in the report
+                if any(e.generation == generation for e in self.entries.values()):
+                    self.summaries.append(self._close_generation(generation))
+                return stop
+            self.summaries.append(self._close_generation(generation))
+            if (generation + 1) % self.options.migration_interval == 0:
+                self.islands.migrate()
+            stale_generations = 0 if improved else stale_generations + 1
+            stop = self._early_stop(stale_generations)
+            if stop:
+                return stop
+        return StopReason.GENERATIONS
 
     # proposing
 
@@ -238,6 +242,8 @@ class SearchLoop:
         pending = [c for c in candidates if c.sha256 not in self.entries]
         index = 0
         while index < len(pending):
+            if self.stop_request.requested:
+                return improved, StopReason.INTERRUPTED
             candidate = pending[index]
             verdict = self._cached(candidate)
             if verdict is not None:
@@ -252,7 +258,13 @@ class SearchLoop:
             if stop:
                 return improved, stop
             batch = self._batch(pending, index)
-            for member, verdict in zip(batch, self._evaluate(batch)):
+            verdicts = self._evaluate(batch)
+            if self.stop_request.requested:
+                return (
+                    improved,
+                    StopReason.INTERRUPTED,
+                )  # these verdicts are dropped (see StopRequest)
+            for member, verdict in zip(batch, verdicts):
                 self.store.put_verdict(
                     self.run_id, member.sha256, self.problem.source_sha256, self.env_key, verdict
                 )

@@ -2,6 +2,8 @@
 
 import ast
 import json
+import os
+import signal
 
 import pytest
 
@@ -87,27 +89,37 @@ def test_nothing_accepted_is_reported_with_the_reasons(tmp_path, problem, fakes)
     assert "output differs from Model" in result.report_md_path.read_text()
 
 
-def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path, problem, fakes):
-    class Interrupting(fakes.FakeEvaluator):
-        def evaluate(self, *args, **kwargs):
-            if len(self.evaluated) == 4:
-                raise KeyboardInterrupt
-            return super().evaluate(*args, **kwargs)
+def test_ctrl_c_stops_cleanly_drops_the_verdict_in_flight_and_resumes(tmp_path, problem, fakes):
+    class Interrupted(fakes.FakeEvaluator):
+        """The terminal's Ctrl-C reaches the worker too: its verdict is a spurious crash."""
 
-    first = Interrupting()
+        def evaluate(self, problem, source, name="candidate.py"):
+            if len(self.evaluated) == 3:
+                self.evaluated.append(fakes.source_hash(source))
+                os.kill(os.getpid(), signal.SIGINT)
+                return fakes.Verdict(
+                    False, fakes.Stage.LOAD, (fakes.Reason("worker", "killed by SIGINT"),), "cpu"
+                )
+            return super().evaluate(problem, source, name)
+
+    first = Interrupted()
     stopped = _optimize(tmp_path, problem, first, fakes.FakeProposer())
-    assert (
-        stopped.status is OptimizeStatus.INTERRUPTED
-        and stopped.stop_reason is StopReason.INTERRUPTED
-    )
+    assert stopped.status is OptimizeStatus.INTERRUPTED
+    assert stopped.stop_reason is StopReason.INTERRUPTED
     assert f"--resume {stopped.run_id}" in stopped.message
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    in_flight = first.evaluated[3]
     second = fakes.FakeEvaluator()
     resumed = _optimize(
         tmp_path, problem, second, fakes.FakeProposer(), resume_run_id=stopped.run_id
     )
-    assert resumed.run_id == stopped.run_id and resumed.has_winner
-    assert not set(first.evaluated) & set(second.evaluated)
-    assert resumed.candidates == len(first.evaluated) + len(second.evaluated)
+    assert (
+        resumed.run_id == stopped.run_id
+        and resumed.has_winner
+        and resumed.accepted == resumed.candidates
+    )
+    assert set(first.evaluated) & set(second.evaluated) == {in_flight}  # only it runs again
+    assert resumed.candidates == len(first.evaluated) - 1 + len(second.evaluated)
 
 
 @pytest.fixture
