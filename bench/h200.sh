@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# One full run on the device machine (H200): install kbot, run the GPU tests and the benchmarks
+# named as arguments, keep every log under $OUT, print a short table last.
+#   bash bench/h200.sh gputests evaluator optimize publish
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-/tmp/kbot-out}"
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+        && export PYTHONPATH=/tmp/site
+fi
+python3 -m pip install -q -e . --no-deps --no-build-isolation >"$OUT/install.log" 2>&1 || { cat "$OUT/install.log"; exit 1; }
+{
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    python3 -c 'import torch, triton; print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__)'
+} | tee "$OUT/env.txt"
+
+declare -A STATUS
+run_step() {  # name, timeout seconds, command...
+    local name=$1 limit=$2; shift 2
+    local start=$SECONDS
+    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+    local rc=$?
+    STATUS[$name]="rc=$rc $((SECONDS - start))s"
+    tail -n 25 "$OUT/$name.log"
+}
+
+for step in "$@"; do
+    case "$step" in
+        gputests) run_step gputests "${GPUTESTS_S:-280}" python3 -m pytest -m gpu -q -rs --timeout=200 tests ;;
+        evaluator) run_step evaluator "${EVALUATOR_S:-280}" python3 bench/evaluator_bench.py --out "$OUT/evaluator.md" --time-limit "${EVALUATOR_LIMIT_S:-220}" ;;
+        optimize) run_step optimize 560 python3 bench/optimize_suite.py --out "$OUT/optimize.md" ;;
+        publish) run_step publish 300 python3 bench/publish_gpu.py --out "$OUT/publish.md" ;;
+        *) echo "unknown step $step" ;;
+    esac
+done
+
+echo
+echo "| step | result |"
+echo "|---|---|"
+for step in "$@"; do echo "| $step | ${STATUS[$step]:-not run} |"; done
