@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -26,17 +27,18 @@ def verdict_from_text(text: str) -> Verdict:
 
 
 def verdict_from_json(data: dict[str, Any]) -> Verdict:
-    return Verdict(
-        accepted=bool(data["accepted"]),
-        stage=Stage(data["stage"]),
-        reasons=tuple(Reason(**r) for r in data.get("reasons", ())),
-        device=data.get("device", ""),
-        cases=tuple(_case(c) for c in data.get("cases", ())),
-        seeds=int(data.get("seeds", 0)),
-        wall_s=float(data.get("wall_s", 0.0)),
-        worker_output=data.get("worker_output", ""),
-        versions=dict(data.get("versions", {})),
-    )
+    values = _known(Verdict, data)
+    values["stage"] = Stage(values["stage"])
+    values["reasons"] = tuple(Reason(**_known(Reason, r)) for r in values.get("reasons", ()))
+    values["cases"] = tuple(_case(c) for c in values.get("cases", ()))
+    values["versions"] = dict(values.get("versions", {}))
+    return Verdict(**values)
+
+
+def _known(record: type, data: dict[str, Any]) -> dict[str, Any]:
+    """The keys `record` has: to_json's derived keys (timed, speedups) are recomputed."""
+    names = {f.name for f in dataclasses.fields(record)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 def _case(data: dict[str, Any]) -> CaseResult:
@@ -50,17 +52,17 @@ def _case(data: dict[str, Any]) -> CaseResult:
 
 
 def _correctness(data: dict[str, Any]) -> CaseCorrectness:
-    fields = dict(data)
+    fields = _known(CaseCorrectness, data)
     fields["distributions"] = tuple(fields.get("distributions", ()))
     return CaseCorrectness(**fields)
 
 
 def _stat(data: dict[str, Any] | None) -> Stat | None:
-    return Stat(**data) if isinstance(data, dict) else None
+    return Stat(**_known(Stat, data)) if isinstance(data, dict) else None
 
 
 def _timing(data: dict[str, Any]) -> CaseTiming:
-    fields = dict(data)
+    fields = _known(CaseTiming, data)
     for name in (
         "candidate_graph",
         "candidate_plain",
@@ -70,5 +72,6 @@ def _timing(data: dict[str, Any]) -> CaseTiming:
         "compile_plain",
         "compile_max_autotune_graph",
     ):
-        fields[name] = _stat(fields.get(name))
+        if name in fields:
+            fields[name] = _stat(fields[name])
     return CaseTiming(**fields)

@@ -22,6 +22,10 @@ from kbot.search.codec import verdict_from_text, verdict_to_text
 
 SCHEMA_VERSION = 1
 
+# Rejections that say nothing about the candidate (its worker never started) are stored but
+# never served from the cache; a timeout or a crash is the candidate's own and is cached.
+UNCACHED_RULES = frozenset({"worker"})
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS problems (
@@ -275,7 +279,12 @@ class Store:
             " AND env_key = ? AND kind = ?",
             (candidate_sha256, problem_sha256, env_key, kind),
         ).fetchone()
-        return verdict_from_text(row[0]) if row else None
+        if row is None:
+            return None
+        verdict = verdict_from_text(row[0])
+        if any(reason.rule in UNCACHED_RULES for reason in verdict.reasons[:1]):
+            return None
+        return verdict
 
     def put_verdict(
         self,

@@ -16,7 +16,7 @@ def _timed_verdict():
         {"T": 1}, 5, ("normal", "uniform"), math.inf, 0.0, 1e-2, 1e-2, False
     )
     return Verdict(True, Stage.DONE, (), "NVIDIA H200", (CaseResult({"T": 1}, correctness, timing),),
-                   seeds=5, wall_s=1.5, versions={"torch": "2.11"})  # fmt: skip
+                   seeds=5, wall_s=1.5, versions={"torch": "2.11"}, base_seed=7)  # fmt: skip
 
 
 def test_verdict_round_trips_through_the_store_text():
@@ -34,6 +34,16 @@ def test_cache_is_keyed_by_candidate_problem_and_environment(tmp_path, problem):
         assert store.cached_verdict("c" * 64, problem.source_sha256, "cpu|torch=b") is None
         assert store.cached_verdict("c" * 64, "p" * 64, "cpu|torch=a") is None
         assert store.evaluation_count("r1") == 1
+
+
+def test_a_worker_that_never_started_is_not_cached(tmp_path, problem):
+    from kbot.evaluate.verdict import Reason
+
+    failed = Verdict(False, Stage.LOAD, (Reason("worker", "could not start python"),), "cpu")
+    with Store(tmp_path / "kbot.sqlite") as store:
+        store.create_run("r1", problem, "cpu", {}, None)
+        store.put_verdict("r1", "c" * 64, problem.source_sha256, "cpu", failed)
+        assert store.cached_verdict("c" * 64, problem.source_sha256, "cpu") is None
 
 
 def test_proposals_are_recorded_once_per_run(tmp_path, problem, fakes):
