@@ -114,6 +114,7 @@ VIEW_OPS = {
     aten.select.int,
     aten.cat.default,
     aten.index.Tensor,
+    aten.index_select.default,
     operator.getitem,
 }
 
@@ -258,6 +259,9 @@ class KernelBody:
             return self.scalar(node)
         if node in self.precomputed:
             return self.precomputed[node]
+        val = node.meta.get("val")
+        if isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
+            return self.size(val)  # size arithmetic: a launcher-computed integer argument
         key = (node, idx)
         if key not in self._memo:
             self._memo[key] = self._lower(node, idx)

@@ -43,12 +43,42 @@ def model_init_source(spec: ProblemSpec) -> str:
         - assigned
         - _ALLOWED
     )
+    constants = _module_constants(tree)
+    init = _inline_constants(init, {n: constants[n] for n in free if n in constants})
+    free = [n for n in free if n not in constants]
     if free:
         raise Unsupported(
             f"Model.__init__ uses {', '.join(free)} (a candidate may import only torch and triton)"
         )
     init = _strip_docstring(init)
     return textwrap.indent(ast.unparse(init), "    ") + "\n"
+
+
+def _module_constants(tree: ast.Module) -> dict[str, object]:
+    """Module-level `NAME = <literal>` assignments of the problem file."""
+    out: dict[str, object] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                try:
+                    out[target.id] = ast.literal_eval(node.value)
+                except (ValueError, TypeError, SyntaxError):
+                    continue
+    return out
+
+
+def _inline_constants(func: ast.FunctionDef, values: dict[str, object]) -> ast.FunctionDef:
+    """Replaces module constants (e.g. a default `max_positions=MAX_POSITIONS`) by their value,
+    so the candidate needs nothing from the problem file."""
+
+    class _Inline(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if isinstance(node.ctx, ast.Load) and node.id in values:
+                return ast.copy_location(ast.Constant(values[node.id]), node)
+            return node
+
+    return _Inline().visit(func)
 
 
 def _strip_docstring(func: ast.FunctionDef) -> ast.FunctionDef:

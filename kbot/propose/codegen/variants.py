@@ -18,6 +18,7 @@ from kbot.propose.codegen.classify import Schedule, ScheduleKind
 from kbot.propose.codegen.emit_matmul import emit_extern, emit_gemm
 from kbot.propose.codegen.emit_pointwise import emit_pointwise
 from kbot.propose.codegen.emit_reduction import emit_reduction
+from kbot.propose.codegen.emit_split import emit_split, splittable
 from kbot.propose.codegen.emitted import Emitted
 from kbot.propose.codegen.trace import TracedProblem
 
@@ -60,7 +61,9 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
     base = (
         _pointwise_variants(n_cols)
         if schedule.kind == ScheduleKind.POINTWISE
-        else _reduction_variants(n_cols)
+        else _reduction_variants(
+            n_cols, splittable(schedule), schedule.col_dim != len(schedule.iter_shape) - 1
+        )
     )
     if not schedule.extern:
         return base
@@ -95,9 +98,19 @@ def _pointwise_variants(n_cols: int) -> list[Variant]:
     return out
 
 
-def _reduction_variants(n_cols: int) -> list[Variant]:
+# Split rows this wide across several programs: at decode sizes (1-64 rows) one program per
+# row would leave most of the H200's 132 SMs idle.
+SPLIT_MIN_COLS = 16384
+SPLIT_CHOICES = ((32, 2048, 4), (128, 1024, 4))
+
+
+def _reduction_variants(n_cols: int, can_split: bool, middle: bool) -> list[Variant]:
     width = _pow2(n_cols)
     choices: list[tuple[int, int | None, int]] = []
+    if middle and width <= 64:
+        # Reducing a short middle dim (MoE top-k): the rows run along the contiguous last dim,
+        # so many rows per program make each load a wide coalesced sweep.
+        choices += [(256, None, 4), (1024, None, 8)]
     if width <= ONE_PASS_MAX_COLS:
         warps = 4 if width <= 1024 else 8 if width <= 4096 else 16
         rows = max(1, min(16, 2048 // width))
@@ -116,6 +129,17 @@ def _reduction_variants(n_cols: int) -> list[Variant]:
                 ),
             )
         )
+    if can_split and n_cols >= SPLIT_MIN_COLS:
+        for splits, block, warps in SPLIT_CHOICES:
+            out.insert(
+                1,
+                Variant(
+                    f"split {splits} b{block} w{warps}",
+                    lambda t, s, z, op, ext=None, p=splits, b=block, w=warps: emit_split(
+                        t, s, z, op, splits=p, block_n=b, num_warps=w, extern_args=ext
+                    ),
+                ),
+            )
     return out
 
 

@@ -102,7 +102,10 @@ def lower_view(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> st
     if target == aten.cat.default:
         return _cat(body, node, idx)
     if target == aten.index.Tensor:
-        return _gather(body, node, idx)
+        return _gather(body, node, idx, node.args[1])
+    if target == aten.index_select.default:
+        dim = _dim(args[1], len(in_shape))
+        return _gather(body, node, idx, [None] * dim + [args[2]])
     raise Unsupported(f"view op {target}")
 
 
@@ -214,8 +217,8 @@ def _cat(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
     return result
 
 
-def _gather(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
-    src, indices = node.args
+def _gather(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...], indices: list) -> str:
+    src = node.args[0]
     present = [(p, t) for p, t in enumerate(indices) if t is not None]
     if len(present) != 1:
         raise Unsupported("indexing with more than one index tensor")
