@@ -43,7 +43,8 @@ def test_gpu_optimize_times_remeasures_and_reports(tmp_path):
     options = OptimizeOptions(
         proposers=("codegen", "tune"),
         device="cuda",
-        budget=Budget(generations=3, time_s=300.0, max_candidates=24),
+        # small enough for bench/h200.sh's 200 s per-test limit, torch.compile baselines included
+        budget=Budget(generations=2, time_s=90.0, max_candidates=8),
     )
     result = optimize(load_problem(path), options, tmp_path / "work")
     print(f"\n{result.status.value}: {result.message}\nreport: {result.report_md_path}")
