@@ -209,26 +209,58 @@ def _refuse_overwrite(repo_root: Path, kernel_path: str) -> None:
         )
 
 
-def split_reference(source: str) -> tuple[list[str], str]:
-    """The problem file's top-level imports (minus those the templates write) and the rest."""
+@dataclass(frozen=True)
+class Reference:
+    """The problem file rearranged for a test module in the target repository."""
+
+    imports: tuple[str, ...]  # third-party imports, e.g. "from torch import nn"
+    package_imports: tuple[str, ...]  # imports from the target's own package
+    body: str  # Model, get_inputs, get_init_inputs and what they use
+
+
+def split_reference(source: str, package: str) -> Reference:
+    """Splits the problem into imports and code, leaving out what only made sense in kbot's run
+    directory: the docstring, `sys.path` set-up, `CASES`/`KBOT` (the test writes its own), and
+    imports the templates write or the code does not use."""
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
-    imports: list[str] = []
+    imports: list[ast.stmt] = []
     skip: set[int] = set()
-    for node in tree.body:
+    for index, node in enumerate(tree.body):
         segment = "".join(lines[node.lineno - 1 : node.end_lineno])
-        if "sys.path" in segment or _assigns(node, "_ROOT"):
-            # kbot's run directory needs the target on sys.path; inside the repository the
-            # package imports as it is, and an absolute path would not survive the PR.
+        dropped = (
+            "sys.path" in segment
+            or any(_assigns(node, name) for name in ("_ROOT", "CASES", "KBOT"))
+            or (index == 0 and _is_docstring(node))
+        )
+        if dropped or isinstance(node, (ast.Import, ast.ImportFrom)):
             skip.update(range(node.lineno - 1, node.end_lineno or node.lineno))
+        if not dropped and isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+    body = "".join(line for i, line in enumerate(lines) if i not in skip)
+    body = re.sub(r"\n{3,}", "\n\n\n", body.strip("\n")) + "\n"
+    used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
+    third, first = [], []
+    for node in imports:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
             continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            text = "".join(lines[node.lineno - 1 : node.end_lineno]).strip()
-            skip.update(range(node.lineno - 1, node.end_lineno or node.lineno))
-            if text not in _OWN_IMPORTS and not text.startswith(("from __future__", "import sys")):
-                imports.append(text)
-    body = "".join(line for i, line in enumerate(lines) if i not in skip).strip("\n")
-    return ["import torch", *imports], body + "\n"
+        names = [(a.asname or a.name).split(".")[0] for a in node.names]
+        if not any(name in used for name in names):
+            continue
+        text = re.sub(r"\s*#.*$", "", "".join(lines[node.lineno - 1 : node.end_lineno]).strip())
+        if text in _OWN_IMPORTS:
+            continue
+        module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+        (first if (module or "").split(".")[0] == package else third).append(text)
+    return Reference(tuple(third), tuple(first), body)
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
 
 
 def _binds(source: str, name: str) -> bool:
@@ -244,7 +276,7 @@ def _assigns(node: ast.stmt, name: str) -> bool:
 def _code_context(
     run: RunDir, call: KernelCall, layout: Layout, kernel_import: str, dtypes: tuple[str, ...]
 ) -> dict[str, Any]:
-    imports, body = split_reference(run.problem.source)
+    reference = split_reference(run.problem.source, kernel_import.split(".")[0])
     tolerances = {}
     for case in run.verdict.cases:
         if case.correctness is not None:
@@ -255,8 +287,9 @@ def _code_context(
         "op": call.launcher,
         "kbot_version": __version__,
         "target_label": f"{layout.target_path}::{run.target.qualname if run.target else ''}",
-        "reference_imports": [line for line in imports if line != "import torch"],
-        "reference_body": body,
+        "reference_imports": list(reference.imports),
+        "package_imports": list(reference.package_imports),
+        "reference_body": reference.body,
         "kernel_import": kernel_import,
         "forward_params": list(call.forward_params),
         "kernel_call": call.render({"self": "model"}),

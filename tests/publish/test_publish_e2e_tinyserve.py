@@ -17,7 +17,9 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tinyserve"
 
 
 def _make_demo_repo(dest: Path) -> Path:
-    spec = importlib.util.spec_from_file_location("tinyserve_demo_e2e", EXAMPLE / "make_demo_repo.py")
+    spec = importlib.util.spec_from_file_location(
+        "tinyserve_demo_e2e", EXAMPLE / "make_demo_repo.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.make_demo_repo(dest)
