@@ -112,11 +112,11 @@ class LineProgress:
 class RichProgress:
     """A live panel on a terminal: generation, evaluated, accepted, best, roofline, ETA."""
 
-    def __init__(self) -> None:
+    def __init__(self, console: Any = None) -> None:
         from rich.console import Console
         from rich.live import Live
 
-        self._console = Console(stderr=True)
+        self._console = console or Console(stderr=True)
         self._live = Live(console=self._console, refresh_per_second=4, transient=False)
         self._title = ""
         self._generation = (0, 1)
@@ -145,11 +145,12 @@ class RichProgress:
         self._live.update(table)
 
     def note(self, text: str) -> None:
-        self._console.print(f"[dim]{text}[/dim]")
+        # messages quote rule names like "[mismatch]": never read them as rich markup
+        self._console.print(text, style="dim", markup=False, highlight=False)
 
     def finished(self, summary: str) -> None:
         self._live.stop()
-        self._console.print(summary)
+        self._console.print(summary, markup=False, highlight=False)
 
 
 def progress_for(json_mode: bool, stream: TextIO | None = None) -> Progress:

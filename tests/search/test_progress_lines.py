@@ -40,3 +40,21 @@ def test_plain_lines_for_logs_show_the_state_per_generation():
 def test_progress_kind_follows_json_flag_and_terminal():
     assert isinstance(progress_for(True, io.StringIO()), JsonLinesProgress)
     assert isinstance(progress_for(False, io.StringIO()), LineProgress)
+
+
+def test_rich_panel_renders_the_live_table_on_a_terminal():
+    from rich.console import Console
+
+    from kbot.search.progress import RichProgress
+
+    stream = io.StringIO()
+    console = Console(file=stream, force_terminal=True, width=200, color_system=None)
+    progress = RichProgress(console)
+    progress.started("run-1", "rmsnorm", "NVIDIA H200")
+    progress.generation_started(0, 3)
+    progress.verdict(_snapshot())
+    progress.note("codegen: [mismatch] case 1")
+    progress.finished("winner: 1.30x")
+    text = stream.getvalue()
+    assert "1.30x vs torch.compile" in text and "61%" in text and "2.2 min" in text
+    assert "[mismatch]" in text and "winner: 1.30x" in text
