@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> CommandResult:
                 generations=config.search.generations,
                 time_s=config.search.time_budget_s,
                 max_candidates=config.search.max_candidates,
+                max_tokens=config.llm.max_tokens_per_run,
+                max_usd=config.llm.max_usd_per_run,
             ),
             islands=config.search.islands,
             patience=config.search.patience,
