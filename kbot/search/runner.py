@@ -250,7 +250,7 @@ def _finish(
         reverse=True,
     )
     winner = ranked[0] if ranked else None
-    status, message = _status(winner, len(result.entries), stop_message)
+    status, message = _status(winner, len(result.entries), stop_message, result.notes)
     report = build_report(
         run_id=run_id, problem=problem, device_name=device_name, options=options,
         result=result, finalists=finalists, winner=winner, status=status.value,
@@ -277,7 +277,12 @@ def _finish(
     )
 
 
-def _status(winner: Any, candidates: int, stop_message: str) -> tuple[OptimizeStatus, str]:
+def _status(
+    winner: Any, candidates: int, stop_message: str, notes: list[str]
+) -> tuple[OptimizeStatus, str]:
+    if winner is None and candidates == 0:
+        why = "; ".join(notes) or stop_message
+        return OptimizeStatus.NO_ACCEPTED, f"no candidate was proposed: {why}"
     if winner is None:
         return (
             OptimizeStatus.NO_ACCEPTED,

@@ -161,3 +161,18 @@ def test_cli_rejects_unknown_proposers_listing_valid_ones(tmp_path, problem, cap
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert names.split(",")[-1] in err and "tune" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_problem_no_proposer_handles_ends_with_their_reasons(tmp_path, problem, fakes):
+    class Unsupported:
+        name = "codegen"
+
+        def propose(self, context):
+            return fakes.ProposeOutcome((), skipped_reason="no codegen schedule: scatter")
+
+    result = _optimize(tmp_path, problem, fakes.FakeEvaluator(), Unsupported())
+    assert (
+        result.status is OptimizeStatus.NO_ACCEPTED and result.stop_reason is StopReason.EXHAUSTED
+    )
+    assert result.message == "no candidate was proposed: codegen: no codegen schedule: scatter"
+    assert "no codegen schedule: scatter" in result.report_md_path.read_text()
