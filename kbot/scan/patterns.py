@@ -15,7 +15,18 @@ from dataclasses import dataclass
 from kbot.scan.facts import ClassInfo, FileFacts, FunctionNode, dotted_name
 from kbot.scan.findings import Kind, Param
 
-FAST_PATH_METHODS = ("forward_cuda", "forward_triton")
+# Methods that run on NVIDIA GPUs instead of forward_native. Newer op bases name the backend
+# (SGLang's BaseFusedOp: forward_aot for the sgl_kernel wheel, forward_jit for JIT kernels).
+FAST_PATH_METHODS = (
+    "forward_cuda",
+    "forward_triton",
+    "forward_aot",
+    "forward_jit",
+    "forward_cutlass",
+    "forward_flashinfer",
+    "forward_cudnn",
+    "forward_cute",
+)
 _GENERIC_BASES = {"Module", "object", "ABC", "Generic", "Protocol", ""}
 
 
@@ -223,7 +234,8 @@ def _backend_bases(index: ClassIndex, facts: FileFacts, info: ClassInfo) -> set[
     for f, c in index.ancestors(facts, info):
         if _is_default_backend_file(f.file.rel) or c is info:
             names.update(b for b in c.bases if b not in _GENERIC_BASES)
-    names.discard(info.name)
+    if info.name not in info.bases:  # `class XImpl(XImpl)` re-exports the imported interface
+        names.discard(info.name)
     return names
 
 
@@ -239,7 +251,8 @@ def default_backend_candidates(all_facts: list[FileFacts], index: ClassIndex) ->
             continue
         for info in facts.classes:
             forward = info.methods.get("forward")
-            if forward is None or is_stub(forward) or not info.name.endswith("Impl"):
+            implements = info.name.endswith("Impl") or any(b.endswith("Impl") for b in info.bases)
+            if forward is None or is_stub(forward) or not implements:
                 continue
             candidate = Candidate(
                 facts, info.qualname, Kind.DEFAULT_BACKEND, "forward", forward, info

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from kbot.scan.findings import Finding
 
 REFERENCE_CLASS = "_Reference"
+_PROVIDED = {"torch", "nn"}  # the problem file imports these itself
 _BUILTINS = set(dir(builtins)) | {"__file__", "__name__"}
 # nn.Module methods an op may call on itself without defining them.
 _MODULE_METHODS = {
@@ -129,7 +130,17 @@ def _class_source(cls: ast.ClassDef, finding: Finding) -> tuple[str, set[str]]:
         and isinstance(node.func.value, ast.Name)
         and node.func.value.id == "self"
     }
-    inherited = sorted(called - set(methods) - _MODULE_METHODS)
+    assigned = {
+        node.attr
+        for method in methods.values()
+        for node in ast.walk(method)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Store)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    }
+    # `self.act(x)` where __init__ set `self.act = nn.GELU()` calls an attribute, not a method.
+    inherited = sorted(called - set(methods) - assigned - _MODULE_METHODS)
     if inherited:
         raise RebuildError(
             f"{finding.qualname} calls self.{inherited[0]}(), defined in a base class; "
@@ -137,7 +148,7 @@ def _class_source(cls: ast.ClassDef, finding: Finding) -> tuple[str, set[str]]:
         )
     init = methods.get("__init__")
     parts = [f"class {REFERENCE_CLASS}(nn.Module):"]
-    free: set[str] = {"nn"}
+    free: set[str] = set()
     if init is not None:
         copy = ast.parse(ast.unparse(init)).body[0]
         copy.decorator_list = []
@@ -236,6 +247,8 @@ class _ModuleDefs:
                 continue
             done.add(name)
             node = self.defs.get(name)
+            if node is None and name in _PROVIDED:
+                continue
             if node is None:
                 raise RebuildError(
                     f"{self.file}: the op reads `{name}`, which is not defined in its module"

@@ -87,7 +87,10 @@ def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt
         "",
         "# --- copied from the target's source ---",
     ]
-    lines.append(rebuilt.source.rstrip("\n"))
+    header = {"import torch", "from torch import nn"}
+    lines.append(
+        "\n".join(line for line in rebuilt.source.rstrip("\n").splitlines() if line not in header)
+    )
     lines.append("# --- end of copy ---")
     lines.append(f"_Target = {rebuilt.callable_name}")
     if not finding.entry:

@@ -125,8 +125,16 @@ def test_rebuilt_problems_reproduce_the_ops(standalone_tree, tmp_path, run_probl
             inputs={"x": {"shape": ("T", 8), "dtype": "float32"}},
         ),
     ]
+    hints.append(
+        TargetHint(
+            "ops.py::ActMul",
+            name="act_mul",
+            init={"approximate": "tanh"},
+            inputs={"x": {"shape": ("T", 12), "dtype": "float32"}},
+        )
+    )
     result, emitted = _emit(standalone_tree, tmp_path, hints)
-    for name in ("gelu", "rms", "swish"):
+    for name in ("gelu", "rms", "swish", "act_mul"):
         assert emitted[name].status == EmitStatus.EMITTED, emitted[name].message
         assert (
             emitted[name].mode == "rebuilt"
@@ -143,8 +151,12 @@ def test_rebuilt_problems_reproduce_the_ops(standalone_tree, tmp_path, run_probl
         ops = import_from(standalone_tree, "ops")
     finally:
         del sys.modules["kbot_fixture_missing_dependency"]
-    originals = {"gelu": ops.GeluTanhAndMul(3.0), "rms": ops.ScaledRMSNorm(24)}
-    for name in ("gelu", "rms", "swish"):
+    originals = {
+        "gelu": ops.GeluTanhAndMul(3.0),
+        "rms": ops.ScaledRMSNorm(24),
+        "act_mul": ops.ActMul("tanh"),
+    }
+    for name in ("gelu", "rms", "swish", "act_mul"):
         spec, module, model, case_inputs = run_problem(emitted[name].path)
         if name in originals:
             originals[name].load_state_dict(model.state_dict())

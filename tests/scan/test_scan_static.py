@@ -225,3 +225,17 @@ def test_byte_order_mark_is_fine(tmp_path):
     )
     result = scan(tmp_path)
     assert not result.file_skips and [f.qualname for f in result.findings] == ["f"]
+
+
+def test_named_backend_methods_count_as_fast_paths(tmp_path):
+    (tmp_path / "ops.py").write_text(
+        "class BaseFusedOp:\n"
+        "    def forward_native(self, x):\n        raise NotImplementedError\n\n"
+        "    def forward_triton(self, x):\n        return self.forward_native(x)\n\n\n"
+        "class NormOp(BaseFusedOp):\n"
+        "    def forward_native(self, x):\n        return x * 2\n\n"
+        "    def forward_aot(self, x):\n        import sgl_kernel\n\n        return sgl_kernel.rmsnorm(x)\n\n"
+        "    def forward_npu(self, x):\n        return npu_norm(x)\n"
+    )
+    (op,) = scan(tmp_path).findings
+    assert op.has_fast_path and op.fast_path == "forward_aot calls sgl_kernel.rmsnorm (line 16)"
