@@ -74,3 +74,12 @@ def test_nothing_is_evaluated_twice_across_runs(tmp_path, problem, fakes):
     assert results[1].candidates == results[0].candidates
     with Store(tmp_path / "kbot.sqlite") as store:
         assert store.evaluation_count() == results[0].candidates
+
+
+def test_importing_the_search_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, kbot.search, kbot.propose.registry; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
