@@ -99,6 +99,10 @@ def plan_publication(
         "bench_script.py.j2",
         **context,
         original=original if rebinds else None,
+        baseline_patched=integration.adapter == "guarded_dispatch"
+        and not rebinds
+        and bool(context["package_imports"]),
+        base_sha=base_sha[:12],
         target_name=run.target.qualname,
     )
     files = (

@@ -123,3 +123,42 @@ def test_patched_repo_imports_and_its_tests_and_the_parity_test_pass(make_run, t
     )
     assert result.returncode == 0, result.stdout[-3000:]
     assert " passed" in result.stdout and "failed" not in result.stdout
+
+
+def _bench(publication) -> str:
+    return next(f.content for f in publication.files if "/bench_" in f.path)
+
+
+def test_bench_times_a_copy_of_a_patched_function(make_run, target_repo):
+    run_dir = make_run("function")
+    problem = run_dir / "problem.py"
+    # The scanner's import mode: the reference calls the target function itself.
+    problem.write_text(
+        problem.read_text()
+        .replace(
+            "import torch.nn.functional as F\n",
+            "from minisrv.ops import silu_and_mul\n\n_reference = silu_and_mul\n",
+        )
+        .replace(
+            "        d = x.shape[-1] // 2\n        return F.silu(x[..., :d]) * x[..., d:]",
+            "        return _reference(x)",
+        )
+    )
+    bench = _bench(plan_publication(load_run_dir(run_dir), target_repo, "", "0" * 40, ()))
+    assert "def _original_silu_and_mul(x: torch.Tensor) -> torch.Tensor:" in bench
+    assert "_reference = _original_silu_and_mul" in bench
+    assert 'PROVIDERS = ["eager", "torch.compile", "kbot"]' in bench
+    compile(bench, "bench.py", "exec")
+
+
+def test_bench_of_a_patched_method_reference_times_only_the_kernel(make_run, target_repo):
+    run_dir = make_run("torch_compile")
+    problem = run_dir / "problem.py"
+    problem.write_text(
+        problem.read_text().replace(
+            "import torch.nn as nn\n",
+            "import torch.nn as nn\n\nfrom minisrv.layers.compiled import CompiledRMSNorm\n\nBASE = CompiledRMSNorm\n",
+        )
+    )
+    bench = _bench(plan_publication(load_run_dir(run_dir), target_repo, "", "0" * 40, ()))
+    assert 'PROVIDERS = ["kbot"]' in bench and "git checkout 000000000000" in bench
