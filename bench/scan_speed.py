@@ -2,7 +2,7 @@
 classes of the three base-class generations, default backends, compiled functions, markers,
 and plain modules of ~150 lines) and times `kbot.scan.scan` on it. Target: <= 10 s on 2 cores.
 
-    python bench/scan_speed.py [--files 2000] [--repeat 3]
+    python bench/scan_speed.py [--files 2000] [--repeat 3] [--parse-all]
 
 Prints the file count, the findings by kind, and the wall time of each repeat and the best.
 """
@@ -123,7 +123,8 @@ _PLAIN = textwrap.dedent(
 )
 
 
-def generate(root: Path, files: int) -> None:
+def generate(root: Path, files: int, parse_all: bool = False) -> None:
+    """`parse_all` puts a trigger word in every plain module, so no file skips parsing."""
     (root / "pkg" / "backends" / "default").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "base_ops.py").write_text(_BASES)
@@ -144,7 +145,8 @@ def generate(root: Path, files: int) -> None:
             )
             continue
         else:
-            body = "import os\nimport sys\n" + "\n".join(
+            body = "# no forward_native here\n" if parse_all else ""
+            body += "import os\nimport sys\n" + "\n".join(
                 _PLAIN.format(n=n * 10 + i) for i in range(4)
             )
         folder = root / "pkg" / f"group_{n // 100}"
@@ -156,10 +158,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--parse-all",
+        action="store_true",
+        help="worst case: every file holds a trigger word, so every file is parsed",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kbot-scan-speed-") as tmp:
         root = Path(tmp)
-        generate(root, args.files)
+        generate(root, args.files, args.parse_all)
         count = sum(1 for _ in root.rglob("*.py"))
         times = []
         for _ in range(args.repeat):

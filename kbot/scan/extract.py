@@ -115,6 +115,12 @@ def emit_problems(
     out_dir.mkdir(parents=True, exist_ok=True)
     plans: dict[int, InputPlan | str] = {}
     for number, finding in enumerate(result.targets):
+        if not finding.entry and "." in finding.qualname:
+            plans[number] = (
+                f"{finding.qualname} is a method other than forward: a problem needs its class; "
+                "name the class's forward in .kbot.yml instead"
+            )
+            continue
         try:
             plans[number] = plan_inputs(finding, options)
         except InputsUnknown as exc:
