@@ -7,8 +7,10 @@ Modules are imported only when their command runs, so `kbot --help` stays fast.
 from __future__ import annotations
 
 COMMANDS: dict[str, str] = {
-    "optimize": "kbot.commands.optimize",
-    "config": "kbot.commands.config",
     "scan": "kbot.commands.scan",
     "eval": "kbot.commands.eval",
+    "optimize": "kbot.commands.optimize",
+    "pr": "kbot.commands.pr",
+    "run": "kbot.commands.run",
+    "config": "kbot.commands.config",
 }
