@@ -215,7 +215,7 @@ SECTIONS: dict[str, dict[str, Field]] = {
         "max_candidates": with_default(integer(1), 200),
         "islands": with_default(integer(1), 4),
         "patience": with_default(integer(1), 3),
-        "seeds": with_default(integer(1), 5),
+        "seeds": with_default(integer(5), 5),  # the evaluator's floor: fewer trials prove little
     },
     "llm": {
         "base_url": text(
