@@ -64,6 +64,7 @@ class LoopResult:
     cached_verdicts: int  # verdicts taken from the store
     notes: list[str] = field(default_factory=list)  # proposers' skipped reasons and failures
     elapsed_s: float = 0.0
+    first_accepted_s: float | None = None  # run time when the first candidate was accepted
 
 
 class SearchLoop:
@@ -96,6 +97,7 @@ class SearchLoop:
         self.rejected: list[Entry] = []
         self.notes: list[str] = []
         self.fresh = 0
+        self.first_accepted_s: float | None = None
         self.cached = 0
         self.summaries: list[GenerationSummary] = []
         self.stop_request = StopRequest()
@@ -125,6 +127,7 @@ class SearchLoop:
             cached_verdicts=self.cached,
             notes=self.notes,
             elapsed_s=self.tracker.elapsed_s(),
+            first_accepted_s=self.first_accepted_s,
         )
 
     def _generations(self) -> StopReason:
@@ -313,6 +316,8 @@ class SearchLoop:
         self.entries[entry.sha256] = entry
         improved = self.archive.add(entry)
         if entry.fitness.accepted:
+            if self.first_accepted_s is None:
+                self.first_accepted_s = self.tracker.elapsed_s()
             self.islands.add(candidate.island, entry)
         else:
             self.rejected.append(entry)

@@ -73,6 +73,9 @@ def build_report(
         "rejections": _rejections(entries),
         "notes": list(result.notes),
         "elapsed_s": round(result.elapsed_s, 3),
+        "first_accepted_s": (
+            None if result.first_accepted_s is None else round(result.first_accepted_s, 3)
+        ),
     }
 
 
