@@ -84,10 +84,18 @@ def test_the_token_input_reaches_only_the_run_step_and_only_through_env(action) 
         assert "github-token" not in spec["value"], name
 
 
-def _run_step(action: dict, step_id: str, context: dict[str, str], tmp_path: Path, cwd: Path):
+def _run_step(
+    action: dict,
+    step_id: str,
+    context: dict[str, str],
+    tmp_path: Path,
+    cwd: Path,
+    runner_env: dict[str, str] | None = None,
+):
     """Runs one step's script as GitHub would: its env expressions resolved from `context`."""
     step = _step(action, step_id)
     env = {k: v for k, v in os.environ.items() if not k.startswith("KBOT_")}
+    env.update(runner_env or {})
     for key, value in (step.get("env") or {}).items():
         env[key] = _EXPRESSION.sub(lambda m: context[m.group(1)], str(value))
     output_file = tmp_path / f"{step_id}.out"
@@ -135,3 +143,81 @@ def test_run_step_rejects_a_dry_run_value_that_is_not_a_boolean(action, repo_roo
     context["steps.settings.outputs.token-env"] = "GITHUB_TOKEN"
     done, _ = _run_step(action, "run", context, tmp_path, repo_root)
     assert done.returncode == 2 and "dry-run must be 'true' or 'false'" in done.stdout
+
+
+def _fake_python(tmp_path: Path, envelope_json: str, exit_code: int) -> Path:
+    """An interpreter that answers `-m kbot ...` with a canned envelope and records its argv and
+    environment; everything else runs on the real interpreter."""
+    (tmp_path / "envelope.json").write_text(envelope_json)
+    script = tmp_path / "python"
+    script.write_text(
+        "#!/usr/bin/env bash\n"
+        'if [ "$1" = "-m" ] && [ "$2" = "kbot" ]; then\n'
+        f'  printf "%s\\n" "$@" > "{tmp_path}/argv"; env > "{tmp_path}/env"\n'
+        f'  cat "{tmp_path}/envelope.json"; exit {exit_code}\n'
+        "fi\n"
+        f'exec "{sys.executable}" "$@"\n'
+    )
+    script.chmod(0o755)
+    return script
+
+
+def _run_envelope(exit_code: int) -> str:
+    from kbot.errors import ExitCode
+    from kbot.output import envelope
+    from kbot.publish.summary import RunRow
+
+    rows = [
+        RunRow(
+            "norm.py::RMSNorm", "rmsnorm", "published", "accepted, 1.8x", "created", "https://x/1"
+        ),
+        RunRow("rope.py::Rope", "rope", "optimize", "rejected", "skipped", "no candidate | none"),
+    ]
+    data = {"work_dir": Path("/w/.kbot"), "pushed": True, "targets": rows}
+    return envelope("run", ExitCode(exit_code), data, None)
+
+
+def test_run_step_pushes_hands_over_the_token_and_reports_the_run(action, repo_root, tmp_path):
+    python = _fake_python(tmp_path, _run_envelope(0), 0)
+    context = _context(action, repo_root, path="examples/tinyserve", github_token=_TOKEN)
+    context["inputs.python"] = str(python)
+    context["steps.settings.outputs.token-env"] = "MY_FORGE_TOKEN"
+    summary = tmp_path / "summary.md"
+    runner_env = {"GITHUB_STEP_SUMMARY": str(summary)}
+    done, outputs = _run_step(action, "run", context, tmp_path, repo_root, runner_env)
+    assert done.returncode == 0, done.stderr
+    argv = (tmp_path / "argv").read_text().split()
+    assert argv == ["-m", "kbot", "run", "examples/tinyserve", "--json", "--push"]
+    env = dict(
+        line.split("=", 1) for line in (tmp_path / "env").read_text().splitlines() if "=" in line
+    )
+    assert env["MY_FORGE_TOKEN"] == _TOKEN and "INPUT_GITHUB_TOKEN" not in env
+    assert not any(value == _TOKEN for name, value in env.items() if name != "MY_FORGE_TOKEN")
+    assert outputs["exit-code"] == "0" and outputs["ok"] == "true" and outputs["error"] == ""
+    assert (outputs["targets"], outputs["published"], outputs["pushed"]) == ("2", "1", "true")
+    table = summary.read_text()
+    assert "| rmsnorm | published | accepted, 1.8x | created | https://x/1 |" in table
+    assert "no candidate \\| none" in table
+    assert _TOKEN not in done.stdout + done.stderr + (tmp_path / "run.out").read_text() + table
+
+
+def test_run_step_treats_nothing_published_as_an_outcome(action, repo_root, tmp_path):
+    python = _fake_python(tmp_path, _run_envelope(1), 1)
+    context = _context(action, repo_root, path="examples/tinyserve", dry_run="true")
+    context["inputs.python"] = str(python)
+    context["steps.settings.outputs.token-env"] = "GITHUB_TOKEN"
+    done, outputs = _run_step(action, "run", context, tmp_path, repo_root)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "argv").read_text().split()[-1] == "--dry-run"
+    assert outputs["exit-code"] == "1" and outputs["ok"] == "false"
+
+
+def test_run_step_fails_when_kbot_crashes_without_an_envelope(action, repo_root, tmp_path):
+    python = _fake_python(tmp_path, "Traceback (most recent call last): ...", 1)
+    context = _context(action, repo_root, path="examples/tinyserve", dry_run="true")
+    context["inputs.python"] = str(python)
+    context["steps.settings.outputs.token-env"] = "GITHUB_TOKEN"
+    done, outputs = _run_step(action, "run", context, tmp_path, repo_root)
+    assert done.returncode == 1 and "without a JSON result" in done.stdout
+    assert outputs["error"] == "kbot exited 1 without a JSON result"
+    assert outputs["ok"] == "false"
