@@ -1,6 +1,6 @@
-"""Codegen on the problem suite in tests/codegen/problems: every supported problem gets
-candidates the real evaluator accepts, every variant matches the reference, and the
-unsupported ones come back with a reason instead of a crash."""
+"""Codegen on the problem suite in tests/codegen/problems: every variant codegen offers for a
+supported problem is accepted by the real evaluator (fresh inputs, several seeds and value
+distributions, every case), and unsupported problems come back with a reason, not a crash."""
 
 from __future__ import annotations
 
@@ -30,20 +30,14 @@ def test_suite_covers_the_families():
 
 
 @pytest.mark.parametrize("problem", SUPPORTED, ids=lambda p: p.stem)
-def test_first_candidate_is_accepted_by_the_evaluator(problem, evaluator):
+def test_every_variant_is_accepted_by_the_evaluator(problem, evaluator):
     spec = load_problem(problem)
-    candidate = generate(spec)[0]
-    verdict = evaluator.evaluate(spec, candidate.source)
-    assert verdict.accepted, [str(r) for r in verdict.reasons]
-
-
-@pytest.mark.parametrize("problem", SUPPORTED, ids=lambda p: p.stem)
-def test_every_variant_matches_the_reference(problem, compare):
-    candidates = generate(load_problem(problem))
+    candidates = generate(spec)
     assert len(candidates) >= 2, "codegen should offer variants for the search"
     assert len({c.source for c in candidates}) == len(candidates)
     for candidate in candidates:
-        assert compare(problem, candidate.source) > 0, candidate.params
+        verdict = evaluator.evaluate(spec, candidate.source)
+        assert verdict.accepted, (candidate.note, [str(r) for r in verdict.reasons])
 
 
 @pytest.mark.parametrize("problem", UNSUPPORTED, ids=lambda p: p.stem)
