@@ -196,14 +196,15 @@ def test_missing_constructor_argument_is_reported(engine_tree, tmp_path):
     assert "constructor argument `hidden_size` is unknown" in emitted["g"].message
 
 
-def test_tinyserve_problems_load_and_run(tinyserve, tmp_path, run_problem):
+def test_tinyserve_problems_reproduce_the_originals(tinyserve, tmp_path, run_problem, import_from):
+    """Every emitted tinyserve problem against its original op, found through target.json."""
     from kbot.config import load_config
 
     config = load_config(tinyserve)
     options = ScanOptions(
         exclude=config.scan.exclude,
         targets=tuple(TargetHint.from_config(t) for t in config.targets),
-        cases=({"T": 2},),
+        cases=({"T": 3},),
     )
     result = scan(tinyserve, options, config_root=config.root)
     emitted = emit_problems(result, tmp_path / "p", options)
@@ -212,6 +213,20 @@ def test_tinyserve_problems_load_and_run(tinyserve, tmp_path, run_problem):
     for item in emitted:
         if item.path is None:
             continue
+        meta = json.loads(item.target_json.read_text())
         spec, module, model, case_inputs = run_problem(item.path)
-        out = model(*case_inputs[0])
-        assert out is not None
+        owner = import_from(tinyserve, meta["module"])
+        for part in meta["qualname"].split("."):
+            owner = getattr(owner, part)
+        for inputs in case_inputs:
+            inputs = [i.float() if i.is_floating_point() else i for i in inputs]
+            model = model.float()
+            got = model(*_clone(inputs))
+            if meta["entry"]:
+                original = owner(*module.get_init_inputs()).float()
+                original.load_state_dict(model.state_dict())
+                want = getattr(original, meta["entry"])(*_clone(inputs))
+            else:
+                reference = getattr(owner, "_torchdynamo_orig_callable", owner)
+                want = reference(*_clone(inputs), *module.get_init_inputs())
+            assert _same(got, want), item.name

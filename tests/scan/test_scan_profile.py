@@ -140,3 +140,23 @@ def test_scan_command_with_profile_json(toy_tree, capsys):
         )
         == 2
     )
+
+
+@pytest.mark.gpu
+def test_profile_attributes_device_time_on_a_gpu(toy_tree):
+    script = toy_tree / "gpu_bench.py"
+    script.write_text(
+        "import torch\n\nfrom toymodel.layers import Block\n\n"
+        "block = Block(4096).cuda().to(torch.bfloat16)\n"
+        "with torch.no_grad():\n"
+        "    for tokens in (16, 4096, 16, 4096):\n"
+        "        block(torch.randn(tokens, 4096, device='cuda', dtype=torch.bfloat16))\n"
+        "torch.cuda.synchronize()\n"
+    )
+    result = scan(toy_tree, ScanOptions(profile_command=f"python {script}"))
+    assert result.profile_time_kind == "device"
+    by_name = {f.qualname: f for f in result.findings}
+    heavy, mid, light = by_name["HeavyNorm"], by_name["mid_cost"], by_name["LightAct"]
+    assert result.findings[0].qualname == "HeavyNorm"
+    assert heavy.profile.time_share > mid.profile.time_share > light.profile.time_share
+    assert heavy.profile.inputs_seen[0][0].dtype == "bfloat16"
