@@ -13,8 +13,9 @@ import torch
 from kbot.problem import ProblemSpec
 from kbot.propose.codegen.classify import Schedule
 from kbot.propose.codegen.emitted import Emitted
-from kbot.propose.codegen.lowering import HELPERS, dtype_of, shape_of
+from kbot.propose.codegen.lowering import shape_of
 from kbot.propose.codegen.model_new import model_new_source
+from kbot.propose.codegen.ops import HELPERS, dtype_of
 from kbot.propose.codegen.rows import output_names
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem
@@ -114,13 +115,9 @@ def render_candidate(
         launcher.append(f"    {_output_allocation(traced, sizes, name, node)}")
     launcher += [f"    {line}" for line in emitted.launcher]
     result = ", ".join(outs)
-    launcher.append(
-        f"    return {result}"
-        if not traced.returns_tuple
-        else f"    return ({result},)"
-        if len(outs) == 1
-        else f"    return {result}"
-    )
+    if traced.returns_tuple and len(outs) == 1:
+        result += ","  # Model returns a 1-tuple
+    launcher.append(f"    return {result}")
     parts.append("\n".join(launcher) + "\n")
     parts.append(model_new_source(spec, op, sources))
     return "\n\n".join(parts)

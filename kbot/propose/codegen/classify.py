@@ -15,14 +15,8 @@ from dataclasses import dataclass, replace
 import torch
 import torch.fx
 
-from kbot.propose.codegen.lowering import (
-    FLOAT_TYPES,
-    REDUCTIONS,
-    TL_DTYPES,
-    VIEW_OPS,
-    dtype_of,
-    shape_of,
-)
+from kbot.propose.codegen.lowering import REDUCTIONS, VIEW_OPS, shape_of
+from kbot.propose.codegen.ops import FLOAT_TYPES, TL_DTYPES, dtype_of
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
 

@@ -14,7 +14,8 @@ import torch.fx
 from kbot.propose.codegen.classify import OutputKind, Schedule
 from kbot.propose.codegen.emitted import Emitted, Tunable
 from kbot.propose.codegen.kernel import KernelSource
-from kbot.propose.codegen.lowering import TL_DTYPES, KernelBody, dtype_of, shape_of
+from kbot.propose.codegen.lowering import KernelBody, shape_of
+from kbot.propose.codegen.ops import TL_DTYPES, dtype_of
 from kbot.propose.codegen.rows import decompose_rows, full_index, register_outputs, store_outputs
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem, Unsupported

@@ -153,7 +153,7 @@ def _looped(body: KernelBody, schedule: Schedule, names, full, row_index) -> Non
                 x = f"tl.where(mask, {x}, {NEUTRAL[red.kind]})"
                 body.emit(f"{acc} = {COMBINE[red.kind].format(acc=acc, x=x)}")
             else:
-                _online_step(body, pair, acc, accs[pair.sum_node], x)
+                online_step(body, pair, acc, accs[pair.sum_node], x)
         _chunk_loop_end(body)
         for red in level:
             var = body.fresh(red.node.name)
@@ -164,8 +164,8 @@ def _looped(body: KernelBody, schedule: Schedule, names, full, row_index) -> Non
                 total = body.fresh(pair.sum_node.name)
                 body.emit("# Rescale each lane's running sum to the row max; empty lanes add 0.")
                 body.emit(
-                    f"{total} = tl.sum(tl.where({acc_of(accs, red)} == float('-inf'), 0.0, "
-                    f"{accs[pair.sum_node]} * tl.exp({acc_of(accs, red)} - {var})), "
+                    f"{total} = tl.sum(tl.where({accs[red.node]} == float('-inf'), 0.0, "
+                    f"{accs[pair.sum_node]} * tl.exp({accs[red.node]} - {var})), "
                     "axis=1, keep_dims=True)"
                 )
                 body.precomputed[pair.sum_node] = total
@@ -175,11 +175,7 @@ def _looped(body: KernelBody, schedule: Schedule, names, full, row_index) -> Non
         _chunk_loop_end(body)
 
 
-def acc_of(accs: dict, red: Reduction) -> str:
-    return accs[red.node]
-
-
-def _online_step(body: KernelBody, pair: OnlineSoftmax, m_acc: str, s_acc: str, x: str) -> None:
+def online_step(body: KernelBody, pair: OnlineSoftmax, m_acc: str, s_acc: str, x: str) -> None:
     body.emit("# Online softmax: rescale the running sum when the running max grows.")
     masked = body.fresh("x_masked")
     body.emit(f"{masked} = tl.where(mask, {x}, float('-inf'))")

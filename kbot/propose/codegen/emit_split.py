@@ -10,7 +10,7 @@ writes its chunk of the outputs. Two launches, no atomics, deterministic.
 from __future__ import annotations
 
 from kbot.propose.codegen.classify import OutputKind, Schedule
-from kbot.propose.codegen.emit_reduction import COMBINE, NEUTRAL, _online_step
+from kbot.propose.codegen.emit_reduction import COMBINE, NEUTRAL, online_step
 from kbot.propose.codegen.emitted import Emitted, Tunable
 from kbot.propose.codegen.kernel import KernelSource
 from kbot.propose.codegen.lowering import Ix, KernelBody
@@ -113,9 +113,7 @@ def emit_split(
         x = first.value(red.node.args[0], full)
         first.comment_source(red.node)
         if red.node in online:
-            _online_step(
-                first, online[red.node], accs[red.node], accs[online[red.node].sum_node], x
-            )
+            online_step(first, online[red.node], accs[red.node], accs[online[red.node].sum_node], x)
         else:
             masked = f"tl.where(mask, {x}, {NEUTRAL[red.kind]})"
             first.emit(

@@ -8,7 +8,8 @@ are int64 because `row * stride` passes 2**31 at prefill sizes (16384 x 128256 l
 from __future__ import annotations
 
 from kbot.propose.codegen.classify import OutputKind, Schedule
-from kbot.propose.codegen.lowering import TL_DTYPES, ZERO, Ix, KernelBody, dtype_of, shape_of
+from kbot.propose.codegen.lowering import ZERO, Ix, KernelBody, shape_of
+from kbot.propose.codegen.ops import TL_DTYPES, dtype_of
 from kbot.propose.codegen.sizes import SizeNames
 
 ROW_GUARD = "row_mask"

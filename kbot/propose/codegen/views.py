@@ -123,14 +123,10 @@ def _split_piece(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> 
         start = sum((size_expr(s) for s in split.args[1][:k]), size_expr(0))
     else:
         start = size_expr(split.args[1]) * k
-    start_name = body.size(_as_size(start))
+    start_name = body.size(start)
     new = list(idx)
     new[dim] = _shift(idx[dim], start_name)
     return body.value(src, tuple(new))
-
-
-def _as_size(expr: object) -> object:
-    return expr
 
 
 def _reshape_index(
@@ -191,8 +187,8 @@ def _cat(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
     start = size_expr(0)
     for k, piece in enumerate(pieces):
         size = size_expr(shape_of(piece)[dim])
-        start_name = body.size(_as_size(start))
-        end_name = body.size(_as_size(start + size))
+        start_name = body.size(start)
+        end_name = body.size(start + size)
         guards = list(ix.guards)
         if k > 0:
             guards.append(f"({ix.expr} >= {start_name})")

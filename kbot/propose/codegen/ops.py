@@ -1,0 +1,212 @@
+"""ATen compute ops as fp32 Triton expressions, and the small `@triton.jit` helpers they need.
+
+Only `tl` functions that exist in both Triton 3.6 (GPU) and 3.9 (CPU interpreter) are used;
+tanh and bf16 rounding are helpers because libdevice is not importable in a candidate.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import torch
+import torch.fx
+
+from kbot.propose.codegen.trace import Unsupported
+
+if TYPE_CHECKING:
+    from kbot.propose.codegen.lowering import KernelBody
+
+aten = torch.ops.aten
+
+FLOAT_TYPES = (torch.float32, torch.bfloat16, torch.float16)
+TL_DTYPES = {
+    torch.float32: "tl.float32",
+    torch.bfloat16: "tl.bfloat16",
+    torch.float16: "tl.float16",
+    torch.int64: "tl.int64",
+    torch.int32: "tl.int32",
+    torch.int16: "tl.int16",
+    torch.int8: "tl.int8",
+    torch.uint8: "tl.uint8",
+    torch.bool: "tl.int1",
+}
+
+
+def dtype_of(node: object) -> torch.dtype | None:
+    if isinstance(node, torch.fx.Node):
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            return val.dtype
+    return None
+
+
+def literal(value: object) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "float('inf')" if value > 0 else "float('-inf')"
+        if math.isnan(value):
+            return "float('nan')"
+        return repr(value)
+    raise Unsupported(f"constant {value!r} of type {type(value).__name__}")
+
+
+_UNARY = {
+    aten.exp.default: "tl.exp({a})",
+    aten.exp2.default: "tl.exp2({a})",
+    aten.log.default: "tl.log({a})",
+    aten.log2.default: "tl.log2({a})",
+    aten.sqrt.default: "tl.sqrt({a})",
+    aten.rsqrt.default: "tl.rsqrt({a})",
+    aten.sigmoid.default: "tl.sigmoid({a})",
+    aten.abs.default: "tl.abs({a})",
+    aten.neg.default: "(-{a})",
+    aten.sin.default: "tl.sin({a})",
+    aten.cos.default: "tl.cos({a})",
+    aten.erf.default: "tl.math.erf({a})",
+    aten.floor.default: "tl.floor({a})",
+    aten.ceil.default: "tl.ceil({a})",
+    aten.logical_not.default: "({a} == 0)",
+    aten.sign.default: "tl.where({a} > 0, 1.0, tl.where({a} < 0, -1.0, 0.0))",
+}
+_BINARY = {
+    aten.mul.Tensor: "{a} * {b}",
+    aten.div.Tensor: "{a} / {b}",
+    aten.maximum.default: "tl.maximum({a}, {b})",
+    aten.minimum.default: "tl.minimum({a}, {b})",
+    aten.eq.Tensor: "{a} == {b}",
+    aten.eq.Scalar: "{a} == {b}",
+    aten.ne.Tensor: "{a} != {b}",
+    aten.ne.Scalar: "{a} != {b}",
+    aten.lt.Tensor: "{a} < {b}",
+    aten.lt.Scalar: "{a} < {b}",
+    aten.le.Tensor: "{a} <= {b}",
+    aten.le.Scalar: "{a} <= {b}",
+    aten.gt.Tensor: "{a} > {b}",
+    aten.gt.Scalar: "{a} > {b}",
+    aten.ge.Tensor: "{a} >= {b}",
+    aten.ge.Scalar: "{a} >= {b}",
+    aten.logical_and.default: "({a} != 0) & ({b} != 0)",
+    aten.logical_or.default: "({a} != 0) | ({b} != 0)",
+    aten.bitwise_and.Tensor: "{a} & {b}",
+    aten.bitwise_or.Tensor: "{a} | {b}",
+}
+
+
+def compute(body: KernelBody, node: torch.fx.Node, args: list[str]) -> str:
+    """The Triton expression of a compute node over its operands' expressions (fp32)."""
+    target = node.target
+    kwargs = node.kwargs
+    if target in _UNARY:
+        return _UNARY[target].format(a=args[0])
+    if target == aten.tanh.default:
+        body.helpers.add("_tanh")
+        return f"_tanh({args[0]})"
+    if target in (aten.mul.Tensor, aten.mul.Scalar) and args[1] in ("1", "1.0"):
+        return args[0]  # alpha/beta of a decomposed addmm
+    if target in (aten.mul.Tensor, aten.mul.Scalar) and args[0] in ("1", "1.0"):
+        return args[1]
+    if target in _BINARY:
+        return _BINARY[target].format(a=args[0], b=args[1])
+    if target in (aten.add.Tensor, aten.sub.Tensor, aten.add.Scalar, aten.sub.Scalar):
+        alpha = kwargs.get("alpha", 1)
+        rhs = args[1] if alpha == 1 else f"{args[1]} * {literal(alpha)}"
+        op = "+" if target in (aten.add.Tensor, aten.add.Scalar) else "-"
+        return f"{args[0]} {op} {rhs}"
+    if target in (aten.mul.Scalar, aten.div.Scalar):
+        return f"{args[0]} {'*' if target == aten.mul.Scalar else '/'} {args[1]}"
+    if target in (aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther):
+        return f"tl.where({args[0]}, {args[1]}, {args[2]})"
+    if target in (aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default):
+        return _clamp(node, args[0], body)
+    if target == aten.pow.Tensor_Scalar:
+        return _pow(args[0], node.args[1])
+    if target == aten.pow.Scalar:
+        return f"tl.exp({args[1]} * {literal(math.log(node.args[0]))})"
+    if target == aten._to_copy.default:
+        return _cast(node, args[0], body)
+    if target in (aten.full.default, aten.scalar_tensor.default):
+        value = node.args[1] if target == aten.full.default else node.args[0]
+        return literal(value)
+    raise Unsupported(f"op {_op_name(target)} has no Triton lowering")
+
+
+def _op_name(target: object) -> str:
+    return getattr(target, "__name__", str(target))
+
+
+def _clamp(node: torch.fx.Node, a: str, body: KernelBody) -> str:
+    if node.target == aten.clamp_min.default:
+        lo, hi = node.args[1], None
+    elif node.target == aten.clamp_max.default:
+        lo, hi = None, node.args[1]
+    else:
+        lo = node.args[1] if len(node.args) > 1 else node.kwargs.get("min")
+        hi = node.args[2] if len(node.args) > 2 else node.kwargs.get("max")
+    expr = a
+    if lo is not None:
+        expr = f"tl.maximum({expr}, {body.scalar(lo)})"
+    if hi is not None:
+        expr = f"tl.minimum({expr}, {body.scalar(hi)})"
+    return expr
+
+
+def _pow(a: str, exponent: object) -> str:
+    if exponent == 2:
+        return f"{a} * {a}"
+    if exponent == 3:
+        return f"{a} * {a} * {a}"
+    if exponent == 1:
+        return a
+    if exponent == 0.5:
+        return f"tl.sqrt({a})"
+    if exponent == -0.5:
+        return f"tl.rsqrt({a})"
+    if exponent == -1:
+        return f"1.0 / {a}"
+    if isinstance(exponent, (int, float)):
+        # a**p = 2**(p*log2 a): NaN for a < 0, as torch gives for a non-integer p.
+        return f"tl.exp2({literal(float(exponent))} * tl.log2({a}))"
+    raise Unsupported(f"pow with exponent {exponent!r}")
+
+
+def _cast(node: torch.fx.Node, a: str, body: KernelBody) -> str:
+    src = dtype_of(node.args[0])
+    dst = node.kwargs.get("dtype", dtype_of(node))
+    if dst is None or dst == src:
+        return a
+    if dst in FLOAT_TYPES:
+        if src in FLOAT_TYPES or src is None:
+            # The reference rounds here; round too, then keep computing in fp32.
+            if dst == torch.float32:
+                return a
+            return body.rounded(a, dst)
+        return f"{a}.to(tl.float32)"
+    if dst in TL_DTYPES:
+        return f"{a}.to({TL_DTYPES[dst]})"
+    raise Unsupported(f"cast to {dst}")
+
+
+HELPERS = {
+    "_tanh": '''@triton.jit
+def _tanh(x):
+    """tanh in fp32 without libdevice. 1 - 2 / (exp(2x) + 1) saturates cleanly at +-1 but
+    loses relative precision near 0, where the odd Taylor series is exact to < 1e-10."""
+    big = 1.0 - 2.0 / (tl.exp(2.0 * x) + 1.0)
+    x2 = x * x
+    small = x * (1.0 - x2 * (1.0 / 3.0 - x2 * (2.0 / 15.0 - x2 * (17.0 / 315.0))))
+    return tl.where(tl.abs(x) < 0.1, small, big)
+''',
+    "_round_to_bf16": '''@triton.jit
+def _round_to_bf16(x):
+    """fp32 -> nearest-even bf16 value, kept in fp32: mirrors the reference's bf16 results.
+    Done on the bits because Triton's CPU interpreter truncates in `.to(tl.bfloat16)`."""
+    bits = x.to(tl.uint32, bitcast=True)
+    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    return bits.to(tl.float32, bitcast=True)
+''',
+}
