@@ -17,7 +17,7 @@ from kbot.evaluate.correctness import CandidateCrashed, ReferenceFailed, check_c
 from kbot.evaluate.integrity import changed
 from kbot.evaluate.protocol import CandidateOutcome, Job
 from kbot.evaluate.verdict import CaseResult, Reason, Stage
-from kbot.problem.runtime import import_file, init_inputs
+from kbot.problem.runtime import import_file, init_inputs, seeded_inputs
 
 Send = Callable[[dict[str, Any]], None]
 
@@ -45,6 +45,19 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
     except _Rejected as rejected:
         outcome = CandidateOutcome(False, rejected.stage, (rejected.reason,))
         return {"outcomes": [outcome.to_json()] * len(job.candidates), "restart": False}
+    if job.problem_sha256 not in state.warmed:
+        # The reference is trusted code: run it once per case before any candidate, so what it
+        # changes in torch (a @torch.compile reference wraps torch.manual_seed, say) is part of
+        # the fingerprint and never blamed on a candidate.
+        try:
+            _warm_reference(job, state, problem)
+        except _Rejected as rejected:
+            outcome = CandidateOutcome(False, rejected.stage, (rejected.reason,))
+            return {"outcomes": [outcome.to_json()] * len(job.candidates), "restart": False}
+        state.warmed.add(job.problem_sha256)
+        from kbot.evaluate.integrity import fingerprint
+
+        state.fingerprint = fingerprint()
     baselines = None
     if job.time and state.device.type == "cuda":
         from kbot.evaluate.integrity import fingerprint
@@ -144,6 +157,19 @@ def _problem(job: Job, state: Any):
     return module
 
 
+def _warm_reference(job: Job, state: Any, problem) -> None:
+    try:
+        torch.manual_seed(job.base_seed)
+        model = problem.Model(*init_inputs(problem)).to(state.device).eval()
+        with torch.no_grad():
+            for case in job.cases:
+                model(*seeded_inputs(problem, case, job.base_seed, state.device))
+    except BaseException as exc:  # the problem's own code: its failure is bad input
+        raise _Rejected(
+            Stage.INPUT, Reason("problem", f"running the problem's Model raised {_short(exc)}")
+        ) from None
+
+
 def _load(job: Job, state: Any, problem, name: str, source: str) -> Loaded:
     folder = state.workdir / uuid.uuid4().hex[:12]
     folder.mkdir()
@@ -181,8 +207,9 @@ def _load(job: Job, state: Any, problem, name: str, source: str) -> Loaded:
 
 
 def _load_state(reference: torch.nn.Module, candidate: torch.nn.Module) -> None:
-    theirs = reference.state_dict()
-    ours = candidate.state_dict()
+    # Non-persistent buffers (a rotary cos/sin cache) are state too: copied like the rest.
+    theirs = {**reference.state_dict(), **dict(reference.named_buffers())}
+    ours = {**candidate.state_dict(), **dict(candidate.named_buffers())}
     shared = {}
     for key, value in theirs.items():
         if key not in ours:
@@ -203,7 +230,9 @@ def _load_state(reference: torch.nn.Module, candidate: torch.nn.Module) -> None:
                 ),
             )
         shared[key] = value
-    candidate.load_state_dict(shared, strict=False)
+    with torch.no_grad():
+        for key, value in shared.items():
+            ours[key].copy_(value)
 
 
 def _check(job: Job, state: Any, problem, item: Loaded) -> tuple[CaseResult, ...]:

@@ -71,6 +71,7 @@ class WorkerState:
     fingerprint: dict[str, int]
     problems: dict[str, ModuleType] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)  # baselines and peaks, per problem/device
+    warmed: set[str] = field(default_factory=set)  # problems whose reference ran before candidates
 
 
 def main(argv: list[str] | None = None) -> int:
