@@ -18,7 +18,21 @@ _ALLOWED = {"torch", "nn", "self", "super"} | set(dir(builtins))
 
 
 def model_init_source(spec: ProblemSpec) -> str:
-    """Model.__init__ as source text indented for a class body, or Unsupported saying why not."""
+    """Model.__init__ as source text indented for a class body, or Unsupported saying why not.
+
+    Model's own `__init__` is copied when it stands alone; otherwise (Model subclasses the
+    user's op, as `kbot scan` problems do, or its constructor uses the user's helpers) the
+    constructor is rebuilt from the state of a Model built on `meta` from get_init_inputs()."""
+    try:
+        return _copied_init_source(spec)
+    except Unsupported as copied:
+        try:
+            return instance_init_source(spec)
+        except Unsupported as rebuilt:
+            raise Unsupported(f"{copied}; {rebuilt}") from None
+
+
+def _copied_init_source(spec: ProblemSpec) -> str:
     tree = ast.parse(spec.source)
     model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
     if model is None:
@@ -52,6 +66,64 @@ def model_init_source(spec: ProblemSpec) -> str:
         )
     init = _strip_docstring(init)
     return textwrap.indent(ast.unparse(init), "    ") + "\n"
+
+
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def instance_init_source(spec: ProblemSpec) -> str:
+    """A constructor that recreates Model's parameters, buffers (same names, shapes, dtypes,
+    persistence) and plain scalar attributes as built from get_init_inputs(). The evaluator
+    copies Model's tensor values in, so only the layout is written here."""
+    import contextlib
+    import io
+
+    import torch
+
+    from kbot.problem.runtime import import_file, init_inputs
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            module = import_file(spec.path, prefix="kbot_codegen_init")
+            init = init_inputs(module)
+            with torch.device("meta"):
+                model = module.Model(*init)
+    except Exception as exc:
+        raise Unsupported(f"building Model on the meta device failed: {exc!r}") from None
+    signature = (
+        ", ".join(["self", *spec.init_params]) if spec.init_params else "self, *args, **kwargs"
+    )
+    lines = [
+        f"    def __init__({signature}):",
+        "        super().__init__()",
+        f"        # Model's state as get_init_inputs() = {init!r} builds it; the evaluator loads",
+        "        # Model's values into these tensors, so only names, shapes and dtypes matter here.",
+    ]
+    for prefix, sub in model.named_modules():
+        owner = f"self.{prefix}" if prefix else "self"
+        if prefix:
+            lines.append(f"        {owner} = nn.Module()")
+        for name, value in sub.__dict__.items():
+            if name.startswith("_") or name == "training":
+                continue
+            if isinstance(value, _SCALARS) or (
+                isinstance(value, tuple) and all(isinstance(v, _SCALARS) for v in value)
+            ):
+                lines.append(f"        {owner}.{name} = {value!r}")
+        for name, param in sub.named_parameters(recurse=False):
+            lines.append(
+                f"        {owner}.{name} = nn.Parameter(torch.empty({tuple(param.shape)!r}, "
+                f"dtype={param.dtype}), requires_grad={param.requires_grad})"
+            )
+        for name, buffer in sub.named_buffers(recurse=False):
+            if buffer is None:
+                continue
+            persistent = name not in sub._non_persistent_buffers_set
+            lines.append(
+                f"        {owner}.register_buffer({name!r}, torch.empty({tuple(buffer.shape)!r}, "
+                f"dtype={buffer.dtype}), persistent={persistent})"
+            )
+    return "\n".join(lines) + "\n"
 
 
 def _module_constants(tree: ast.Module) -> dict[str, object]:
