@@ -7,6 +7,7 @@ which `kbot config --show` prints. Keys, defaults and checks live in `kbot.confi
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -276,9 +277,11 @@ class _Resolver:
             if dotted is None:
                 # Only names shaped like settings are errors; other KBOT_* variables (test switches) pass.
                 head = name[len(ENV_PREFIX) :].lower()
-                if any(head.startswith(f"{section}_") for section in SECTIONS):
+                near = difflib.get_close_matches(name, names, n=1, cutoff=0.8)
+                if near or any(head.startswith(f"{section}_") for section in SECTIONS):
+                    hint = f"did you mean {near[0]}? " if near else ""
                     raise ConfigError(
-                        f"environment variable {name} is not a kbot setting; valid: {', '.join(sorted(names))}"
+                        f"environment variable {name} is not a kbot setting; {hint}valid: {', '.join(sorted(names))}"
                     )
                 continue
             parse = _field(dotted).parse_env

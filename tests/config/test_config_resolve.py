@@ -167,6 +167,7 @@ def test_bad_config_names_file_line_and_key(tmp_path, text, expected):
         ),
         ({"KBOT_PUBLISH_DRAFT": "perhaps"}, "must be true or false"),
         ({"KBOT_SCAN_CASES": "1"}, "can only be set in .kbot.yml"),
+        ({"KBOT_DEVIC": "cpu"}, "did you mean KBOT_DEVICE?"),
     ],
 )
 def test_bad_environment_values(tmp_path, env, expected):
