@@ -15,7 +15,7 @@ from kbot.propose.codegen.classify import OutputKind, Schedule
 from kbot.propose.codegen.emitted import Emitted, Tunable
 from kbot.propose.codegen.kernel import KernelSource
 from kbot.propose.codegen.lowering import KernelBody, shape_of
-from kbot.propose.codegen.ops import TL_DTYPES, dtype_of
+from kbot.propose.codegen.ops import dtype_of
 from kbot.propose.codegen.rows import decompose_rows, full_index, register_outputs, store_outputs
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
@@ -157,7 +157,10 @@ def emit_gemm(
     body.reserve("rows", "row_mask", "cols", "col_mask")
     row_index = decompose_rows(body, schedule)
     full = full_index(schedule, row_index)
-    body.precomputed[matmul] = _rounded_acc(body, matmul)
+    if body.rounds(matmul):
+        body.emit("# The reference's matmul returns its dtype: round like it before the epilogue.")
+        body.emit(f"acc = {body.rounded('acc', dtype_of(matmul))}")
+    body.precomputed[matmul] = "acc"
     store_outputs(body, schedule, names, OutputKind.FULL, full, row_index)
     # a and b come first: the launcher passes 2-d (3-d for bmm) views of the operands.
     kernel_body_args = dict(body.tensor_args)
@@ -213,13 +216,3 @@ def emit_gemm(
         "num_stages": num_stages,
     }
     return Emitted([kernel], launcher, tunables, params)
-
-
-def _rounded_acc(body: KernelBody, matmul: torch.fx.Node) -> str:
-    dtype = dtype_of(matmul)
-    if dtype in (torch.bfloat16, torch.float16):
-        body.emit("# The reference's matmul returns its dtype; round like it before the epilogue.")
-        body.emit(f"acc = {body.rounded('acc', dtype)}")
-    elif dtype not in TL_DTYPES:
-        raise Unsupported(f"matmul dtype {dtype}")
-    return "acc"

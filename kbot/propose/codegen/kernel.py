@@ -28,9 +28,13 @@ class KernelSource:
         pairs += [(n, n) for n in self.body.float_args]
         return pairs
 
+    def _constexprs(self) -> list[str]:
+        extra = ["BITWISE_ROUNDING"] if "_round_to_bf16" in self.body.helpers else []
+        return self.constexprs + extra
+
     def render(self) -> str:
         params = [p for p, _ in self.params_and_args()]
-        params += [f"{c}: tl.constexpr" for c in self.constexprs]
+        params += [f"{c}: tl.constexpr" for c in self._constexprs()]
         lines = ["@triton.jit", f"def {self.name}("]
         lines += [f"    {p}," for p in params]
         lines.append("):")
@@ -40,7 +44,9 @@ class KernelSource:
 
     def launch(self, grid: str, constexpr_values: dict[str, str], num_warps: str) -> list[str]:
         args = [a for _, a in self.params_and_args()]
-        args += [f"{c}={constexpr_values[c]}" for c in self.constexprs]
+        first_tensor = next(iter(self.body.tensor_args.values()))[0]
+        values = {**constexpr_values, "BITWISE_ROUNDING": f"not {first_tensor}.is_cuda"}
+        args += [f"{c}={values[c]}" for c in self._constexprs()]
         args.append(f"num_warps={num_warps}")
         lines = [f"{self.name}[{grid}]("]
         lines += [f"    {a}," for a in args]

@@ -36,6 +36,9 @@ class Ix:
     expr: str
     guards: tuple[str, ...] = ()
     wide: bool = False  # already int64 (row indices are), so `ix * stride` cannot overflow
+    # (flat, sizes, k) when this is digit k of `flat` split by a reshape into `sizes`; merging
+    # the same digits back gives `flat` itself instead of `(flat // 128) * 128 + flat % 128`.
+    origin: tuple = ()
 
 
 ZERO = Ix("0")
@@ -136,11 +139,20 @@ class KernelBody:
             self.reserve(name)
         return name
 
+    def rounds(self, node: torch.fx.Node) -> bool:
+        """Whether a computed low-precision value is rounded where it is made: not when its
+        only use is being stored as an output (the store rounds) or it is a cast (ops.py)."""
+        if dtype_of(node) not in (torch.bfloat16, torch.float16):
+            return False
+        if node.target == aten._to_copy.default:
+            return False
+        return not all(user.op == "output" for user in node.users)
+
     def rounded(self, expr: str, dtype: torch.dtype) -> str:
         """`expr` rounded to a low-precision dtype and widened back to fp32."""
         if dtype == torch.bfloat16:
             self.helpers.add("_round_to_bf16")
-            return f"_round_to_bf16({expr})"
+            return f"_round_to_bf16({expr}, BITWISE_ROUNDING)"
         return f"({expr}).to({TL_DTYPES[dtype]}).to(tl.float32)"
 
     # -- tensors ------------------------------------------------------------------------
@@ -247,10 +259,10 @@ class KernelBody:
         args = [self.operand(a, out_shape, idx) for a in node.args if _is_operand(a)]
         self.comment_source(node)
         expr = compute(self, node, args)
-        dtype = dtype_of(node)
-        if dtype in (torch.bfloat16, torch.float16) and node.target != aten._to_copy.default:
-            # The reference rounds every low-precision op's result; so do we (math stays fp32).
-            expr = self.rounded(expr, dtype)
+        if self.rounds(node):
+            # The reference rounds every bf16/fp16 result; so do we (math stays fp32). It
+            # matters where values cancel, e.g. RoPE's q1 * cos - q2 * sin on large inputs.
+            expr = self.rounded(expr, dtype_of(node))
         if expr.isidentifier():  # a cast that is a no-op in fp32: reuse the value
             return expr
         var = self.fresh(node.name)

@@ -181,10 +181,9 @@ def _cast(node: torch.fx.Node, a: str, body: KernelBody) -> str:
         return a
     if dst in FLOAT_TYPES:
         if src in FLOAT_TYPES or src is None:
-            # The reference rounds here; round too, then keep computing in fp32.
-            if dst == torch.float32:
-                return a
-            return body.rounded(a, dst)
+            if dst != torch.float32:
+                return body.rounded(a, dst)  # the reference rounds here: round too
+            return a  # computed bf16/fp16 values were rounded where made (lowering.py)
         return f"{a}.to(tl.float32)"
     if dst in TL_DTYPES:
         return f"{a}.to({TL_DTYPES[dst]})"
@@ -202,11 +201,14 @@ def _tanh(x):
     return tl.where(tl.abs(x) < 0.1, small, big)
 ''',
     "_round_to_bf16": '''@triton.jit
-def _round_to_bf16(x):
-    """fp32 -> nearest-even bf16 value, kept in fp32: mirrors the reference's bf16 results.
-    Done on the bits because Triton's CPU interpreter truncates in `.to(tl.bfloat16)`."""
-    bits = x.to(tl.uint32, bitcast=True)
-    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
-    return bits.to(tl.float32, bitcast=True)
+def _round_to_bf16(x, BITWISE: tl.constexpr):
+    """fp32 -> nearest-even bf16 value, kept in fp32, as the reference's `.to(bfloat16)`.
+    GPUs round in hardware; Triton's CPU interpreter truncates, so there it is done on the bits."""
+    if BITWISE:
+        bits = x.to(tl.uint32, bitcast=True)
+        bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+        return bits.to(tl.float32, bitcast=True)
+    else:
+        return x.to(tl.bfloat16).to(tl.float32)
 ''',
 }

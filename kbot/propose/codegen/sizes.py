@@ -37,6 +37,7 @@ class SizeNames:
         self._derived: dict[sympy.Expr, str] = {}
         self._derived_lines: list[str] = []
         self.used: list[str] = []  # names the kernel(s) need as integer arguments, in order
+        self._hints: dict[sympy.Symbol, int] = {}  # traced values of the symbols
         placeholders = {n.name: n for n in traced.graph.nodes if n.op == "placeholder"}
         for graph_input in traced.inputs:
             if not graph_input.is_tensor:
@@ -44,6 +45,9 @@ class SizeNames:
             shape = placeholders[graph_input.node_name].meta["val"].shape
             for dim, size in enumerate(shape):
                 expr = size_expr(size)
+                if isinstance(expr, sympy.Symbol) and isinstance(size, torch.SymInt):
+                    if size.node.hint is not None:
+                        self._hints[expr] = int(size.node.hint)
                 if isinstance(expr, sympy.Symbol) and expr not in self._symbols:
                     name = f"{graph_input.arg_name}_size{dim}"
                     self._symbols[expr] = name
@@ -65,6 +69,9 @@ class SizeNames:
         expr = size_expr(value)
         if expr.is_Integer:
             return str(int(expr))
+        constant = self._constant(expr)
+        if constant is not None:
+            return str(constant)
         if isinstance(expr, sympy.Symbol):
             name = self._symbols.get(expr)
             if name is None:
@@ -78,6 +85,21 @@ class SizeNames:
         if name not in self.used:
             self.used.append(name)
         return name
+
+    def _constant(self, expr: sympy.Expr) -> int | None:
+        """The value of a size that is the same for every valid shape, e.g. `s1 // (s1 // 128)`
+        (the 128 of `q.view(T, -1, 128)`): kernels then divide by a literal (a shift), not by a
+        runtime integer. "Valid" means the traced sizes times any factor, as a view requires."""
+        if isinstance(expr, sympy.Symbol) or expr.is_Integer:
+            return None
+        symbols = expr.free_symbols
+        if not symbols or not symbols <= set(self._hints):
+            return None
+        values = {
+            int(expr.xreplace({s: sympy.Integer(self._hints[s] * k) for s in symbols}))
+            for k in (1, 2, 3, 5, 8)
+        }
+        return values.pop() if len(values) == 1 else None
 
     def launcher_lines(self) -> list[str]:
         return self._reads + self._derived_lines

@@ -24,6 +24,8 @@ def _dim(dim: int, rank: int) -> int:
 
 
 def _shift(ix: Ix, start: str, step: int = 1) -> Ix:
+    if start == "0" and step == 1:
+        return ix
     expr = ix.expr
     if step != 1:
         expr = f"{_p(expr)} * {step}"
@@ -157,6 +159,16 @@ def _reshape_index(
                 pj *= _hint(out_shape[j])
         i, j = i + 1, j + 1
         # Flat position within the group, in the view's dims.
+        out_sizes = tuple(body.size(out_shape[d]) for d in gj)
+        origins = [idx[d].origin for d in gj]
+        if len(gj) > 1 and all(
+            o and o[0] == origins[0][0] and o[1] == out_sizes and o[2] == k
+            for k, o in enumerate(origins)
+        ):
+            flat_ix = idx[gj[0]]
+            guards = [g for d in gj for g in idx[d].guards]
+            new[gi[0]] = Ix(origins[0][0], tuple(dict.fromkeys(guards)), flat_ix.wide)
+            continue
         terms, guards, wide = [], [], False
         for k, dim in enumerate(gj):
             ix = idx[dim]
@@ -174,7 +186,9 @@ def _reshape_index(
                 expr = f"{_p(expr)} // ({' * '.join(inner)})"
             if k > 0 and expr != "0":
                 expr = f"{_p(expr)} % {body.size(in_shape[dim])}"
-            new[dim] = Ix(expr, tuple(guards), wide)
+            in_sizes = tuple(body.size(in_shape[d]) for d in gi)
+            origin = (flat, in_sizes, k) if len(gi) > 1 else ()
+            new[dim] = Ix(expr, tuple(guards), wide, origin)
     return tuple(new)
 
 
@@ -198,6 +212,7 @@ def _cat(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
             f"{_p(ix.expr)} - {start_name}" if start_name != "0" else ix.expr,
             tuple(guards),
             ix.wide,
+            ix.origin if start_name == "0" else (),
         )
         new = list(idx)
         new[dim] = shifted

@@ -1,0 +1,28 @@
+"""Residual add + RMSNorm whose weight is fp32, so the output is fp32: the kernel must start
+the fp32 math from the bf16-rounded sum, as the reference does (fp32 tolerances)."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.eps = eps
+
+    def forward(self, x, residual):
+        x = x + residual
+        var = x.float().pow(2).mean(-1, keepdim=True)
+        return (x.float() * torch.rsqrt(var + self.eps)).to(x.dtype) * self.weight, x
+
+
+CASES = [dict(T=1), dict(T=7)]
+
+
+def get_inputs(T):
+    return [torch.randn(T, 300, dtype=torch.bfloat16), torch.randn(T, 300, dtype=torch.bfloat16)]
+
+
+def get_init_inputs():
+    return [300]
