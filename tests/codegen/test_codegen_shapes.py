@@ -1,0 +1,59 @@
+"""Emitted kernels read sizes at launch: a candidate traced on one set of shapes is correct on
+shapes it never saw (other token counts, hidden sizes and vocabulary widths)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from kbot.problem import load_problem
+from kbot.problem.runtime import import_file
+from kbot.propose.codegen import generate
+
+PROBLEMS = Path(__file__).parent / "problems"
+
+
+def _load(source: str, tmp_path: Path, name: str):
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("problem", "inputs"),
+    [
+        ("gated_silu_chunk", lambda: [torch.randn(11, 2 * 100, dtype=torch.bfloat16)]),
+        ("gated_gelu_interleaved", lambda: [torch.randn(2, 5, 2 * 24)]),
+        ("log_softmax_vocab", lambda: [torch.randn(3, 33001, dtype=torch.bfloat16) * 3]),
+        (
+            "rope_neox_positions",
+            lambda: [torch.randint(0, 64, (11,)), torch.randn(11, 2 * 32, dtype=torch.bfloat16)],
+        ),
+        ("reduce_middle_dim", lambda: [torch.randn(3, 6, 50)]),
+    ],
+)
+def test_every_variant_is_correct_on_unseen_shapes(problem, inputs, tmp_path):
+    path = PROBLEMS / f"{problem}.py"
+    reference = import_file(path)
+    torch.manual_seed(0)
+    args = inputs()
+    model = reference.Model(*reference.get_init_inputs())
+    with torch.no_grad():
+        expected = model(*args)
+    for k, candidate in enumerate(generate(load_problem(path))):
+        module = _load(candidate.source, tmp_path, f"{problem}_shapes_{k}")
+        new = module.ModelNew(*reference.get_init_inputs())
+        new.load_state_dict(model.state_dict())
+        with torch.no_grad():
+            got = new(*args)
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        tol = 2e-2 if expected.dtype == torch.bfloat16 else 1e-4
+        torch.testing.assert_close(got.float(), expected.float(), atol=tol, rtol=tol)
