@@ -22,6 +22,7 @@ from kbot.propose.codegen.ops import (
     compute,
     dtype_of,
     literal,
+    supported,
 )
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
@@ -134,7 +135,7 @@ class KernelBody:
 
     def size(self, value: object) -> str:
         name = self.sizes.kernel(value)
-        if not name.lstrip("-").isdigit() and name not in self.used_sizes:
+        if name.isidentifier() and name not in self.used_sizes:
             self.used_sizes.append(name)
             self.reserve(name)
         return name
@@ -203,6 +204,9 @@ class KernelBody:
         val = node.meta.get("val")
         if isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
             return self.size(val)  # size arithmetic: a launcher-computed integer argument
+        if isinstance(val, torch.SymFloat):
+            # A float computed from sizes (std's `n - 1`): the launcher computes it.
+            return self.size(strip_to_float(val.node.expr))
         key = (node, idx)
         if key not in self._memo:
             self._memo[key] = self._lower(node, idx)
@@ -226,6 +230,8 @@ class KernelBody:
             return self.scalar(node)
         shape = shape_of(node)
         offset = len(out_shape) - len(shape)
+        if offset < 0:
+            raise Unsupported(f"{node.name} has more dims than the op it feeds")
         sub = []
         for dim, size in enumerate(shape):
             out_size = out_shape[offset + dim]
@@ -255,6 +261,8 @@ class KernelBody:
             return self.value(node.args[0], idx)
         if target in REDUCTIONS:
             raise Unsupported(f"{target} feeds a value the schedule cannot reach")
+        if not supported(target):
+            raise Unsupported(f"op {getattr(target, '__name__', target)} has no Triton lowering")
         out_shape = shape_of(node)
         args = [self.operand(a, out_shape, idx) for a in node.args if _is_operand(a)]
         self.comment_source(node)
@@ -268,6 +276,11 @@ class KernelBody:
         var = self.fresh(node.name)
         self.emit(f"{var} = {expr}")
         return var
+
+
+def strip_to_float(expr):  # type: ignore[no-untyped-def]
+    """`ToFloat(s1) - 1.0` -> `s1 - 1.0`: Python (the launcher) does the promotion itself."""
+    return expr.replace(lambda e: type(e).__name__ == "ToFloat", lambda e: e.args[0])
 
 
 def _is_operand(arg: object) -> bool:

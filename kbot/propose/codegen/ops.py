@@ -72,6 +72,16 @@ _UNARY = {
     aten.ceil.default: "tl.ceil({a})",
     aten.logical_not.default: "({a} == 0)",
     aten.sign.default: "tl.where({a} > 0, 1.0, tl.where({a} < 0, -1.0, 0.0))",
+    # Near 0, exp(a) - 1 and log(1 + a) lose the relative precision fp32 tolerances ask for;
+    # there the Taylor series is exact to < 1e-9.
+    aten.expm1.default: (
+        "tl.where(tl.abs({a}) < 1e-2, {a} * (1.0 + {a} * (0.5 + {a} * (1.0 / 6.0 + {a} / 24.0))), "
+        "tl.exp({a}) - 1.0)"
+    ),
+    aten.log1p.default: (
+        "tl.where(tl.abs({a}) < 1e-2, {a} * (1.0 - {a} * (0.5 - {a} * (1.0 / 3.0 - {a} / 4.0))), "
+        "tl.log(1.0 + {a}))"
+    ),
 }
 _BINARY = {
     aten.mul.Tensor: "{a} * {b}",
@@ -95,6 +105,32 @@ _BINARY = {
     aten.bitwise_and.Tensor: "{a} & {b}",
     aten.bitwise_or.Tensor: "{a} | {b}",
 }
+
+
+_OTHER = {
+    aten.tanh.default,
+    aten.add.Tensor,
+    aten.sub.Tensor,
+    aten.add.Scalar,
+    aten.sub.Scalar,
+    aten.mul.Scalar,
+    aten.div.Scalar,
+    aten.where.self,
+    aten.where.ScalarSelf,
+    aten.where.ScalarOther,
+    aten.clamp.default,
+    aten.clamp_min.default,
+    aten.clamp_max.default,
+    aten.pow.Tensor_Scalar,
+    aten.pow.Scalar,
+    aten._to_copy.default,
+    aten.full.default,
+    aten.scalar_tensor.default,
+}
+
+
+def supported(target: object) -> bool:
+    return target in _UNARY or target in _BINARY or target in _OTHER
 
 
 def compute(body: KernelBody, node: torch.fx.Node, args: list[str]) -> str:

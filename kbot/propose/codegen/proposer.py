@@ -52,6 +52,14 @@ class CodegenProposer:
             candidates = generate(context.problem, limit=context.max_proposals)
         except Unsupported as exc:
             return ProposeOutcome(proposals=(), skipped_reason=f"no codegen schedule: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a graph codegen mishandles must not end the run
+            return ProposeOutcome(
+                proposals=(),
+                skipped_reason=(
+                    f"no codegen schedule: codegen failed on this graph "
+                    f"({type(exc).__name__}: {str(exc).strip()[:200]}); please report it"
+                ),
+            )
         proposals = tuple(
             Proposal(source=c.source, proposer=self.name, params=c.params, note=c.note)
             for c in candidates

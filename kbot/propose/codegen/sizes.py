@@ -58,6 +58,8 @@ class SizeNames:
         expr = size_expr(value)
         if expr.is_Integer:
             return str(int(expr))
+        if expr.is_Number:
+            return repr(float(expr))
         unknown = expr.free_symbols - set(self._symbols)
         if unknown:
             raise Unsupported(f"size {expr} depends on values, not on input shapes")
@@ -69,6 +71,8 @@ class SizeNames:
         expr = size_expr(value)
         if expr.is_Integer:
             return str(int(expr))
+        if expr.is_Number:
+            return repr(float(expr))
         constant = self._constant(expr)
         if constant is not None:
             return str(constant)
@@ -94,6 +98,8 @@ class SizeNames:
             return None
         symbols = expr.free_symbols
         if not symbols or not symbols <= set(self._hints):
+            return None
+        if not expr.is_integer:
             return None
         values = {
             int(expr.xreplace({s: sympy.Integer(self._hints[s] * k) for s in symbols}))

@@ -67,8 +67,7 @@ def _decompositions() -> dict:
                 aten.leaky_relu,
                 aten.elu,
                 aten.addmm,
-                aten.expm1,
-                aten.log1p,
+                aten.linalg_vector_norm,
                 aten.reciprocal,
                 aten.rsub,
             ]
@@ -78,6 +77,16 @@ def _decompositions() -> dict:
     # float; ours keeps it symbolic and uses only mean/sum, which the classifier schedules.
     table[aten.var_mean.correction] = _var_mean
     table[aten.var.correction] = _var
+    # max/min over a dim return (values, indices); the values are amax/amin, and unused
+    # indices are dead code the classifier never sees.
+    table[aten.max.dim] = lambda x, dim, keepdim=False: (
+        aten.amax.default(x, [dim], keepdim),
+        aten.argmax.default(x, dim, keepdim),
+    )
+    table[aten.min.dim] = lambda x, dim, keepdim=False: (
+        aten.amin.default(x, [dim], keepdim),
+        aten.argmin.default(x, dim, keepdim),
+    )
     return table
 
 
