@@ -107,9 +107,30 @@ def _var(x, dim=None, *, correction=None, keepdim=False):  # type: ignore[no-unt
     return _var_mean(x, dim, correction=correction, keepdim=keepdim)[0]
 
 
-def _trace_case(spec: ProblemSpec) -> dict[str, Any]:
-    """The case traced: the largest one, so no size is 1 by accident (sizes 0/1 are specialised)."""
-    return dict(spec.cases[-1])
+def _build(module: Any, spec: ProblemSpec) -> tuple[dict[str, Any], Any, list[Any]]:
+    """Model and one case's inputs: on `meta` for the largest case (free, and no size is 1 by
+    accident: sizes 0/1 get specialised); if the file insists on real tensors (`.cuda()`,
+    `.item()` in get_inputs), on the default device for the smallest case instead."""
+    quiet = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(quiet), torch.device("meta"):
+            case = dict(spec.cases[-1])
+            return case, module.Model(*init_inputs(module)), case_inputs(module, case)
+    except Exception as meta_exc:
+        built = None
+        try:
+            with contextlib.redirect_stdout(quiet):
+                for case in spec.cases:  # the smallest case without a size-1 dim
+                    built = (dict(case), module.Model(*init_inputs(module)))
+                    args = case_inputs(module, case)
+                    built += (args,)
+                    if all(1 not in a.shape for a in args if isinstance(a, torch.Tensor)):
+                        break
+        except Exception:
+            built = None
+        if built is None or len(built) != 3:
+            raise Unsupported(f"building Model and inputs failed (on meta: {meta_exc!r})") from None
+        return built
 
 
 def trace_problem(spec: ProblemSpec) -> TracedProblem:
@@ -117,16 +138,13 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
     from torch.fx.experimental import _config as fx_config
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    case = _trace_case(spec)
     quiet = io.StringIO()
     try:
         with contextlib.redirect_stdout(quiet):
             module = import_file(spec.path, prefix="kbot_codegen_trace")
-            with torch.device("meta"):
-                model = module.Model(*init_inputs(module))
-                args = case_inputs(module, case)
-    except Exception as exc:  # the user's file failed on meta: not ours to fix, say why
-        raise Unsupported(f"building Model and inputs on the meta device failed: {exc!r}") from None
+    except Exception as exc:
+        raise Unsupported(f"importing the problem failed: {exc!r}") from None
+    case, model, args = _build(module, spec)
     if not isinstance(model, nn.Module):
         raise Unsupported("Model is not an nn.Module")
     model.eval()
