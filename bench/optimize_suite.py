@@ -101,6 +101,8 @@ def main() -> int:
         verdict = result.verdict
         if verdict is None or not verdict.accepted:
             summary.append(f"| {name} | no winner: {result.message[:160]} | {wall_s:.0f} | – |")
+            print(f"{name}: no winner; rejections from {result.report_md_path}:", flush=True)
+            print(rejections(result.report_md_path), flush=True)
             continue
         rows = []
         for case in verdict.cases:
@@ -175,6 +177,15 @@ def first_accepted_s(report_json: Path | None) -> float | None:
     report = json.loads(report_json.read_text())
     value = report.get("first_accepted_s")
     return float(value) if isinstance(value, (int, float)) else None
+
+
+def rejections(report_md: Path | None) -> str:
+    """The report's rejection table, so a GPU log says why an op has no winner."""
+    if report_md is None or not report_md.is_file():
+        return "(no report)"
+    text = report_md.read_text()
+    start = text.find("## Most common rejections")
+    return text[start:].split("\n## ", 2)[0][:3000] if start >= 0 else "(no rejections recorded)"
 
 
 def best(*stats):
