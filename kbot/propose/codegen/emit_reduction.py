@@ -143,6 +143,7 @@ def _looped(body: KernelBody, schedule: Schedule, names, full, row_index) -> Non
                 total = body.fresh(f"{pair.sum_node.name}_acc")
                 body.emit(f"{total} = tl.zeros([ROWS, BLOCK_N], dtype=tl.float32)")
                 accs[pair.sum_node] = total
+        body.eviction = "evict_last"  # the row is read again by the next loop
         _chunk_loop_header(body)
         for red in level:
             x = body.value(red.node.args[0], full)
@@ -170,9 +171,11 @@ def _looped(body: KernelBody, schedule: Schedule, names, full, row_index) -> Non
                 )
                 body.precomputed[pair.sum_node] = total
     if any(kind == OutputKind.FULL for _, kind in schedule.outputs):
+        body.eviction = "evict_first"  # the last read of the row
         _chunk_loop_header(body)
         store_outputs(body, schedule, names, OutputKind.FULL, full, row_index)
         _chunk_loop_end(body)
+    body.eviction = None
 
 
 def online_step(body: KernelBody, pair: OnlineSoftmax, m_acc: str, s_acc: str, x: str) -> None:

@@ -106,6 +106,7 @@ def emit_split(
             total = first.fresh(f"{online[red.node].sum_node.name}_acc")
             first.emit(f"{total} = tl.zeros([ROWS, BLOCK_N], dtype=tl.float32)")
             accs[online[red.node].sum_node] = total
+    first.eviction = "evict_last"  # step 2 reads this chunk again
     _chunk_loop(first)
     for red in schedule.reductions:
         if red.node not in accs or any(p.sum_node is red.node for p in schedule.online):
@@ -177,9 +178,11 @@ def emit_split(
         second.precomputed[node] = var
     _chunk_bounds(second)
     if any(kind == OutputKind.FULL for _, kind in schedule.outputs):
+        second.eviction = "evict_first"
         _chunk_loop(second)
         store_outputs(second, schedule, names, OutputKind.FULL, full, row_index)
         _end_loop(second)
+        second.eviction = None
     second.emit("# Per-row outputs are written once, by the row's first split.")
     second.emit("row_mask = row_mask & (split == 0)")
     store_outputs(second, schedule, names, OutputKind.ROW, full, row_index)

@@ -105,6 +105,15 @@ class KernelBody:
         self._taken: set[str] = set()
         self._commented: set[str] = set()
         self.indent = 0
+        # Cache hint for loads of full rows: "evict_last" while a looped reduction will read the
+        # row again, "evict_first" on the last read; None (no hint) elsewhere.
+        self.eviction: str | None = None
+
+    def _evict(self, mask: str) -> str:
+        # Only a row's own data: parameters shared by all rows (a weight) keep the default.
+        if self.eviction and "row_mask" in mask and "col_mask" in mask:
+            return f', eviction_policy="{self.eviction}"'
+        return ""
 
     def forget(self) -> None:
         """Drops memoised values (leaving a loop: values computed inside it are out of scope)."""
@@ -190,7 +199,7 @@ class KernelBody:
         var = self.fresh(arg)
         pointer = f"{arg}_ptr + {offset}" if offset != "0" else f"{arg}_ptr"
         if mask:
-            self.emit(f"{var} = tl.load({pointer}, mask={mask}{other}){cast}")
+            self.emit(f"{var} = tl.load({pointer}, mask={mask}{other}{self._evict(mask)}){cast}")
         else:
             self.emit(f"{var} = tl.load({pointer}){cast}")
         return var
