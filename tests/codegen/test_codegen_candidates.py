@@ -47,6 +47,13 @@ def test_unsupported_problem_is_skipped_with_a_reason(problem):
     )
     assert outcome.proposals == ()
     assert outcome.skipped_reason.startswith("no codegen schedule: ")
+    expected = {
+        "unsupported_sort": "op sort",
+        "unsupported_cumsum": "op cumsum",
+        "unsupported_data_loop": "on tensor values",
+        "unsupported_conv_not_declared": "extern_ops=['conv2d']",
+    }[problem.stem]
+    assert expected in outcome.skipped_reason
 
 
 def test_proposals_record_schedule_and_tunables():

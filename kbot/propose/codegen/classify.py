@@ -126,7 +126,13 @@ def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Sc
             base = _pointwise_schedule(traced)
         schedules.append(replace(base, matmul=matmul, extern=True))
     else:
-        reasons.append(f"declare KBOT extern_ops for {_op(matmul)} to get an extern call")
+        suggestion = (
+            f"conv{len(shape_of(matmul)) - 2}d" if matmul.target in CONVOLUTIONS else "matmul"
+        )
+        reasons.append(
+            f"declare KBOT = dict(extern_ops=[{suggestion!r}]) for an extern {_op(matmul)} "
+            "with a fused epilogue"
+        )
     if matmul.target in MATMULS and not reductions:
         try:
             schedules.append(_matmul_schedule(traced, matmul))
@@ -135,7 +141,7 @@ def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Sc
     elif matmul.target in MATMULS:
         reasons.append("the Triton GEMM template fuses only pointwise epilogues")
     else:
-        reasons.append("convolutions run only as an extern call")
+        reasons.append("codegen has no Triton convolution")
     if not schedules:
         raise Unsupported("; ".join(reasons))
     return schedules

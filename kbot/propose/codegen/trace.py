@@ -175,6 +175,10 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
                 record_stack_traces=True,
             )(*state.values(), *tensor_args)
     except Exception as exc:
+        if "DataDependent" in type(exc).__name__:
+            raise Unsupported(
+                f"forward branches or sizes on tensor values ({_first_line(exc)})"
+            ) from None
         raise Unsupported(
             f"tracing forward failed ({type(exc).__name__}: {_first_line(exc)})"
         ) from None

@@ -117,7 +117,8 @@ def _split_piece(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> 
         aten.split_with_sizes.default,
         aten.split.Tensor,
     ):
-        raise Unsupported(f"getitem of {getattr(split, 'target', split)}")
+        name = str(getattr(split, "target", split)).replace("aten.", "")
+        raise Unsupported(f"op {name} has no Triton lowering")
     src = split.args[0]
     rank = len(shape_of(src))
     dim = _dim(split.args[2] if len(split.args) > 2 else 0, rank)
