@@ -45,6 +45,7 @@ def _copied_init_source(spec: ProblemSpec) -> str:
     )
     if init is None:
         return "    def __init__(self):\n        super().__init__()\n"
+    init = _plain_super(init)
     args = init.args
     params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
     params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
@@ -124,6 +125,20 @@ def instance_init_source(spec: ProblemSpec) -> str:
                 f"dtype={buffer.dtype}), persistent={persistent})"
             )
     return "\n".join(lines) + "\n"
+
+
+def _plain_super(func: ast.FunctionDef) -> ast.FunctionDef:
+    """KernelBench's `super(Model, self).__init__()` -> `super().__init__()` (no `Model` needed)."""
+
+    class _Super(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            if isinstance(node.func, ast.Name) and node.func.id == "super" and node.args:
+                if isinstance(node.args[0], ast.Name) and node.args[0].id == "Model":
+                    node.args = []
+            return node
+
+    return _Super().visit(func)
 
 
 def _module_constants(tree: ast.Module) -> dict[str, object]:
