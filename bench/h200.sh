@@ -29,7 +29,7 @@ run_step() {  # name, timeout seconds, command...
 
 for step in "$@"; do
     case "$step" in
-        gputests) run_step gputests "${GPUTESTS_S:-280}" python3 -m pytest -m gpu -q -rs --timeout=200 tests ;;
+        gputests) run_step gputests "${GPUTESTS_S:-280}" python3 -m pytest -m gpu -v -rfEs -p no:cacheprovider --timeout="${GPUTEST_TIMEOUT_S:-150}" ${GPUTESTS_ARGS:-tests} ;;
         evaluator) run_step evaluator "${EVALUATOR_S:-280}" python3 bench/evaluator_bench.py --out "$OUT/evaluator.md" --time-limit "${EVALUATOR_LIMIT_S:-220}" ;;
         optimize) run_step optimize "${OPTIMIZE_S:-560}" python3 bench/optimize_suite.py --out "$OUT/optimize.md" --time-limit "${OPTIMIZE_LIMIT_S:-480}" ${OPTIMIZE_ARGS:-} ;;
         publish) run_step publish "${PUBLISH_S:-300}" python3 bench/publish_gpu.py --out "$OUT/publish.md" ${PUBLISH_ARGS:-} ;;
