@@ -33,7 +33,9 @@ def _import_source(source: str, tmp_path: Path):
 
 
 def run_and_compare(problem_path: Path, source: str, tmp_path: Path, seeds=(0, 1)) -> int:
-    """Checks ModelNew against Model on every case and seed; returns the number of checks."""
+    """Checks ModelNew against Model on every case and seed; returns the number of checks.
+    Runs on the GPU when there is one (the interpreter otherwise)."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
     spec = load_problem(problem_path)
     reference = import_file(problem_path)
     candidate = _import_source(source, tmp_path)
@@ -46,8 +48,12 @@ def run_and_compare(problem_path: Path, source: str, tmp_path: Path, seeds=(0, 1
                 p.add_(torch.randn_like(p) * 0.5)
         new = candidate.ModelNew(*init_inputs(reference))
         new.load_state_dict(model.state_dict())
+        model, new = model.to(device), new.to(device)
         for case in spec.cases:
-            inputs = case_inputs(reference, case)
+            inputs = [
+                x.to(device) if isinstance(x, torch.Tensor) else x
+                for x in case_inputs(reference, case)
+            ]
             with torch.no_grad():
                 expected = model(*inputs)
                 got = new(*inputs)
