@@ -78,3 +78,34 @@ def test_subclassed_model_gets_a_rebuilt_constructor_and_is_accepted(tmp_path, e
     assert "self.variance_epsilon = 1e-05" in source
     verdict = evaluator.evaluate(spec, source)
     assert verdict.accepted, [str(r) for r in verdict.reasons]
+
+
+EXPLICIT_DEVICE = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * torch.sigmoid(x)
+
+
+CASES = [dict(T=2), dict(T=5)]
+
+
+def get_inputs(T=2):
+    return [torch.randn(T, 64, device="cpu")]  # a GPU problem says device="cuda" here
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_inputs_with_an_explicit_device_are_traced_on_meta(tmp_path):
+    path = tmp_path / "explicit_device.py"
+    path.write_text(EXPLICIT_DEVICE)
+    outcome = CodegenProposer().propose(
+        ProposeContext(problem=load_problem(path), parents=(), device="cpu", seed=0)
+    )
+    assert outcome.proposals, outcome.skipped_reason

@@ -115,7 +115,13 @@ def _build(module: Any, spec: ProblemSpec) -> tuple[dict[str, Any], Any, list[An
     try:
         with contextlib.redirect_stdout(quiet), torch.device("meta"):
             case = dict(spec.cases[-1])
-            return case, module.Model(*init_inputs(module)), case_inputs(module, case)
+            # get_inputs may name its device (`device="cuda"`), which beats the default device:
+            # bring such tensors to meta too, so Model and inputs trace together.
+            args = [
+                a.to("meta") if isinstance(a, torch.Tensor) else a
+                for a in case_inputs(module, case)
+            ]
+            return case, module.Model(*init_inputs(module)), args
     except Exception as meta_exc:
         built = None
         try:
