@@ -46,6 +46,9 @@ def _demo_tinyserve(dest: Path) -> Path:
 
 def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    # The target's package imports from its checkout, as after `pip install -e .` there (on the
+    # H200, 2026-11-30, the benchmark script failed with "No module named 'tinyserve'" without it).
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(cwd), env.get("PYTHONPATH", "")) if p)
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, timeout=1800)
     return done.returncode, (done.stdout + done.stderr).strip()
 
