@@ -40,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> CommandResult:
     from kbot.config import load_config
     from kbot.problem import load_problem
-    from kbot.search import Budget, OptimizeOptions, load_run_options, optimize
+    from kbot.search import Budget, load_run_options, optimize
+    from kbot.search.options import options_from_config
     from kbot.search.progress import progress_for
 
     if args.problem is None and args.resume is None:
@@ -65,22 +66,7 @@ def run(args: argparse.Namespace) -> CommandResult:
         options = dataclasses.replace(stored, budget=budget)
     else:
         problem = load_problem(args.problem)
-        proposers = _proposers(config, notes)
-        options = OptimizeOptions(
-            proposers=proposers,
-            device=config.device,
-            gpus=tuple(config.gpus),
-            budget=Budget(
-                generations=config.search.generations,
-                time_s=config.search.time_budget_s,
-                max_candidates=config.search.max_candidates,
-                max_tokens=config.llm.max_tokens_per_run,
-                max_usd=config.llm.max_usd_per_run,
-            ),
-            islands=config.search.islands,
-            patience=config.search.patience,
-            seeds=config.search.seeds,
-        )
+        options = options_from_config(config, notes)
     progress = progress_for(args.json, sys.stderr)
     for note in notes:
         progress.note(note)
@@ -124,27 +110,6 @@ def _config_overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.proposers:
         overrides["search.proposers"] = [p.strip() for p in args.proposers.split(",") if p.strip()]
     return overrides
-
-
-def _proposers(config: Any, notes: list[str]) -> tuple[str, ...]:
-    """The configured proposers. Names this build does not offer fail when the user chose them,
-    and are left out with a note when they only come from the defaults."""
-    from kbot.propose.registry import PROPOSERS
-
-    names = tuple(config.search.proposers)
-    missing = [n for n in names if n not in PROPOSERS]
-    if missing and config.source_of("search.proposers") == "default":
-        notes.append(
-            f"default proposer(s) {', '.join(missing)} not available in this build; "
-            f"using {', '.join(n for n in names if n in PROPOSERS)}"
-        )
-        names = tuple(n for n in names if n in PROPOSERS)
-    elif missing:
-        raise UsageError(
-            f"proposer(s) {', '.join(missing)} not available (from "
-            f"{config.source_of('search.proposers')}); valid: {', '.join(sorted(PROPOSERS))}"
-        )
-    return names
 
 
 def _resume_problem(

@@ -66,24 +66,12 @@ def optimize_target(
     problem_path: Path, target: dict[str, Any], config: Any, work_dir: Path
 ) -> Optimized:
     """The search with the configured budgets (docs/config.md `search:`)."""
-    from kbot.commands.optimize import _proposers
     from kbot.problem import load_problem
-    from kbot.search import Budget, OptimizeOptions, optimize
+    from kbot.search import optimize
+    from kbot.search.options import options_from_config
 
     notes: list[str] = []
-    options = OptimizeOptions(
-        proposers=_proposers(config, notes),
-        device=config.device,
-        gpus=tuple(config.gpus),
-        budget=Budget(
-            generations=config.search.generations,
-            time_s=config.search.time_budget_s,
-            max_candidates=config.search.max_candidates,
-        ),
-        islands=config.search.islands,
-        patience=config.search.patience,
-        seeds=config.search.seeds,
-    )
+    options = options_from_config(config, notes)
     result = optimize(load_problem(problem_path), options, work_dir, target)
     summary = result.fitness if result.has_winner else f"{result.message} ({result.run_dir})"
     if result.has_winner and result.verdict is not None and not result.verdict.timed:

@@ -9,19 +9,12 @@ from typing import Any
 
 import jinja2
 
-from kbot.templates_dir import templates_dir
+from kbot.templates_dir import strict_environment
 
 
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,  # Python and Markdown, not HTML
-    )
+    env = strict_environment()
     env.filters["us"] = _microseconds
     env.filters["times"] = lambda v: f"{v:.2f}x"
     env.filters["percent"] = lambda v: f"{100 * v:.1f}%" if 100 * v < 10 else f"{100 * v:.0f}%"

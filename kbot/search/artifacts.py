@@ -190,15 +190,7 @@ def _docstring_safe(notes: str) -> str:
 
 
 def _render_header(context: dict[str, Any]) -> str:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+    from kbot.templates_dir import strict_environment
 
-    from kbot.templates_dir import templates_dir
-
-    env = Environment(
-        loader=FileSystemLoader(str(templates_dir())),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = strict_environment()
     return env.get_template("kernel_module.py.j2").render(**context)

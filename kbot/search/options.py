@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from kbot.errors import UsageError
 
@@ -52,6 +53,42 @@ class OptimizeOptions:
             raise UsageError("--max-candidates must be at least 1")
         if not self.proposers:
             raise UsageError("--proposers needs at least one name, e.g. codegen,tune")
+
+
+def options_from_config(config: Any, notes: list[str]) -> OptimizeOptions:
+    """The search settings of a resolved `kbot.config.Config` (docs/config.md `search:` and the
+    `llm:` budgets). Proposers this build does not offer fail when the user chose them, and
+    are left out with a note in `notes` when they only come from the defaults."""
+    from kbot.propose.registry import PROPOSERS
+
+    names = tuple(config.search.proposers)
+    missing = [n for n in names if n not in PROPOSERS]
+    if missing and config.source_of("search.proposers") == "default":
+        notes.append(
+            f"default proposer(s) {', '.join(missing)} not available in this build; "
+            f"using {', '.join(n for n in names if n in PROPOSERS)}"
+        )
+        names = tuple(n for n in names if n in PROPOSERS)
+    elif missing:
+        raise UsageError(
+            f"proposer(s) {', '.join(missing)} not available (from "
+            f"{config.source_of('search.proposers')}); valid: {', '.join(sorted(PROPOSERS))}"
+        )
+    return OptimizeOptions(
+        proposers=names,
+        device=config.device,
+        gpus=tuple(config.gpus),
+        budget=Budget(
+            generations=config.search.generations,
+            time_s=config.search.time_budget_s,
+            max_candidates=config.search.max_candidates,
+            max_tokens=config.llm.max_tokens_per_run,
+            max_usd=config.llm.max_usd_per_run,
+        ),
+        islands=config.search.islands,
+        patience=config.search.patience,
+        seeds=config.search.seeds,
+    )
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")

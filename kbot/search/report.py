@@ -179,17 +179,9 @@ def _rejections(entries: dict[str, Entry]) -> list[dict[str, Any]]:
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+    from kbot.templates_dir import strict_environment
 
-    from kbot.templates_dir import templates_dir
-
-    env = Environment(
-        loader=FileSystemLoader(str(templates_dir())),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = strict_environment()
     env.filters["us"] = lambda stat: "—" if stat is None else f"{stat['median_us']:.2f}"
     env.filters["x"] = lambda v: "—" if v is None else f"{v:.2f}x"
     return env.get_template("report.md.j2").render(r=report, not_timed=NOT_TIMED)
