@@ -63,6 +63,10 @@ class Schedule:
     online: tuple[OnlineSoftmax, ...] = ()
     matmul: torch.fx.Node | None = None  # computed by an extern call (extern=True) or tl.dot
     extern: bool = False
+    # Outputs of different shapes: one pointwise sub-schedule (one kernel) per distinct shape.
+    groups: tuple[Schedule, ...] = ()
+    # A group's outputs keep the names the launcher gives them among all the outputs.
+    out_names: tuple[str, ...] = ()
 
     @property
     def levels(self) -> list[list[Reduction]]:
@@ -111,7 +115,7 @@ def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Sc
     reductions = [n for n in nodes if n.target in REDUCTIONS]
     if not matmuls:
         if not reductions:
-            return [_pointwise_schedule(traced)]
+            return [_pointwise_schedule(traced, allow_groups=True)]
         return [_reduction_schedule(traced, nodes, reductions)]
     if len(matmuls) > 1:
         raise Unsupported(f"{len(matmuls)} matmuls/convolutions in one forward")
@@ -171,19 +175,43 @@ def _ancestors(node: torch.fx.Node) -> set[torch.fx.Node]:
     return seen
 
 
-def _pointwise_schedule(traced: TracedProblem) -> Schedule:
-    shape = shape_of(traced.outputs[0])
-    for out in traced.outputs[1:]:
-        if not _same_shape(shape_of(out), shape):
-            raise Unsupported("pointwise outputs of different shapes")
-    if len(shape) == 0:
+def _pointwise_schedule(traced: TracedProblem, allow_groups: bool = False) -> Schedule:
+    if any(len(shape_of(out)) == 0 for out in traced.outputs):
         raise Unsupported("a 0-dim output")
-    return Schedule(
+    groups: list[list[int]] = []  # output positions, one list per distinct shape
+    for k, out in enumerate(traced.outputs):
+        same = [g for g in groups if _same_shape(shape_of(traced.outputs[g[0]]), shape_of(out))]
+        if same:
+            same[0].append(k)
+        else:
+            groups.append([k])
+    shape = shape_of(traced.outputs[0])
+    schedule = Schedule(
         ScheduleKind.POINTWISE,
         iter_shape=shape,
         col_dim=len(shape) - 1,
         outputs=tuple((o, OutputKind.FULL) for o in traced.outputs),
     )
+    if len(groups) == 1:
+        return schedule
+    if not allow_groups:
+        raise Unsupported("pointwise outputs of different shapes after an extern op")
+    # Each group's kernel lowers only what its outputs depend on (values are lowered on
+    # demand), so a group is its outputs plus their subgraph; shared inputs are read twice.
+    names = [f"out{k}" for k in range(len(traced.outputs))]
+    subs = []
+    for group in groups:
+        group_shape = shape_of(traced.outputs[group[0]])
+        subs.append(
+            Schedule(
+                ScheduleKind.POINTWISE,
+                iter_shape=group_shape,
+                col_dim=len(group_shape) - 1,
+                outputs=tuple((traced.outputs[k], OutputKind.FULL) for k in group),
+                out_names=tuple(names[k] for k in group),
+            )
+        )
+    return replace(schedule, groups=tuple(subs))
 
 
 def _same_shape(a: tuple, b: tuple) -> bool:

@@ -185,7 +185,8 @@ class KernelBody:
                 continue
             expr = _paren(ix.expr)
             if not ix.wide and dim != last:
-                expr = f"{expr}.to(tl.int64)"
+                # A literal index (`x[:, 1]`) is a Python int in the kernel: it has no `.to`.
+                expr = f"tl.cast({expr}, tl.int64)" if expr.isdigit() else f"{expr}.to(tl.int64)"
             terms.append(f"{expr} * {arg}_stride{dim}")
         return (" + ".join(terms) or "0"), " & ".join(guards)
 

@@ -74,6 +74,8 @@ def row_index(schedule: Schedule, rows: dict[int, Ix], shape: tuple) -> tuple[Ix
 
 
 def output_names(schedule: Schedule) -> list[str]:
+    if schedule.out_names:
+        return list(schedule.out_names)
     if len(schedule.outputs) == 1:
         return ["out"]
     return [f"out{k}" for k in range(len(schedule.outputs))]

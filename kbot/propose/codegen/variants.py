@@ -20,6 +20,7 @@ from kbot.propose.codegen.emit_pointwise import emit_pointwise
 from kbot.propose.codegen.emit_reduction import emit_reduction
 from kbot.propose.codegen.emit_split import emit_split, splittable
 from kbot.propose.codegen.emitted import Emitted
+from kbot.propose.codegen.groups import grouped_variants
 from kbot.propose.codegen.trace import TracedProblem
 
 Emit = Callable[..., Emitted]  # (traced, schedule, sizes, op[, extern_args]) -> Emitted
@@ -58,6 +59,9 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
     n_cols = _hint(schedule.iter_shape[schedule.col_dim])
     if schedule.kind == ScheduleKind.MATMUL_EPILOGUE:
         return [_gemm(*tile) for tile in GEMM_TILES]
+    if schedule.groups:
+        widest = max(_hint(g.iter_shape[g.col_dim]) for g in schedule.groups)
+        return grouped_variants(schedule, _pointwise_variants(widest))
     base = (
         _pointwise_variants(n_cols)
         if schedule.kind == ScheduleKind.POINTWISE
