@@ -73,7 +73,7 @@ def fitness_of(verdict: Verdict, source: str) -> Fitness:
 
 
 def simplicity(source: str) -> tuple[int, int]:
-    """(number of @triton.jit kernels, lines that are neither blank nor comments)."""
+    """(number of Triton kernels launched, lines that are neither blank nor comments)."""
     lines = sum(
         1 for line in source.splitlines() if line.strip() and not line.strip().startswith("#")
     )
@@ -81,11 +81,22 @@ def simplicity(source: str) -> tuple[int, int]:
         tree = ast.parse(source)
     except SyntaxError:
         return 0, lines
-    kernels = 0
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and any(_is_jit(d) for d in node.decorator_list):
-            kernels += 1
-    return kernels, lines
+    jitted = {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and any(_is_jit(d) for d in node.decorator_list)
+    }
+    # Kernels are the jitted functions launched as `kernel[grid](...)`; @triton.jit helpers
+    # called from inside kernels (a bf16 rounding helper) are not launches.
+    launched = {
+        node.func.value.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Subscript)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in jitted
+    }
+    return len(launched or jitted), lines
 
 
 def _is_jit(decorator: ast.expr) -> bool:

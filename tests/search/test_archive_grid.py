@@ -55,6 +55,11 @@ def test_on_cpu_the_simplest_accepted_candidate_leads():
     assert archive.best.sha256 == "short"
     two_kernels = "@triton.jit\ndef _a(): pass\n\n@triton.jit\ndef _b(): pass\n"
     assert simplicity(two_kernels) == (2, 4)
+    helper_and_kernel = (
+        "@triton.jit\ndef _round(x): return x\n\n@triton.jit\ndef _k(p): _round(p)\n\n"
+        "def launch(p):\n    _k[(1,)](p)\n"
+    )
+    assert simplicity(helper_and_kernel)[0] == 1  # the helper is not a launch
 
 
 def test_islands_are_bounded_and_migrate_their_best_around_a_ring():
