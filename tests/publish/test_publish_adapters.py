@@ -162,3 +162,16 @@ def test_bench_of_a_patched_method_reference_times_only_the_kernel(make_run, tar
     )
     bench = _bench(plan_publication(load_run_dir(run_dir), target_repo, "", "0" * 40, ()))
     assert 'PROVIDERS = ["kbot"]' in bench and "git checkout 000000000000" in bench
+
+
+def test_a_class_named_alone_with_its_entry_method_gets_a_guarded_method(make_run, target_repo):
+    # `.kbot.yml` targets like `layers/rotary.py::RotaryEmbedding.forward` reach the publisher as
+    # qualname `RotaryEmbedding` with entry `forward`, kind `config_target`.
+    alone = load_run_dir(
+        make_run("torch_compile", qualname="CompiledRMSNorm", entry="forward", kind="config_target")
+    )
+    dotted = load_run_dir(make_run("torch_compile"))
+    by_class = plan_publication(alone, target_repo, "", "0" * 40, ("kbot",))
+    by_method = plan_publication(dotted, target_repo, "", "0" * 40, ("kbot",))
+    assert by_class.adapter == "guarded_dispatch"
+    assert _added_lines(target_repo, by_class) == _added_lines(target_repo, by_method)

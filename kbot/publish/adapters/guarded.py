@@ -29,10 +29,12 @@ class GuardedDispatchAdapter:
         text = spec.read(spec.target_path)
         tree = source.parse(text, spec.target_path)
         parts = spec.qualname.split(".")
-        if len(parts) == 1:
+        is_class = any(isinstance(n, ast.ClassDef) and n.name == parts[0] for n in tree.body)
+        if len(parts) == 1 and not is_class:
             cls = None
             function = source.find_function(tree, parts[0], spec.target_path)
         else:
+            # `Class.method`, or a class named alone with the scan's entry method (`forward`).
             cls = source.find_class(tree, parts[0], spec.target_path)
             method = parts[1] if len(parts) > 1 else (spec.entry or "forward")
             function = source.find_function(cls, method, spec.target_path)
