@@ -54,6 +54,7 @@ def check_case(
     device: torch.device,
     atol: float | None,
     rtol: float | None,
+    mutates_inputs: bool = False,
 ) -> CaseOutcome:
     try:
         buffers = seeded_inputs(module, case, base_seed, device)
@@ -69,9 +70,10 @@ def check_case(
         fresh = apply_distribution(seeded_inputs(module, case, seed, device), distribution, seed)
         refill_(buffers, fresh)
         pristine = _clone(buffers)
+        reference_inputs = _clone(buffers)
         with torch.no_grad():
             try:
-                references = as_outputs(reference(*_clone(buffers)))
+                references = as_outputs(reference(*reference_inputs))
             except Exception as exc:
                 raise ReferenceFailed(
                     f"the problem's Model raised {type(exc).__name__}: {exc}"
@@ -87,7 +89,16 @@ def check_case(
                     _forward_error(exc, trial, distribution), _sticky(exc)
                 ) from None
         where = f"(trial {trial + 1}/{trials}, {distribution} inputs, seed {seed})"
-        mutated = _mutated(buffers, pristine)
+        if mutates_inputs:
+            # The op's results include what it writes into its inputs: compare those too.
+            written = [i for i, v in enumerate(pristine) if _changed(reference_inputs[i], v)]
+            outputs = (*outputs, *[buffers[i] for i in written])
+            references = (*references, *[reference_inputs[i] for i in written])
+            untouched = [i for i in range(len(pristine)) if i not in written]
+            mutated = _mutated([buffers[i] for i in untouched], [pristine[i] for i in untouched])
+            mutated = None if mutated is None else untouched[mutated]
+        else:
+            mutated = _mutated(buffers, pristine)
         if mutated is not None:
             failure = Reason("input-mutated", f"input {mutated} was modified in place {where}")
             break
@@ -153,6 +164,10 @@ def _same(a: tuple, b: tuple) -> bool:
         elif x != y:
             return False
     return True
+
+
+def _changed(after: Any, before: Any) -> bool:
+    return isinstance(after, torch.Tensor) and _mutated([after], [before]) is not None
 
 
 def _mutated(buffers: list, pristine: list) -> int | None:

@@ -119,6 +119,7 @@ class Evaluator:
             cases=problem.cases,
             atol=problem.options.atol,
             rtol=problem.options.rtol,
+            mutates_inputs=problem.options.mutates_inputs,
             candidates=tuple(candidates),
             seeds=self.options.seeds,
             time=timed and info.device == "cuda",

@@ -249,6 +249,7 @@ def _check(job: Job, state: Any, problem, item: Loaded) -> tuple[CaseResult, ...
                 state.device,
                 job.atol,
                 job.rtol,
+                job.mutates_inputs,
             )
         except ReferenceFailed as exc:
             raise _Rejected(Stage.INPUT, Reason("problem", str(exc))) from None

@@ -34,6 +34,7 @@ class Job:
     cases: tuple[dict[str, Any], ...] = ()
     atol: float | None = None
     rtol: float | None = None
+    mutates_inputs: bool = False
     candidates: tuple[CandidateJob, ...] = ()
     seeds: int = 5
     time: bool = False

@@ -4,7 +4,8 @@ A problem file defines `class Model(nn.Module)`, `get_inputs()` and `get_init_in
 kbot's extensions, both optional module-level literals:
 
     CASES = [dict(T=1), dict(T=16), dict(T=4096)]   # get_inputs(**case) per case
-    KBOT = dict(extern_ops=["matmul"], atol=1e-2, rtol=1e-2, allow_low_precision=False)
+    KBOT = dict(extern_ops=["matmul"], atol=1e-2, rtol=1e-2, allow_low_precision=False,
+                mutates_inputs=False)
 
 Files without `CASES` have one case, `{}`, and `get_inputs()` is called with no arguments.
 """
@@ -39,6 +40,7 @@ _OPTION_TYPES: dict[str, type | tuple[type, ...]] = {
     "rtol": (int, float),
     "allow_low_precision": bool,
     "stochastic": bool,
+    "mutates_inputs": bool,
     "name": str,
 }
 
@@ -52,6 +54,9 @@ class ProblemOptions:
     rtol: float | None = None
     allow_low_precision: bool = False
     stochastic: bool = False
+    # The op writes its results into its inputs (an in-place rotary, `out=`): the candidate's
+    # inputs after the call are compared with the reference's instead of required unchanged.
+    mutates_inputs: bool = False
     name: str | None = None
 
 
@@ -218,6 +223,7 @@ def _literal_options(node: ast.AST | None, path: Path) -> ProblemOptions:
         rtol=value.get("rtol"),
         allow_low_precision=value.get("allow_low_precision", False),
         stochastic=value.get("stochastic", False),
+        mutates_inputs=value.get("mutates_inputs", False),
         name=value.get("name"),
     )
 

@@ -166,6 +166,9 @@ def _module_values(finding: Finding, plan: InputPlan) -> str:
     options = [f"name={finding.name!r}"]
     if finding.has_flag(Flag.STOCHASTIC):
         options.append("stochastic=True")
+    if finding.has_flag(Flag.IN_PLACE):
+        # The evaluator then checks what the op writes into its inputs instead of rejecting it.
+        options.append("mutates_inputs=True")
     return f"CASES = [{cases}]\nKBOT = dict({', '.join(options)})"
 
 

@@ -99,6 +99,10 @@ def test_imported_problems_reproduce_the_ops(engine_tree, tmp_path, run_problem,
             assert _same(got, want), name
     meta = json.loads(emitted["fused_add"].target_json.read_text())
     assert meta["kind"] == "fused_op" and meta["in_place"] and meta["returns_view"]
+    # The problem tells the evaluator to check what the op writes into its inputs.
+    from kbot.problem import load_problem
+
+    assert load_problem(emitted["fused_add"].path).options.mutates_inputs
     assert meta["file"] == "engine/layers/fused.py" and meta["qualname"] == "FusedAddRMSNorm"
     index = json.loads((tmp_path / "problems" / "index.json").read_text())
     assert {p["name"] for p in index["problems"]} >= set(emitted)
