@@ -66,6 +66,7 @@ class AdapterInput:
     kernel_path: str  # where the kernel module will be written, relative to repo_root
     dtypes: tuple[str, ...]  # torch dtype names the kernel was checked on, e.g. ("bfloat16",)
     import_root: str = ""  # the folder (relative, "" or ending in "/") that imports start from
+    guard_param: int = 0  # the forward argument the guard checks: the first floating tensor
 
     def module_of(self, relative: str) -> str:
         """The dotted module name of a repo-relative .py file under `import_root`."""
@@ -98,13 +99,20 @@ def rename_map(call: KernelCall, target: tuple[Param, ...], where: str) -> dict[
 
 
 def guard_terms(
-    call: KernelCall, target: tuple[Param, ...], dtypes: tuple[str, ...], cuda: bool, where: str
+    call: KernelCall,
+    target: tuple[Param, ...],
+    dtypes: tuple[str, ...],
+    cuda: bool,
+    where: str,
+    guard_param: int = 0,
 ) -> list[str]:
     """The conditions under which the kernel is known correct: the checked dtypes, contiguous
-    input, and any extra target parameter at the default the problem was extracted with."""
+    input, and any extra target parameter at the default the problem was extracted with.
+    `guard_param` picks the floating-point input to check (RoPE's first input is int64
+    positions: a dtype guard on it would never take the kernel)."""
     if not call.forward_params:
         raise AdapterError(f"{where}: the kernel takes no tensor argument to guard on")
-    first = target[0].name
+    first = target[min(guard_param, len(call.forward_params) - 1, len(target) - 1)].name
     terms = [f"{first}.is_cuda"] if cuda else []
     dtype_tuple = ", ".join(f"torch.{d}" for d in dtypes) + ("," if len(dtypes) == 1 else "")
     terms += [f"{first}.dtype in ({dtype_tuple})", f"{first}.is_contiguous()"]

@@ -61,7 +61,7 @@ class LMDeployBuilderAdapter:
         where = f"{spec.target_path}: {impl_name}.{method.name}"
         target_params = source.params(method)
         rename = rename_map(spec.call, target_params, where)
-        terms = guard_terms(spec.call, target_params, spec.dtypes, True, where)
+        terms = guard_terms(spec.call, target_params, spec.dtypes, True, where, spec.guard_param)
         step = "    "
         builder_file = str(cuda_dir / f"triton_{spec.call.launcher}_builder.py")
         module_text = _builder_module(

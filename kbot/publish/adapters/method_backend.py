@@ -59,7 +59,9 @@ class MethodBackendAdapter:
         where = f"{spec.target_path}: {class_name}.{reference_name}"
         target_params = source.params(reference)
         rename = rename_map(spec.call, target_params, where)
-        terms = guard_terms(spec.call, target_params, spec.dtypes, self.checks_cuda, where)
+        terms = guard_terms(
+            spec.call, target_params, spec.dtypes, self.checks_cuda, where, spec.guard_param
+        )
         step = indent_step(text, spec.target_path)
         lines = text.splitlines(keepends=True)
         existing = source.find_function(cls, self.method, spec.target_path, required=False)
@@ -74,7 +76,9 @@ class MethodBackendAdapter:
             target_params = source.params(existing)
             where = f"{spec.target_path}: {class_name}.{self.method}"
             rename = rename_map(spec.call, target_params, where)
-            terms = guard_terms(spec.call, target_params, spec.dtypes, self.checks_cuda, where)
+            terms = guard_terms(
+                spec.call, target_params, spec.dtypes, self.checks_cuda, where, spec.guard_param
+            )
             index = source.body_start(existing)
             indent = source.indent_of(lines[index])
             alias = launcher_name(spec.call, existing)
