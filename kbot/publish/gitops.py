@@ -10,7 +10,6 @@ command line, so it cannot show up in an error message or a process list.
 from __future__ import annotations
 
 import base64
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,8 +200,3 @@ def _git(action):
         raise ToolError(
             f"git {exc.command[1] if len(exc.command) > 1 else ''} failed: {_stderr(exc)}"
         ) from None
-
-
-def running_in_ci(environ: dict[str, str] | None = None) -> bool:
-    env = os.environ if environ is None else environ
-    return env.get("CI", "").lower() == "true" or env.get("GITHUB_ACTIONS", "").lower() == "true"

@@ -35,7 +35,6 @@ class _Recorder:
         self.ops: dict[str, dict[str, Any]] = {}
         self._files: dict[Any, str | None] = {}
         self._open: dict[int, list[Any]] = {}
-        self._seen: dict[str, set[str]] = {}  # op -> signature keys recorded
         self._names: dict[type, list[str]] = {}
 
     def rel_file(self, obj: Any) -> str | None:

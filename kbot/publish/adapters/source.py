@@ -131,16 +131,3 @@ def ensure_torch_import(source: str, path: str) -> str:
     if has_import(tree, "torch"):
         return source
     return add_import(source, tree, "import torch")
-
-
-def unused_name(tree: ast.Module, wanted: str) -> str:
-    """`wanted`, or `wanted_2`, ... if the module already binds that name."""
-    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    bound |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    name, n = wanted, 2
-    while name in bound:
-        name, n = f"{wanted}_{n}", n + 1
-    return name
