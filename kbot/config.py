@@ -16,65 +16,16 @@ from typing import Any
 
 import yaml
 
-from kbot.config_schema import (
-    ADAPTERS,
-    DTYPES,
-    INPUT_KEYS,
-    SECTIONS,
-    TARGET_KEYS,
-    TARGET_PATTERN,
-    TOLERANCE_KEYS,
-    TOP_LEVEL,
-    SchemaError,
-    cases,
-)
+from kbot.config_schema import SECTIONS, TOP_LEVEL, SchemaError
+from kbot.config_targets import InputSpec, TargetConfig, Tolerance, node_value, parse_targets
 from kbot.errors import ConfigError
+
+__all__ = ["Config", "InputSpec", "TargetConfig", "Tolerance", "find_config_file", "load_config"]
 
 CONFIG_NAME = ".kbot.yml"
 DEFAULT = "default"
 CLI = "command line"
 ENV_PREFIX = "KBOT_"
-
-
-@dataclass(frozen=True)
-class InputSpec:
-    """One forward argument: a shape of ints or names (case variables, init values)."""
-
-    shape: tuple[int | str, ...]
-    dtype: str | None = None  # None: the target's first dtype
-    high: int | None = None  # integer inputs draw from [0, high)
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
-
-
-@dataclass(frozen=True)
-class TargetConfig:
-    target: str  # "file.py::Qualname.method" or "pkg.module:Qualname.method"
-    name: str
-    init: dict[str, Any]
-    inputs: dict[str, InputSpec]
-    cases: tuple[dict[str, int], ...]
-    dtypes: tuple[str, ...]
-    tolerance: Tolerance | None
-    adapter: str
-    skip: bool
-    line: int  # where the entry starts in .kbot.yml, for messages
-
-    @property
-    def file(self) -> str | None:
-        return self.target.split("::")[0] if "::" in self.target else None
-
-    @property
-    def qualname(self) -> str:
-        return self.target.split("::")[1] if "::" in self.target else self.target.split(":")[1]
-
-    @property
-    def module(self) -> str | None:
-        return None if "::" in self.target else self.target.split(":")[0]
 
 
 @dataclass(frozen=True)
@@ -209,11 +160,6 @@ def _read_yaml(config_file: Path) -> yaml.MappingNode | None:
     return node
 
 
-def _value(node: yaml.Node) -> Any:
-    """The plain Python value of a YAML node (we keep nodes to know line numbers)."""
-    return yaml.SafeLoader("").construct_document(node)
-
-
 class _Resolver:
     """Collects raw values layer by layer, then checks and freezes them."""
 
@@ -240,7 +186,7 @@ class _Resolver:
             elif key in SECTIONS:
                 self._read_section(key, value_node)
             elif key in TOP_LEVEL:
-                self._set(key, _value(value_node), self.where(key_node))
+                self._set(key, node_value(value_node), self.where(key_node))
             else:
                 raise ConfigError(
                     f"{self.where(key_node)}: unknown key `{key}`; valid keys: {', '.join(valid)}"
@@ -258,7 +204,7 @@ class _Resolver:
                 raise ConfigError(
                     f"{self.where(key_node)}: unknown key `{section}.{key}`; valid keys: {', '.join(fields)}"
                 )
-            self._set(f"{section}.{key}", _value(value_node), self.where(key_node))
+            self._set(f"{section}.{key}", node_value(value_node), self.where(key_node))
 
     def _set(self, dotted: str, value: Any, source: str) -> None:
         field_ = _field(dotted)
@@ -314,7 +260,7 @@ class _Resolver:
             for section, fields in SECTIONS.items()
         }
         scan_cases = sections["scan"]["cases"]
-        targets = self._targets(scan_cases)
+        targets = parse_targets(self.target_nodes, scan_cases, self.where)
         self.sources["targets"] = (
             f"{self.file}:{self.target_nodes.start_mark.line + 1}" if targets else DEFAULT
         )
@@ -334,132 +280,6 @@ class _Resolver:
             sources=dict(self.sources),
         )
 
-    def _targets(self, default_cases: tuple[dict[str, int], ...]) -> tuple[TargetConfig, ...]:
-        node = self.target_nodes
-        if node is None or (isinstance(node, yaml.ScalarNode) and node.value in ("", "null", "~")):
-            return ()
-        if not isinstance(node, yaml.SequenceNode):
-            raise ConfigError(
-                f"{self.where(node)}: `targets` must be a list of entries like `- target: pkg/mod.py::RMSNorm.forward`"
-            )
-        return tuple(self._target(item, default_cases) for item in node.value)
-
-    def _target(self, node: yaml.Node, default_cases: tuple[dict[str, int], ...]) -> TargetConfig:
-        where = self.where(node)
-        if not isinstance(node, yaml.MappingNode):
-            raise ConfigError(f"{where}: each target must be a mapping with at least `target:`")
-        entries = {k.value: (k, v) for k, v in node.value}
-        for key, (key_node, _) in entries.items():
-            if key not in TARGET_KEYS:
-                raise ConfigError(
-                    f"{self.where(key_node)}: unknown key `targets.{key}`; valid keys: {', '.join(TARGET_KEYS)}"
-                )
-        if "target" not in entries:
-            raise ConfigError(
-                f"{where}: target entry needs `target: file.py::Class.method` or `pkg.mod:function`"
-            )
-
-        def value(key: str, default: Any = None) -> Any:
-            return _value(entries[key][1]) if key in entries else default
-
-        def fail(key: str, message: str) -> ConfigError:
-            return ConfigError(f"{self.where(entries[key][0])}: `targets.{key}` {message}")
-
-        target = value("target")
-        if not isinstance(target, str) or not TARGET_PATTERN.match(target):
-            raise fail(
-                "target",
-                f"must look like `pkg/layers.py::RMSNorm.forward` or `pkg.layers:rms_norm`, got {target!r}",
-            )
-        qualname = target.split("::")[-1] if "::" in target else target.split(":")[-1]
-        name = value("name", _default_name(qualname))
-        if not isinstance(name, str) or not name.isidentifier():
-            raise fail("name", f"must be a Python identifier like `rmsnorm`, got {name!r}")
-        init = value("init", {})
-        if not isinstance(init, dict) or not all(isinstance(k, str) for k in init):
-            raise fail(
-                "init",
-                f"must be a mapping of constructor arguments like {{hidden_size: 4096}}, got {init!r}",
-            )
-        try:
-            target_cases = cases().check(value("cases")) if "cases" in entries else default_cases
-        except SchemaError as exc:
-            raise fail("cases", str(exc)) from None
-        dtypes = value("dtypes", ["bfloat16"])
-        if not isinstance(dtypes, list) or not dtypes or any(d not in DTYPES for d in dtypes):
-            raise fail("dtypes", f"must be a list from {', '.join(DTYPES)}, got {dtypes!r}")
-        adapter = value("adapter", "auto")
-        if adapter not in ADAPTERS:
-            raise fail("adapter", f"must be one of {', '.join(ADAPTERS)}, got {adapter!r}")
-        skip = value("skip", False)
-        if not isinstance(skip, bool):
-            raise fail("skip", f"must be true or false, got {skip!r}")
-        return TargetConfig(
-            target=target,
-            name=name,
-            init=dict(init),
-            inputs=self._inputs(entries.get("inputs"), fail),
-            cases=target_cases,
-            dtypes=tuple(dtypes),
-            tolerance=self._tolerance(value("tolerance"), fail) if "tolerance" in entries else None,
-            adapter=adapter,
-            skip=skip,
-            line=node.start_mark.line + 1,
-        )
-
-    def _inputs(self, entry: tuple[yaml.Node, yaml.Node] | None, fail: Any) -> dict[str, InputSpec]:
-        if entry is None:
-            return {}
-        raw = _value(entry[1])
-        example = "a mapping like {x: {shape: [T, 4096], dtype: bfloat16}}"
-        if not isinstance(raw, dict):
-            raise fail("inputs", f"must be {example}, got {raw!r}")
-        specs: dict[str, InputSpec] = {}
-        for arg, spec in raw.items():
-            if not isinstance(arg, str) or not arg.isidentifier() or not isinstance(spec, dict):
-                raise fail("inputs", f"must be {example}; {arg!r} is not `name: {{shape: [...]}}`")
-            unknown = [k for k in spec if k not in INPUT_KEYS]
-            if unknown:
-                raise fail(
-                    "inputs", f"`{arg}` has unknown keys {unknown}; valid: {', '.join(INPUT_KEYS)}"
-                )
-            shape = spec.get("shape")
-            if not isinstance(shape, list) or not all(
-                (isinstance(d, int) and not isinstance(d, bool) and d >= 0)
-                or (isinstance(d, str) and d.isidentifier())
-                for d in shape
-            ):
-                raise fail(
-                    "inputs",
-                    f"`{arg}.shape` must be a list of sizes or names like [T, 4096], got {shape!r}",
-                )
-            dtype = spec.get("dtype")
-            if dtype is not None and dtype not in (*DTYPES, "int32", "int64", "bool"):
-                raise fail(
-                    "inputs",
-                    f"`{arg}.dtype` must be one of {', '.join((*DTYPES, 'int32', 'int64', 'bool'))}, got {dtype!r}",
-                )
-            high = spec.get("high")
-            if high is not None and (
-                not isinstance(high, int) or isinstance(high, bool) or high < 1
-            ):
-                raise fail("inputs", f"`{arg}.high` must be a positive integer, got {high!r}")
-            specs[arg] = InputSpec(shape=tuple(shape), dtype=dtype, high=high)
-        return specs
-
-    def _tolerance(self, raw: Any, fail: Any) -> Tolerance:
-        if not isinstance(raw, dict) or set(raw) - set(TOLERANCE_KEYS) or not raw:
-            raise fail(
-                "tolerance", f"must be a mapping like {{atol: 0.01, rtol: 0.01}}, got {raw!r}"
-            )
-        values = {}
-        for key in TOLERANCE_KEYS:
-            val = raw.get(key, 0.0)
-            if isinstance(val, bool) or not isinstance(val, (int, float)) or val < 0:
-                raise fail("tolerance", f"`{key}` must be a number >= 0, got {val!r}")
-            values[key] = float(val)
-        return Tolerance(**values)
-
 
 def _field(dotted: str):
     if "." in dotted:
@@ -478,12 +298,3 @@ def _env_names() -> dict[str, str]:
         for key in fields:
             names[f"{ENV_PREFIX}{section.upper()}_{key.upper()}"] = f"{section}.{key}"
     return names
-
-
-def _default_name(qualname: str) -> str:
-    """`RMSNorm.forward` -> `rmsnorm`; `layers.softcap` -> `softcap`."""
-    parts = [
-        p for p in qualname.split(".") if p not in ("forward", "forward_native", "forward_cuda")
-    ]
-    base = parts[-1] if parts else qualname.split(".")[0]
-    return "".join(ch if ch.isalnum() else "_" for ch in base).lower()
