@@ -33,7 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--islands", type=int, help="populations evolving apart (default 4)")
     parser.add_argument("--work-dir", help="where runs/ and kbot.sqlite go (default: .kbot)")
     parser.add_argument("--resume", metavar="RUN_ID", help="continue a killed or stopped run")
-    parser.add_argument("--target", metavar="JSON", help="scan finding to record as target.json")
+    parser.add_argument(
+        "--target",
+        metavar="JSON",
+        help="scan finding to record as target.json (default: <problem>.target.json beside it)",
+    )
     parser.add_argument("--config", metavar="FILE", help="use this .kbot.yml")
 
 
@@ -51,7 +55,7 @@ def run(args: argparse.Namespace) -> CommandResult:
         raise UsageError(f"problem file {args.problem} does not exist")
     config = load_config(anchor, cli=_config_overrides(args), config_file=args.config)
     work_dir = Path(args.work_dir).resolve() if args.work_dir else config.work_dir
-    target = _target(args.target)
+    target = _target(args.target, args.problem)
     notes: list[str] = []
     if args.resume:
         stored, problem_path, problem_sha = load_run_options(work_dir, args.resume)
@@ -128,9 +132,14 @@ def _resume_problem(
     raise UsageError(f"--resume {run_id}: the run's problem file is gone; pass it as PROBLEM.py")
 
 
-def _target(text: str | None) -> dict[str, Any] | None:
+def _target(text: str | None, problem: str | None) -> dict[str, Any] | None:
+    """The scan finding the run records: --target, else the `<name>.target.json` that
+    `kbot scan --emit-problems` wrote beside the problem file (so `kbot pr` knows what to patch)."""
     if text is None:
-        return None
+        beside = Path(problem).with_suffix(".target.json") if problem else None
+        if beside is None or not beside.is_file():
+            return None
+        text = str(beside)
     path = Path(text)
     try:
         raw = path.read_text() if path.is_file() else text

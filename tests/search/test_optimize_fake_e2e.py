@@ -4,6 +4,7 @@ import ast
 import json
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -153,6 +154,18 @@ def test_cli_json_envelope_names_the_winner_and_progress_goes_to_stderr(
     )
     again = json.loads(capsys.readouterr().out)["data"]
     assert again["fresh_evaluations"] == 0 and again["best_candidate"] == data["best_candidate"]
+
+
+def test_cli_records_the_scan_finding_written_beside_the_problem(
+    tmp_path, problem, fake_cli, capsys
+):
+    finding = {"name": "scale", "file": "pkg/ops.py", "line": 3, "qualname": "scale"}
+    problem.path.with_suffix(".target.json").write_text(json.dumps(finding))
+    argv = ["optimize", str(problem.path), "--proposers", "tune", "--device", "cpu",
+            "--generations", "1", "--work-dir", str(tmp_path / "w"), "--json"]  # fmt: skip
+    assert main(argv) == 0
+    run_dir = Path(json.loads(capsys.readouterr().out)["data"]["run_dir"])
+    assert json.loads((run_dir / "target.json").read_text()) == finding
 
 
 @pytest.mark.parametrize("names", ["codegen,magic", "inductor"])
