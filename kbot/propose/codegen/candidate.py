@@ -95,15 +95,17 @@ def render_candidate(
         "import torch.nn as nn",
         "import triton",
         "import triton.language as tl",
-        "",
     ]
+    helpers = sorted({h for k in emitted.kernels for h in k.body.helpers})
+    if "_tanh_libdevice" in helpers:
+        header.append("from triton.language.extra import libdevice")
+    header.append("")
     if emitted.tunables:
         header.append("# Tunables (constexpr / launch parameters the search mutates).")
         for tunable in emitted.tunables:
             header.append(f"{tunable.name} = {tunable.value}  # {tunable.why}")
         header.append("")
     parts = ["\n".join(header)]
-    helpers = sorted({h for k in emitted.kernels for h in k.body.helpers})
     parts += [HELPERS[h] for h in helpers]
     parts += [k.render() for k in emitted.kernels]
     launcher = [f"def {op}({', '.join(names)}):"]

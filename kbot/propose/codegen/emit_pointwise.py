@@ -31,9 +31,11 @@ def emit_pointwise(
     block_n: int,
     num_warps: int,
     extern_args: dict[str, str] | None = None,
+    gpu_math: bool = False,
 ) -> Emitted:
     body = KernelBody(traced, sizes)
     body.extern_args.update(extern_args or {})
+    body.gpu_math = gpu_math
     names = register_outputs(body, schedule)
     row_index = emit_row_indices(body, schedule)
     body.emit("cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")
@@ -65,4 +67,6 @@ def emit_pointwise(
         "block_n": block_n,
         "num_warps": num_warps,
     }
+    if gpu_math:
+        params["gpu_math"] = True
     return Emitted([kernel], launcher, tunables, params)

@@ -50,10 +50,12 @@ def emit_reduction(
     block_n: int | None,
     num_warps: int,
     extern_args: dict[str, str] | None = None,
+    gpu_math: bool = False,
 ) -> Emitted:
     """`block_n=None`: one pass with BLOCK_N = next_power_of_2(n_cols); else loop by block_n."""
     body = KernelBody(traced, sizes)
     body.extern_args.update(extern_args or {})
+    body.gpu_math = gpu_math
     names = register_outputs(body, schedule)
     row_index = emit_row_indices(body, schedule)
     full = full_index(schedule, row_index)
@@ -95,6 +97,8 @@ def emit_reduction(
         "block_n": block_n if looped else "next_pow2(n_cols)",
         "num_warps": num_warps,
     }
+    if gpu_math:
+        params["gpu_math"] = True
     return Emitted([kernel], launcher, tunables, params)
 
 

@@ -79,6 +79,7 @@ def emit_split(
     block_n: int,
     num_warps: int,
     extern_args: dict[str, str] | None = None,
+    gpu_math: bool = False,
 ) -> Emitted:
     if not splittable(schedule):
         raise Unsupported("a reduction that depends on another (other than softmax's max/sum)")
@@ -89,6 +90,7 @@ def emit_split(
     # Kernel 1: each (row, split) program reduces its chunk to partials.
     first = KernelBody(traced, sizes)
     first.extern_args.update(extern_args or {})
+    first.gpu_math = gpu_math
     for name, _, _ in partials:
         first.tensor_arg(f"workspace:{name}", name, 2)
     row_index = emit_row_indices(first, schedule)
@@ -148,6 +150,7 @@ def emit_split(
     # Kernel 2: combine the row's partials, then write this program's chunk of the outputs.
     second = KernelBody(traced, sizes)
     second.extern_args.update(extern_args or {})
+    second.gpu_math = gpu_math
     names = register_outputs(second, schedule)
     for name, _, _ in partials:
         second.tensor_arg(f"workspace:{name}", name, 2)
@@ -217,6 +220,8 @@ def emit_split(
         "block_n": block_n,
         "num_warps": num_warps,
     }
+    if gpu_math:
+        params["gpu_math"] = True
     return Emitted([partial_kernel, finish_kernel], launcher, tunables, params)
 
 

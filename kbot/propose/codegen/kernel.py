@@ -30,6 +30,8 @@ class KernelSource:
 
     def _constexprs(self) -> list[str]:
         extra = ["BITWISE_ROUNDING"] if "_round_to_bf16" in self.body.helpers else []
+        if "_tanh_libdevice" in self.body.helpers:
+            extra.append("ON_GPU")
         return self.constexprs + extra
 
     def render(self) -> str:
@@ -45,7 +47,11 @@ class KernelSource:
     def launch(self, grid: str, constexpr_values: dict[str, str], num_warps: str) -> list[str]:
         args = [a for _, a in self.params_and_args()]
         first_tensor = next(iter(self.body.tensor_args.values()))[0]
-        values = {**constexpr_values, "BITWISE_ROUNDING": f"not {first_tensor}.is_cuda"}
+        values = {
+            **constexpr_values,
+            "BITWISE_ROUNDING": f"not {first_tensor}.is_cuda",
+            "ON_GPU": f"{first_tensor}.is_cuda",
+        }
         args += [f"{c}={values[c]}" for c in self._constexprs()]
         args.append(f"num_warps={num_warps}")
         lines = [f"{self.name}[{grid}]("]

@@ -108,6 +108,9 @@ class KernelBody:
         # Cache hint for loads of full rows: "evict_last" while a looped reduction will read the
         # row again, "evict_first" on the last read; None (no hint) elsewhere.
         self.eviction: str | None = None
+        # The GPU's math library where it saves ALU time at the same fp32 accuracy: tanh by
+        # libdevice on the GPU, division by a scalar as a multiply by its reciprocal (ops.py).
+        self.gpu_math = False
 
     def _evict(self, mask: str) -> str:
         # Only a row's own data: parameters shared by all rows (a weight) keep the default.

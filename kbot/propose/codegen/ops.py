@@ -1,7 +1,8 @@
 """ATen compute ops as fp32 Triton expressions, and the small `@triton.jit` helpers they need.
 
 Only `tl` functions that exist in both Triton 3.6 (GPU) and 3.9 (CPU interpreter) are used;
-tanh and bf16 rounding are helpers because libdevice is not importable in a candidate.
+tanh and bf16 rounding are helpers because the interpreter cannot run libdevice. The `gpu_math`
+variants call libdevice's tanh behind a constexpr that is true only on the GPU.
 """
 
 from __future__ import annotations
@@ -141,7 +142,14 @@ def compute(body: KernelBody, node: torch.fx.Node, args: list[str]) -> str:
         return _UNARY[target].format(a=args[0])
     if target == aten.tanh.default:
         body.helpers.add("_tanh")
+        if body.gpu_math:
+            body.helpers.add("_tanh_libdevice")
+            return f"_tanh_libdevice({args[0]}, ON_GPU)"
         return f"_tanh({args[0]})"
+    if body.gpu_math and target in (aten.div.Tensor, aten.div.Scalar):
+        reciprocal = _reciprocal(node.args[1], args[1])
+        if reciprocal is not None:
+            return f"{args[0]} * {reciprocal}"
     if target in (aten.mul.Tensor, aten.mul.Scalar) and args[1] in ("1", "1.0"):
         return args[0]  # alpha/beta of a decomposed addmm
     if target in (aten.mul.Tensor, aten.mul.Scalar) and args[0] in ("1", "1.0"):
@@ -169,6 +177,27 @@ def compute(body: KernelBody, node: torch.fx.Node, args: list[str]) -> str:
         value = node.args[1] if target == aten.full.default else node.args[0]
         return literal(value)
     raise Unsupported(f"op {_op_name(target)} has no Triton lowering")
+
+
+def _reciprocal(divisor: object, expr: str) -> str | None:
+    """`1 / divisor` for a scalar divisor, so `x / c` costs one multiply per element: a GPU's
+    fp32 division is a reciprocal, a multiply and range checks on every element. The product
+    is within 2 ulp of the quotient, as the GPU's division itself (div.full.f32) is."""
+    if isinstance(divisor, torch.fx.Node):
+        val = divisor.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            return None  # a tensor divisor: one division per element either way
+        return f"(1.0 / {expr})"  # a size computed at launch (std's n - 1)
+    if isinstance(divisor, bool) or not isinstance(divisor, (int, float)):
+        return None
+    if expr.isidentifier():
+        return f"(1.0 / {expr})"  # a Model attribute passed at launch: once per program
+    if divisor == 0 or not math.isfinite(divisor) or not math.isfinite(1.0 / divisor):
+        return None
+    inverse = 1.0 / divisor
+    if abs(inverse) < 1.2e-38:
+        return None  # the reciprocal would be an fp32 subnormal: keep the division
+    return literal(inverse)
 
 
 def _op_name(target: object) -> str:
@@ -235,6 +264,16 @@ def _tanh(x):
     x2 = x * x
     small = x * (1.0 - x2 * (1.0 / 3.0 - x2 * (2.0 / 15.0 - x2 * (17.0 / 315.0))))
     return tl.where(tl.abs(x) < 0.1, small, big)
+''',
+    "_tanh_libdevice": '''@triton.jit
+def _tanh_libdevice(x, ON_GPU: tl.constexpr):
+    """tanh by libdevice's tanhf on the GPU, the function eager CUDA and torch.compile call
+    (accurate to 2 ulp, flush-to-zero exp and reciprocal: fewer instructions than `_tanh`).
+    Triton's CPU interpreter has no libdevice, so there it is the exp-based `_tanh`."""
+    if ON_GPU:
+        return libdevice.tanh(x)
+    else:
+        return _tanh(x)
 ''',
     "_round_to_bf16": '''@triton.jit
 def _round_to_bf16(x, BITWISE: tl.constexpr):

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 import torch
 
 from kbot.problem import ProblemSpec
-from kbot.propose.codegen.classify import Schedule, ScheduleKind
+from kbot.propose.codegen.classify import Schedule, ScheduleKind, compute_nodes
 from kbot.propose.codegen.emit_matmul import emit_extern, emit_gemm
 from kbot.propose.codegen.emit_pointwise import emit_pointwise
 from kbot.propose.codegen.emit_reduction import emit_reduction
 from kbot.propose.codegen.emit_split import emit_split, splittable
+from kbot.propose.codegen.emit_tiled import emit_tiled_reduction
 from kbot.propose.codegen.emitted import Emitted
 from kbot.propose.codegen.groups import grouped_variants
 from kbot.propose.codegen.trace import TracedProblem
@@ -62,13 +63,16 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
     if schedule.groups:
         widest = max(_hint(g.iter_shape[g.col_dim]) for g in schedule.groups)
         return grouped_variants(schedule, _pointwise_variants(widest))
-    base = (
-        _pointwise_variants(n_cols)
-        if schedule.kind == ScheduleKind.POINTWISE
-        else _reduction_variants(
+    if schedule.kind == ScheduleKind.POINTWISE:
+        base = _pointwise_variants(n_cols)
+    else:
+        base = _reduction_variants(
             n_cols, splittable(schedule), schedule.col_dim != len(schedule.iter_shape) - 1
         )
-    )
+        if schedule.col_dim != len(schedule.iter_shape) - 1:
+            base = _with_tiled(base, schedule)
+    if _uses_tanh(traced):
+        base = _with_gpu_math(base)
     if not schedule.extern:
         return base
     extern_ops = spec.options.extern_ops
@@ -79,6 +83,69 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         )
         for v in base
     ]
+
+
+def _uses_tanh(traced: TracedProblem) -> bool:
+    return any(n.target == torch.ops.aten.tanh.default for n in compute_nodes(traced))
+
+
+def _with_gpu_math(base: list[Variant]) -> list[Variant]:
+    """Each variant followed by its `gpu_math` twin (libdevice tanh on the GPU, scalar division
+    as a reciprocal multiply). Compiled for sm_90, softcap's kernel goes from 32.5 to 29 SASS
+    instructions an element; at ~31 an element the H200's issue rate, not its memory, bounds a
+    bf16 pointwise kernel, which is where softcap measured 74-79% of copy bandwidth."""
+    out = []
+    for variant in base:
+        out.append(variant)
+        out.append(
+            Variant(
+                f"{variant.label} gpu-math",
+                lambda t, s, z, op, ext=None, v=variant: v.emit(t, s, z, op, ext, gpu_math=True),
+            )
+        )
+    return out
+
+
+# A reduced extent up to this is loaded as one [next_pow2(n_red), BLOCK] slab (a MoE top-k);
+# longer ones loop over it BLOCK_RED rows at a time.
+TILED_ONE_PASS_MAX_RED = 64
+TILED_LOOP_ROWS = 8
+# fp32 values one thread holds of the slab: 64 keeps it in registers without spilling.
+TILED_VALUES_PER_THREAD = 64
+
+
+def _with_tiled(base: list[Variant], schedule: Schedule) -> list[Variant]:
+    """Adds the tiled middle-dim schedule (emit_tiled.py): first when the inner dims are wide
+    enough for coalesced vectors, after the row variants otherwise."""
+    n_red = _hint(schedule.iter_shape[schedule.col_dim])
+    n_inner = 1
+    for size in schedule.iter_shape[schedule.col_dim + 1 :]:
+        n_inner *= _hint(size)
+    one_pass = _pow2(n_red) <= TILED_ONE_PASS_MAX_RED
+    rows = _pow2(n_red) if one_pass else TILED_LOOP_ROWS
+    inner = _pow2(n_inner)
+    block = max(64, TILED_VALUES_PER_THREAD * 32 * 4 // rows)  # at 4 warps
+    choices = [(block, 4), (2 * block, 8), (max(64, block // 4), 2)]
+    choices = list(dict.fromkeys((min(b, inner), w) for b, w in choices))
+    wide = n_inner >= 64
+    if not wide:
+        choices = choices[:1]
+    tiled = []
+    for b, warps in choices:
+        red = None if one_pass else TILED_LOOP_ROWS
+        label = f"tiled {'one pass' if one_pass else f'looped r{red}'} b{b} w{warps}"
+        tiled.append(
+            Variant(
+                label,
+                lambda t, s, z, op, ext=None, b=b, r=red, w=warps, **kw: emit_tiled_reduction(
+                    t, s, z, op, block=b, block_red=r, num_warps=w, extern_args=ext, **kw
+                ),
+            )
+        )
+    if not wide:
+        return base + tiled
+    # The tiled variants lead (the search seeds from the first few), the best row variant third.
+    return tiled[:2] + base[:1] + tiled[2:] + base[1:]
 
 
 def _pointwise_variants(n_cols: int) -> list[Variant]:
@@ -94,8 +161,8 @@ def _pointwise_variants(n_cols: int) -> list[Variant]:
         out.append(
             Variant(
                 f"pointwise r{rows} b{block} w{warps}",
-                lambda t, s, z, op, ext=None, r=rows, b=block, w=warps: emit_pointwise(
-                    t, s, z, op, rows=r, block_n=b, num_warps=w, extern_args=ext
+                lambda t, s, z, op, ext=None, r=rows, b=block, w=warps, **kw: emit_pointwise(
+                    t, s, z, op, rows=r, block_n=b, num_warps=w, extern_args=ext, **kw
                 ),
             )
         )
@@ -128,8 +195,8 @@ def _reduction_variants(n_cols: int, can_split: bool, middle: bool) -> list[Vari
         out.append(
             Variant(
                 label,
-                lambda t, s, z, op, ext=None, r=rows, b=block, w=warps: emit_reduction(
-                    t, s, z, op, rows=r, block_n=b, num_warps=w, extern_args=ext
+                lambda t, s, z, op, ext=None, r=rows, b=block, w=warps, **kw: emit_reduction(
+                    t, s, z, op, rows=r, block_n=b, num_warps=w, extern_args=ext, **kw
                 ),
             )
         )
@@ -139,8 +206,8 @@ def _reduction_variants(n_cols: int, can_split: bool, middle: bool) -> list[Vari
                 1,
                 Variant(
                     f"split {splits} b{block} w{warps}",
-                    lambda t, s, z, op, ext=None, p=splits, b=block, w=warps: emit_split(
-                        t, s, z, op, splits=p, block_n=b, num_warps=w, extern_args=ext
+                    lambda t, s, z, op, ext=None, p=splits, b=block, w=warps, **kw: emit_split(
+                        t, s, z, op, splits=p, block_n=b, num_warps=w, extern_args=ext, **kw
                     ),
                 ),
             )
