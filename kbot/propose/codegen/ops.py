@@ -179,6 +179,10 @@ def compute(body: KernelBody, node: torch.fx.Node, args: list[str]) -> str:
     raise Unsupported(f"op {_op_name(target)} has no Triton lowering")
 
 
+FP32_NORMAL_MIN = 2.0**-126
+FP32_MAX = 3.4028234663852886e38
+
+
 def _reciprocal(divisor: object, expr: str) -> str | None:
     """`1 / divisor` for a scalar divisor, so `x / c` costs one multiply per element: a GPU's
     fp32 division is a reciprocal, a multiply and range checks on every element. The product
@@ -195,8 +199,8 @@ def _reciprocal(divisor: object, expr: str) -> str | None:
     if divisor == 0 or not math.isfinite(divisor) or not math.isfinite(1.0 / divisor):
         return None
     inverse = 1.0 / divisor
-    if abs(inverse) < 1.2e-38:
-        return None  # the reciprocal would be an fp32 subnormal: keep the division
+    if not FP32_NORMAL_MIN <= abs(inverse) <= FP32_MAX:
+        return None  # the reciprocal is not a normal fp32 number: keep the division
     return literal(inverse)
 
 
