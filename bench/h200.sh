@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One full run on the device machine (H200): install kbot, run the GPU tests and the benchmarks
 # named as arguments, keep every log under $OUT, print a short table last.
-#   bash bench/h200.sh gputests evaluator optimize publish
+#   bash bench/h200.sh gputests evaluator optimize publish capture real
+# (real needs an LMDeploy clone at .ext/lmdeploy, carried: see bench/real_repo.sh)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/kbot-out}"
@@ -32,6 +33,8 @@ for step in "$@"; do
         gputests) run_step gputests "${GPUTESTS_S:-280}" python3 -m pytest -m gpu -v -rfEs -p no:cacheprovider --timeout="${GPUTEST_TIMEOUT_S:-150}" ${GPUTESTS_ARGS:-tests} ;;
         evaluator) run_step evaluator "${EVALUATOR_S:-280}" python3 bench/evaluator_bench.py --out "$OUT/evaluator.md" --time-limit "${EVALUATOR_LIMIT_S:-220}" ;;
         optimize) run_step optimize "${OPTIMIZE_S:-560}" python3 bench/optimize_suite.py --out "$OUT/optimize.md" --time-limit "${OPTIMIZE_LIMIT_S:-480}" ${OPTIMIZE_ARGS:-} ;;
+        capture) run_step capture "${CAPTURE_S:-240}" python3 bench/inductor_capture.py --out "$OUT/inductor" ${CAPTURE_ARGS:-} ;;
+        real) run_step real "${REAL_S:-420}" bash bench/real_repo.sh .ext/lmdeploy bench/targets/lmdeploy.kbot.yml layer_norm_residual lmdeploy "$OUT/publish_real.md" ;;
         publish) run_step publish "${PUBLISH_S:-300}" python3 bench/publish_gpu.py --out "$OUT/publish.md" ${PUBLISH_ARGS:-} ;;
         *) echo "unknown step $step" ;;
     esac

@@ -3,6 +3,7 @@ on this machine's GPU, inside kbot's clone of the target repository.
 
     python bench/publish_gpu.py                       # tinyserve's RMSNorm, kbot's fixture kernel
     python bench/publish_gpu.py --repo PATH --run-dir RUN_DIR [--out bench/results/publish.md]
+        [--bare-package NAME]
 
 Prints and writes (markdown): the op, the adapter, the diff size, the parity test's result and
 the benchmark table (µs under CUDA-graph replay). Nothing is pushed.
@@ -44,11 +45,28 @@ def _demo_tinyserve(dest: Path) -> Path:
     return module.make_demo_repo(dest)
 
 
-def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
+def _bare_package_site(scratch: Path, clone: Path, package: str) -> Path:
+    """A folder whose sitecustomize.py registers `package` as a bare namespace over the clone's
+    folder, so its subpackages import without its top-level __init__.py (LMDeploy's pulls in the
+    whole serving stack, whose compiled dependencies the GPU image lacks)."""
+    site = scratch / "bare-site"
+    site.mkdir(exist_ok=True)
+    folder = clone / package.replace(".", "/")
+    (site / "sitecustomize.py").write_text(
+        "import sys, types\n"
+        f"_m = types.ModuleType({package!r})\n"
+        f"_m.__path__ = [{str(folder)!r}]\n"
+        f"sys.modules[{package!r}] = _m\n"
+    )
+    return site
+
+
+def _run(cmd: list[str], cwd: Path, site: Path | None = None) -> tuple[int, str]:
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     # The target's package imports from its checkout, as after `pip install -e .` there (on the
     # H200, 2026-11-30, the benchmark script failed with "No module named 'tinyserve'" without it).
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(cwd), env.get("PYTHONPATH", "")) if p)
+    paths = (str(site) if site else "", str(cwd), env.get("PYTHONPATH", ""))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, timeout=1800)
     return done.returncode, (done.stdout + done.stderr).strip()
 
@@ -64,6 +82,10 @@ def main() -> int:
         "--run-dir", type=Path, help="an optimize run directory (default: kbot's RMSNorm fixture)"
     )
     parser.add_argument("--out", type=Path, default=KBOT / "bench" / "results" / "publish.md")
+    parser.add_argument(
+        "--bare-package",
+        help="import this package of the target without its __init__.py (e.g. lmdeploy)",
+    )
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="kbot-publish-gpu-"))
     repo = args.repo or _demo_tinyserve(scratch / "tinyserve")
@@ -80,11 +102,17 @@ def main() -> int:
     _, integration_stat = _run(
         ["git", "diff", "--stat", f"{outcome.base_sha}..HEAD", "--", *outcome.files[1:-2]], clone
     )
+    _, integration_diff = _run(
+        ["git", "diff", f"{outcome.base_sha}..HEAD", "--", *outcome.files[1:-2]], clone
+    )
+    site = _bare_package_site(scratch, clone, args.bare_package) if args.bare_package else None
     parity, bench = outcome.files[-2], outcome.files[-1]
     parity_rc, parity_out = _run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", parity], clone
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", ".", parity],
+        clone,
+        site,
     )
-    bench_rc, bench_out = _run([sys.executable, bench], clone)
+    bench_rc, bench_out = _run([sys.executable, bench], clone, site)
     import torch
     import triton
 
@@ -101,6 +129,10 @@ def main() -> int:
             "",
             "```",
             integration_stat,
+            "```",
+            "",
+            "```diff",
+            integration_diff[-8000:],
             "```",
             "",
             f"## Parity test (`pytest {parity}`), exit code {parity_rc}",

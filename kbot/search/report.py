@@ -124,6 +124,7 @@ def case_row(case: CaseResult) -> dict[str, Any]:
         "eager_plain": _stat(t.eager_plain),
         "compile_graph": _stat(t.compile_graph),
         "compile_plain": _stat(t.compile_plain),
+        "compile_max_autotune_graph": _stat(t.compile_max_autotune_graph),
         "speedup_vs_eager": t.speedup_vs_eager,
         "speedup_vs_compile": t.speedup_vs_compile,
         "roofline_percent": round(100 * t.roofline_fraction, 1),
