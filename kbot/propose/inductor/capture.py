@@ -1,0 +1,208 @@
+"""Running torch.compile on a problem's Model (GPU) and recording what extraction needs: the
+output code, each kernel's chosen launch config and what each of `call(args)`'s arguments is.
+
+Only this module touches torch._dynamo / torch._inductor; `capture_problem` returns the JSON
+form (records.capture_from_json reads it back), so bench/inductor_capture.py writes fixtures
+the CPU tests read unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from kbot.propose.inductor.records import GRAPH_SEPARATOR
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return repr(value)
+
+
+def kernel_configs(module: Any) -> dict[str, Any]:
+    """Per kernel of a loaded output-code module: its launchers' configs and metas."""
+    found = {}
+    for name, obj in vars(module).items():
+        launchers = getattr(obj, "launchers", None)
+        if launchers is None or not hasattr(obj, "inductor_meta"):
+            continue
+        configs = []
+        for launcher in launchers:
+            config = getattr(launcher, "config", None)
+            if config is not None:
+                configs.append(
+                    {
+                        "kwargs": _jsonable(dict(config.kwargs)),
+                        "num_warps": config.num_warps,
+                        "num_stages": config.num_stages,
+                    }
+                )
+        found[name] = {
+            "launch_configs": configs,
+            "candidate_configs": [
+                {"kwargs": _jsonable(dict(c.kwargs)), "num_warps": c.num_warps}
+                for c in getattr(obj, "configs", None) or []
+            ],
+            "inductor_meta": _jsonable(getattr(obj, "inductor_meta", {})),
+            "triton_meta": _jsonable(getattr(obj, "triton_meta", {})),
+        }
+    return found
+
+
+def _source_name(source: Any) -> str:
+    name = source.name
+    return name() if callable(name) else str(name)
+
+
+def _graph_inputs(gm: Any) -> list[dict[str, str]]:
+    """Dynamo's placeholders, in the order inductor's call(args) receives them."""
+    import torch
+
+    inputs = []
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        grapharg = node.meta.get("grapharg")
+        if grapharg is None or grapharg.source is None:
+            inputs.append({"source": f"<unknown {node.name}>", "kind": "unknown"})
+            continue
+        if getattr(grapharg, "pass_arg_as_tensor", False):
+            kind = "scalar"
+        elif isinstance(grapharg.example, torch.Tensor):
+            kind = "tensor"
+        else:
+            kind = "symint"
+        inputs.append({"source": _source_name(grapharg.source), "kind": kind})
+    return inputs
+
+
+def varying_dims(shapes: list[list[tuple[int, ...] | None]]) -> set[tuple[int, int]]:
+    """(input index, dim) pairs whose size differs between cases: the dims to mark dynamic."""
+    dims: set[tuple[int, int]] = set()
+    for index, per_case in enumerate(zip(*shapes)):
+        ranks = {len(s) for s in per_case if s is not None}
+        if None in per_case or len(ranks) != 1:
+            continue
+        for dim in range(ranks.pop()):
+            if len({s[dim] for s in per_case}) > 1:
+                dims.add((index, dim))
+    return dims
+
+
+def capture_case(shapes: list[list[tuple[int, ...] | None]], dims: set[tuple[int, int]]) -> int:
+    """The largest case whose varying sizes are above 1, unequal to every fixed size and to
+    each other (unless always equal): dynamo specialises 0 and 1 and may tie equal sizes."""
+
+    # Dims equal in every case (rope's positions and query rows) may share a symbol.
+    groups = {key: tuple(case[key[0]][key[1]] for case in shapes) for key in dims}
+
+    def clean(case: list[tuple[int, ...] | None]) -> bool:
+        varying = {groups[(i, d)]: case[i][d] for i, d in dims}
+        fixed = {
+            size
+            for i, shape in enumerate(case)
+            for d, size in enumerate(shape or ())
+            if (i, d) not in dims
+        }
+        values = list(varying.values())
+        return len(set(values)) == len(values) and all(v > 1 and v not in fixed for v in values)
+
+    def numel(case: list[tuple[int, ...] | None]) -> int:
+        return sum(math.prod(s) for s in case if s is not None)
+
+    order = sorted(range(len(shapes)), key=lambda c: numel(shapes[c]), reverse=True)
+    return next((c for c in order if clean(shapes[c])), order[0])
+
+
+def _shapes(module: Any, cases: tuple[dict[str, Any], ...]) -> list[list[tuple[int, ...] | None]]:
+    import torch
+
+    from kbot.problem.runtime import case_inputs
+
+    shapes = []
+    for case in cases:
+        with torch.device("meta"):
+            inputs = case_inputs(module, dict(case))
+        shapes.append([tuple(v.shape) if isinstance(v, torch.Tensor) else None for v in inputs])
+    return shapes
+
+
+def capture_problem(problem_path: Path) -> dict:
+    """Compiles the problem's Model on CUDA and returns the capture's JSON form, with the
+    output code under "code".
+
+    `dynamic=True` lets dynamo tie sizes that happen to be equal (T=4096 and hidden 4096) and
+    bake them in, so instead exactly the input dims that vary across CASES are marked
+    dynamic, and the capture runs on a case whose varying sizes collide with nothing."""
+    import torch
+    import triton
+    from torch._inductor import codecache
+    from torch._inductor.compile_fx import compile_fx
+    from torch._inductor.utils import run_and_get_code
+
+    from kbot.problem import load_problem
+    from kbot.problem.runtime import case_inputs, import_file, init_inputs
+
+    spec = load_problem(problem_path)
+    module = import_file(problem_path, prefix="kbot_inductor_capture")
+    shapes = _shapes(module, spec.cases)
+    dims = varying_dims(shapes)
+    index = capture_case(shapes, dims)
+    case = dict(spec.cases[index])
+    torch.manual_seed(0)
+    model = module.Model(*init_inputs(module)).cuda().eval()
+    inputs = [v.cuda() if isinstance(v, torch.Tensor) else v for v in case_inputs(module, case)]
+    for i, dim in sorted(dims):
+        torch._dynamo.mark_dynamic(inputs[i], dim)
+    graphs: list[list[dict[str, str]]] = []
+
+    def recording_backend(gm, example_inputs):
+        graphs.append(_graph_inputs(gm))
+        return compile_fx(gm, example_inputs)
+
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(model, dynamic=False, backend=recording_backend)
+        with torch.no_grad(), _no_duck_sizing():
+            result, codes = run_and_get_code(compiled, *inputs)
+        kernels: dict[str, Any] = {}
+        for loaded in list(getattr(codecache.PyCodeCache, "modules", [])):
+            path = getattr(loaded, "__file__", None)
+            if path and Path(path).read_text() in codes:
+                kernels.update(kernel_configs(loaded))
+    finally:
+        torch._dynamo.reset()
+    returns_tuple = isinstance(result, (tuple, list))
+    outputs = list(result) if returns_tuple else [result]
+    return {
+        "problem": problem_path.name,
+        "case": case,
+        "dynamic": bool(dims),
+        "dynamic_dims": sorted([i, d] for i, d in dims),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "gpu": torch.cuda.get_device_name(),
+        "graph_inputs": graphs[0] if len(graphs) == 1 else [],
+        "graph_count": len(graphs),
+        "returns_tuple": returns_tuple,
+        "output_count": len(outputs) if all(isinstance(o, torch.Tensor) for o in outputs) else None,
+        "kernels": kernels,
+        "code": GRAPH_SEPARATOR.join(codes),
+    }
+
+
+def _no_duck_sizing():
+    """Distinct symbols for distinct dims even when their sizes are equal (where supported)."""
+    import contextlib
+
+    from torch.fx.experimental import _config as fx_config
+
+    if hasattr(fx_config, "use_duck_shape"):
+        return fx_config.patch(use_duck_shape=False)
+    return contextlib.nullcontext()
