@@ -2,7 +2,8 @@
 `inductor` proposer captures it (kbot.propose.inductor.capture.capture_problem).
 
 For each problem this writes, under --out:
-    <op>__dynamic.py    the output code inductor generated (its `call()` and Triton kernels)
+    <op>__dynamic.txt   the output code inductor generated (its `call()` and Triton kernels;
+                        text, so linters leave the copied fixture alone)
     <op>__dynamic.json  per kernel: the launch config inductor's autotuner settled on and its
                         metas; what each of call()'s arguments is (dynamo's placeholder
                         sources); the case, the dims marked dynamic, and versions
@@ -47,7 +48,7 @@ def main() -> int:
             print(f"{op}: {type(exc).__name__}: {exc}", flush=True)
             continue
         stem = f"{op}__dynamic"
-        (out / f"{stem}.py").write_text(meta.pop("code"))
+        (out / f"{stem}.txt").write_text(meta.pop("code"))
         (out / f"{stem}.json").write_text(json.dumps(meta, indent=2) + "\n")
         print(
             f"{stem}: case {meta['case']}, dims marked dynamic {meta['dynamic_dims']}, "

@@ -1,0 +1,156 @@
+"""The inductor proposer on CPU: its skip reasons, and extraction of real H200 captures into
+candidates that parse, pass kbot's static rules and run under Triton's interpreter."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+import pytest
+import torch
+
+from kbot.evaluate import EvalOptions, evaluate
+from kbot.evaluate.static import check_source
+from kbot.problem.runtime import case_inputs, import_file, init_inputs
+from kbot.propose.base import Parent, ProposeContext
+from kbot.propose.inductor import CPU_REASON, InductorProposer, Unsupported, extract
+from kbot.propose.inductor.capture import capture_case, varying_dims
+from kbot.propose.inductor.records import LaunchConfig
+from kbot.propose.tune import find_tunables
+
+
+def _run_both(problem, source, rows):
+    module = import_file(problem.path, prefix="kbot_test_inductor_ref")
+    namespace: dict = {}
+    exec(compile(source, "candidate.py", "exec"), namespace)
+    torch.manual_seed(0)
+    reference = module.Model(*init_inputs(module))
+    candidate = namespace["ModelNew"](*init_inputs(module))
+    candidate.load_state_dict(reference.state_dict())
+    inputs = case_inputs(module, {"T": rows})
+    with torch.no_grad():
+        return reference(*inputs), candidate(*inputs)
+
+
+def test_cpu_skips_with_its_reason(problem_of):
+    context = ProposeContext(problem_of("rmsnorm"), (), "cpu", 0)
+    outcome = InductorProposer().propose(context)
+    assert outcome.proposals == () and outcome.skipped_reason == CPU_REASON
+
+
+def test_given_parents_it_has_nothing_new(problem_of):
+    parent = Parent("x = 1\n", "0" * 64, "codegen", True, None)
+    outcome = InductorProposer().propose(
+        ProposeContext(problem_of("rmsnorm"), (parent,), "cuda", 0)
+    )
+    assert outcome.proposals == () and outcome.skipped_reason.startswith("inductor: ")
+
+
+@pytest.mark.parametrize(
+    "op", ["rmsnorm", "silu_and_mul", "log_softmax_128k", "linear_silu", "softcap"]
+)
+def test_extracted_candidate_passes_the_static_rules(capture_of, problem_of, op):
+    problem = problem_of(op)
+    source = extract(capture_of(op), problem)
+    ast.parse(source)
+    assert check_source(source, problem.options) == ()
+    assert "triton_helpers" not in source and "triton_heuristics" not in source
+    assert "torch._inductor" not in source and ".item()" not in source
+    assert "made by kbot's inductor proposer" in source and "torch 2.11" in source
+
+
+@pytest.mark.parametrize("op", ["silu_and_mul", "log_softmax_128k"])
+def test_extracted_candidate_runs_and_matches_the_reference(capture_of, problem_of, op):
+    problem = problem_of(op)
+    expected, got = _run_both(problem, extract(capture_of(op), problem), rows=3)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    tolerance = 2e-2 if expected.dtype == torch.bfloat16 else 1e-4
+    torch.testing.assert_close(got.float(), expected.float(), atol=tolerance, rtol=tolerance)
+
+
+def test_recaptured_fixtures_run_at_a_size_other_than_the_captured_one(
+    capture_of, problem_of, recorded
+):
+    """Captures made with the dims that vary across CASES marked dynamic serve every case."""
+    ops = [op for op in ("rmsnorm", "add_rmsnorm", "moe_sum", "rope_neox") if recorded(op)]
+    if not ops:
+        pytest.skip("fixtures predate recorded graph inputs; re-run bench/inductor_capture.py")
+    for op in ops:
+        problem = problem_of(op)
+        expected, got = _run_both(problem, extract(capture_of(op), problem), rows=3)
+        for want, have in zip(*(x if isinstance(x, tuple) else (x,) for x in (expected, got))):
+            torch.testing.assert_close(have.float(), want.float(), atol=2e-2, rtol=2e-2)
+
+
+def test_scalar_attribute_and_parameters_come_from_the_model(capture_of, problem_of):
+    source = extract(capture_of("rmsnorm"), problem_of("rmsnorm"))
+    assert "return rmsnorm(x, self.variance_epsilon, self.weight)" in source
+    tunables = {t.name: t.value for t in find_tunables(source)}
+    assert tunables["XBLOCK"] == 1 and tunables["R0_BLOCK"] == 4096
+    assert tunables["_rmsnorm_kernel.num_warps"] == 16
+
+
+def test_log_softmax_inlines_the_helpers_it_needs(capture_of, problem_of):
+    source = extract(capture_of("log_softmax_128k"), problem_of("log_softmax_128k"))
+    assert "def _helper_max2(" in source and "def _helper_maximum(" in source
+    assert "tl.reduce(a, dim, _helper_maximum)" in source
+
+
+def test_mm_becomes_linear_when_only_linear_is_declared(capture_of, problem_of):
+    source = extract(capture_of("linear_silu"), problem_of("linear_silu"))
+    assert "torch.nn.functional.linear(x, torch.as_strided(proj_weight" in source
+    assert "return linear_silu(x, self.proj.weight)" in source
+
+
+def _with_kernel_config(capture, **changes):
+    kernels = {k: dataclasses.replace(v, **changes) for k, v in capture.kernels.items()}
+    return dataclasses.replace(capture, kernels=kernels)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda c: dataclasses.replace(c, graph_inputs=()), "does not say what call()'s arguments"),
+        (lambda c: _with_kernel_config(c, grid_type="Grid2DWithYZOverflow"), "grid type Grid2DWithYZOverflow"),
+        (lambda c: dataclasses.replace(c, kernels={}), "no launch config was captured"),
+        (lambda c: dataclasses.replace(c, code=c.code.replace("triton_heuristics.pointwise", "triton_heuristics.foreach")), "foreach kernel"),
+        (lambda c: dataclasses.replace(c, code=c.code + "\n\n# ---- next graph ----\n\n" + c.code), "2 graphs"),
+        (lambda c: dataclasses.replace(c, code=c.code.replace("extern_kernels.mm(", "extern_kernels.convolution(")), "extern_kernels.convolution"),
+        (lambda c: dataclasses.replace(c, output_count=2), "forward returns 2"),
+    ],
+)  # fmt: skip
+def test_what_it_cannot_extract_gives_a_clear_reason(capture_of, problem_of, change, reason):
+    with pytest.raises(Unsupported, match=reason.replace("(", r"\(").replace(")", r"\)")):
+        extract(change(capture_of("linear_silu")), problem_of("linear_silu"))
+
+
+def test_mm_without_a_declared_extern_op_is_declined(capture_of, problem_of):
+    problem = problem_of("linear_silu")
+    options = dataclasses.replace(problem.options, extern_ops=())
+    with pytest.raises(Unsupported, match="must declare 'mm' or 'matmul' in extern_ops"):
+        extract(capture_of("linear_silu"), dataclasses.replace(problem, options=options))
+
+
+def test_launch_config_records_read_back():
+    config = LaunchConfig((("XBLOCK", 1),), 4, 1, "Grid1D")
+    assert dict(config.kwargs) == {"XBLOCK": 1}
+
+
+def test_only_the_dims_that_vary_are_dynamic_and_the_capture_case_avoids_collisions():
+    # rmsnorm-like: [T, 4096] with T in 1, 16, 4096, 16384: T=4096 would collide with hidden.
+    shapes = [[(t, 4096)] for t in (1, 16, 4096, 16384)]
+    dims = varying_dims(shapes)
+    assert dims == {(0, 0)}
+    assert capture_case(shapes, dims) == 3
+    # rope-like: positions [T] and query [T, 4096] always agree, so they may share a symbol.
+    shapes = [[(t,), (t, 4096)] for t in (1, 4096, 64)]
+    assert capture_case(shapes, varying_dims(shapes)) == 2
+
+
+@pytest.mark.gpu
+def test_gpu_propose_then_eval_accepts_torch_compiles_kernels(problem_of):
+    problem = problem_of("rmsnorm")
+    outcome = InductorProposer().propose(ProposeContext(problem, (), "cuda", 0))
+    assert len(outcome.proposals) == 1, outcome.skipped_reason
+    verdict = evaluate(problem, outcome.proposals[0].source, EvalOptions(device="cuda"))
+    assert verdict.accepted, [str(r) for r in verdict.reasons]
