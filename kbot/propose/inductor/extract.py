@@ -109,7 +109,8 @@ def _header(capture: Capture, spec: ProblemSpec, uses_libdevice: bool) -> str:
     case = ", ".join(f"{k}={v!r}" for k, v in capture.case.items()) or "its only case"
     lines = [
         f'"""Triton kernel(s) for `{spec.name}`, made by kbot\'s inductor proposer from',
-        f"torch.compile's output for {spec.path.name}; compile mode: {_mode(capture)}.",
+        f"torch.compile's output for {spec.path.name}.",
+        f"Compile mode: {_mode(capture)}.",
         "",
         f"torch {capture.torch_version}, Triton {capture.triton_version}, on {capture.gpu};",
         f"launch configs are those inductor's autotuner chose at {case}.",
