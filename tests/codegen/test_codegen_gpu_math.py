@@ -1,0 +1,142 @@
+"""`gpu-math` variants for graphs with tanh (softcap, GELU-tanh): libdevice's tanh on the GPU
+behind an `ON_GPU` constexpr (the CPU interpreter has no libdevice, so there the exp-based
+helper runs) and division by a scalar as a multiply by its reciprocal. On the CPU: the twins
+exist, are accepted by the evaluator, and keep fp32 accuracy at edge values (0, -0, tiny,
+huge, +-inf, nan); offline, the GPU branch compiles for sm_90 with Triton's own compiler. The
+`gpu` test checks the libdevice branch itself at the same edge values on the H200."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from kbot.evaluate import EvalOptions, Evaluator
+from kbot.problem import load_problem
+from kbot.problem.runtime import import_file
+from kbot.propose.codegen import generate
+from kbot.propose.codegen.ops import _reciprocal, literal
+
+BENCH = Path(__file__).parents[2] / "bench" / "problems"
+SOFTCAP = BENCH / "softcap.py"
+EDGE = [0.0, -0.0, 1e-30, -1e-30, 1e-3, -0.05, 0.09, 0.11, 2.9, -3.1, 17.0, 29.0, -31.0, 300.0]
+EDGE += [-1e4, 1e30, -1e30, float("inf"), float("-inf"), float("nan")]
+
+
+def _gpu_math(candidates):
+    return [c for c in candidates if c.params.get("gpu_math")]
+
+
+def _small(tmp_path: Path, problem: Path, dtype: torch.dtype = torch.bfloat16) -> Path:
+    """The problem at decode sizes (T=1, 3), its inputs in `dtype` (the trace follows them)."""
+    small = tmp_path / f"{problem.stem}_{str(dtype)[6:]}.py"
+    text = problem.read_text().replace("dtype=torch.bfloat16", f"dtype={dtype}")
+    small.write_text(re.sub(r"(?m)^CASES = .*$", "CASES = [dict(T=1), dict(T=3)]", text))
+    return small
+
+
+def _load(source: str, tmp_path: Path, name: str):
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tanh_graphs_get_gpu_math_twins_right_after_each_variant():
+    candidates = generate(load_problem(SOFTCAP))
+    flags = [bool(c.params.get("gpu_math")) for c in candidates]
+    assert flags == [False, True] * (len(candidates) // 2)
+    for plain, twin in zip(candidates[::2], candidates[1::2]):
+        assert twin.note == f"{plain.note} gpu-math"
+        assert "from triton.language.extra import libdevice" in twin.source
+        assert "libdevice.tanh(x)" in twin.source and "ON_GPU=out.is_cuda" in twin.source
+        assert "x_1 * (1.0 / cap)" in twin.source
+        assert "libdevice.tanh" not in plain.source and "x_1 / cap" in plain.source
+    # gelu_tanh_and_mul has a tanh too; rmsnorm does not, so it gets no twins
+    assert _gpu_math(generate(load_problem(BENCH / "gelu_tanh_and_mul.py")))
+    assert not _gpu_math(generate(load_problem(BENCH / "rmsnorm.py")))
+
+
+@pytest.mark.parametrize("name", ["softcap", "gelu_tanh_and_mul"])
+def test_gpu_math_variants_are_accepted_by_the_evaluator(name, tmp_path):
+    spec = load_problem(_small(tmp_path, BENCH / f"{name}.py"))
+    twins = _gpu_math(generate(spec))
+    assert twins
+    with Evaluator(EvalOptions(device="cpu")) as evaluator:
+        for candidate in twins[:2]:
+            verdict = evaluator.evaluate(spec, candidate.source)
+            assert verdict.accepted, (candidate.note, [str(r) for r in verdict.reasons])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_softcap_variants_at_edge_values(dtype, tmp_path):
+    """Every variant (the helper and the gpu-math twin with its reciprocal division) against
+    eager at values where tanh saturates, underflows, or is not a number."""
+    problem = _small(tmp_path, SOFTCAP, dtype)
+    reference = import_file(problem)
+    x = torch.tensor(EDGE, dtype=dtype).repeat(3, 1)
+    expected = reference.Model(30.0)(x)
+    tol = 1e-6 if dtype == torch.float32 else 8e-3
+    for k, candidate in enumerate(generate(load_problem(problem))):
+        module = _load(candidate.source, tmp_path, f"softcap_edge_{k}_{str(dtype)[6:]}")
+        got = module.ModelNew(30.0)(x)
+        assert got.dtype == dtype
+        torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
+        assert torch.equal(torch.signbit(got[:, :2]), torch.signbit(expected[:, :2]))
+
+
+def test_reciprocal_only_for_scalars_with_a_normal_fp32_inverse():
+    assert _reciprocal(2.0, "2.0") == "0.5"
+    assert _reciprocal(-4, "-4") == "-0.25"
+    assert _reciprocal(30.0, "cap") == "(1.0 / cap)"  # a Model attribute passed at launch
+    for divisor in (0.0, float("inf"), float("nan"), 1e-39, 1e39):
+        assert _reciprocal(divisor, literal(divisor)) is None, divisor
+
+
+def test_gpu_math_kernel_compiles_for_sm90_with_libdevice(monkeypatch, tmp_path):
+    """Triton's own compiler (no GPU needed) takes the ON_GPU branch to PTX: libdevice's tanhf
+    inlined, with flush-to-zero exp2 and reciprocal."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    twin = _gpu_math(generate(load_problem(SOFTCAP)))[0]
+    monkeypatch.setenv("TRITON_INTERPRET", "0")  # @triton.jit then builds a compilable kernel
+    module = _load(twin.source, tmp_path, "softcap_ptx")
+    kernel = module._softcap_kernel
+    signature = {name: "i32" for name in kernel.arg_names}
+    signature.update(out_ptr="*bf16", x_ptr="*bf16", cap="fp32")
+    constexprs = {"ROWS": 1, "BLOCK_N": 4096, "BITWISE_ROUNDING": False, "ON_GPU": True}
+    constexprs.update(out_stride1=1, x_stride1=1)
+    signature.update({name: "constexpr" for name in constexprs})
+    source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs)
+    compiled = triton.compile(
+        source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "enable_fp_fusion": True}
+    )
+    ptx = compiled.asm["ptx"]
+    assert "ex2.approx.ftz.f32" in ptx and "rcp.approx.ftz" in ptx
+    assert compiled.asm["cubin"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_libdevice_branch_at_edge_values_on_gpu(dtype, tmp_path):
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    problem = _small(tmp_path, SOFTCAP, dtype)
+    reference = import_file(problem)
+    x = torch.tensor(EDGE, dtype=dtype, device="cuda").repeat(5, 1)
+    x = torch.cat([x, torch.randn(64, len(EDGE), device="cuda").to(dtype) * 20])
+    expected = reference.Model(30.0)(x)
+    tol = 1e-5 if dtype == torch.float32 else 8e-3
+    for k, candidate in enumerate(_gpu_math(generate(load_problem(problem)))):
+        module = _load(candidate.source, tmp_path, f"softcap_gpu_edge_{k}_{str(dtype)[6:]}")
+        got = module.ModelNew(30.0)(x)
+        torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
