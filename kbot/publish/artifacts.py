@@ -16,6 +16,7 @@ from kbot.evaluate.verdict import NOT_TIMED
 from kbot.publish.adapters import ADAPTERS, AdapterInput, FileChange, Integration, choose_adapter
 from kbot.publish.adapters.source import AdapterError
 from kbot.publish.callsite import KernelCall, parse_kernel_call
+from kbot.publish.guard import input_facts
 from kbot.publish.marker import Marker
 from kbot.publish.render import render
 from kbot.publish.rundir import RunDir
@@ -88,7 +89,7 @@ def plan_publication(
         kernel_path=layout.kernel_path,
         dtypes=dtypes,
         import_root=layout.import_root,
-        guard_param=floating_input_index(run),
+        inputs=input_facts(run.path / "problem.py", run.problem.cases),
     )
     integration = ADAPTERS[name].integrate(spec)
     _refuse_overwrite(repo_root, layout.kernel_path)
@@ -148,25 +149,6 @@ def checked_dtypes(run: RunDir) -> tuple[str, ...]:
         return tuple(listed)
     found = [d for d in _DTYPES if re.search(rf"torch\.{d}\b", _get_inputs_source(run))]
     return tuple(found) or ("float32",)
-
-
-def floating_input_index(run: RunDir) -> int:
-    """Which forward argument is the first floating-point tensor, from the problem's own
-    get_inputs built on the meta device (the user's code, as the scan already imports it)."""
-    import torch
-
-    from kbot.problem.runtime import case_inputs, import_file
-
-    try:
-        module = import_file(run.path / "problem.py", prefix="kbot_publish_inputs")
-        with torch.device("meta"):
-            args = case_inputs(module, dict(run.problem.cases[0]))
-    except Exception:  # no better answer than the first argument
-        return 0
-    for index, value in enumerate(args):
-        if isinstance(value, torch.Tensor) and value.is_floating_point():
-            return index
-    return 0
 
 
 def _get_inputs_source(run: RunDir) -> str:

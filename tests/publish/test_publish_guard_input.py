@@ -1,13 +1,12 @@
-"""The dispatch guard checks the first floating-point input: a RoPE takes int64 positions
-first, and a dtype guard on them would never take the kernel."""
+"""The dispatch guard admits only inputs like those the evaluator checked: the first floating
+input's dtype (RoPE takes int64 positions first), every tensor present and contiguous, other
+floats in the same dtype, integer tensors in their checked dtype, and every dimension that had
+one size in all cases at that size; dimensions that varied stay free."""
 
-from types import SimpleNamespace
-
-from kbot.problem import load_problem
 from kbot.publish.adapters.base import guard_terms
 from kbot.publish.adapters.source import Param
-from kbot.publish.artifacts import floating_input_index
 from kbot.publish.callsite import KernelCall
+from kbot.publish.guard import anchor_index, input_facts
 
 ROPE_PROBLEM = """
 import torch
@@ -19,7 +18,7 @@ class Model(nn.Module):
         return query * positions[:, None]
 
 
-CASES = [dict(T=2)]
+CASES = [dict(T=2), dict(T=8)]
 
 
 def get_inputs(T=2):
@@ -30,19 +29,93 @@ def get_init_inputs():
     return []
 """
 
-
-def test_the_first_floating_input_is_found_from_get_inputs(tmp_path):
-    (tmp_path / "problem.py").write_text(ROPE_PROBLEM)
-    run = SimpleNamespace(path=tmp_path, problem=load_problem(tmp_path / "problem.py"))
-    assert floating_input_index(run) == 1
+NORM_PROBLEM = """
+import torch
+from torch import nn
 
 
-def test_the_guard_names_that_input():
+class Model(nn.Module):
+    def forward(self, x, weight, bias, residual):
+        return x
+
+
+CASES = [dict(T=1), dict(T=16)]
+
+
+def get_inputs(T=1):
+    x = torch.randn(T, 64, dtype=torch.bfloat16)
+    w = torch.randn(64, dtype=torch.bfloat16)
+    return [x, w, torch.randn(64, dtype=torch.bfloat16), torch.randn(T, 64, dtype=torch.bfloat16)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def _facts(tmp_path, source):
+    path = tmp_path / "problem.py"
+    path.write_text(source)
+    from kbot.problem import load_problem
+
+    return input_facts(path, load_problem(path).cases)
+
+
+def test_the_first_floating_input_anchors_the_guard(tmp_path):
+    facts = _facts(tmp_path, ROPE_PROBLEM)
+    assert anchor_index(facts) == 1
     call = KernelCall("rope", ("positions", "query"), ("positions", "query"), (), ())
     target = (Param("positions", None), Param("query", None))
-    terms = guard_terms(call, target, ("bfloat16",), True, "rope", guard_param=1)
-    assert terms[:3] == [
+    terms = guard_terms(call, target, ("bfloat16",), True, "rope", facts)
+    assert terms == [
         "query.is_cuda",
         "query.dtype in (torch.bfloat16,)",
+        "positions.dtype == torch.int64",
+        "positions.is_contiguous()",
+        "positions.dim() == 1",
         "query.is_contiguous()",
+        "query.shape[1:] == (16,)",
     ]
+
+
+def test_optional_tensors_must_be_present_and_checked_dims_pinned(tmp_path):
+    facts = _facts(tmp_path, NORM_PROBLEM)
+    names = ("x", "weight", "bias", "residual")
+    call = KernelCall("layer_norm", names, names, (), ())
+    target = (
+        Param("x", None),
+        Param("weight", "None"),
+        Param("bias", "None"),
+        Param("residual", "None"),
+    )
+    terms = guard_terms(call, target, ("bfloat16",), False, "ln", facts)
+    assert terms == [
+        "x.dtype in (torch.bfloat16,)",
+        "x.is_contiguous()",
+        "x.shape[1:] == (64,)",
+        "weight is not None",
+        "weight.dtype == x.dtype",
+        "weight.is_contiguous()",
+        "weight.shape == (64,)",
+        "bias is not None",
+        "bias.dtype == x.dtype",
+        "bias.is_contiguous()",
+        "bias.shape == (64,)",
+        "residual is not None",
+        "residual.dtype == x.dtype",
+        "residual.is_contiguous()",
+        "residual.shape == x.shape",
+    ]
+
+
+def test_a_problem_that_cannot_build_inputs_guards_the_first_input_only(tmp_path):
+    facts = _facts(
+        tmp_path,
+        NORM_PROBLEM.replace(
+            "def get_inputs(T=1):", "def get_inputs(T=1):\n    raise RuntimeError('no')"
+        ),
+    )
+    assert facts == ()
+    call = KernelCall("f", ("x",), ("x",), (), ())
+    terms = guard_terms(call, (Param("x", None),), ("float32",), True, "f", facts)
+    assert terms == ["x.is_cuda", "x.dtype in (torch.float32,)", "x.is_contiguous()"]

@@ -3,6 +3,7 @@ tests pass, and the rendered parity test passes inside it under Triton's interpr
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +31,9 @@ def test_rmsnorm_patch_on_tinyserve_keeps_its_tests_green(make_run, tmp_path):
     clone = outcome.clone_dir
     patched = (clone / "tinyserve/layers/norm.py").read_text()
     # tinyserve's forward_cuda takes a residual the kernel does not: the guard keeps it out.
-    assert "if x.dtype in (torch.bfloat16,) and x.is_contiguous() and residual is None:" in patched
+    guard = patched[patched.index("def forward_cuda") :].split("from tinyserve")[0]
+    assert "x.dtype in (torch.bfloat16,)" in guard and "and residual is None" in guard
+    assert re.search(r"x\.shape\[1:\] == \(\d+,\)", guard)  # the hidden size it was checked at
     assert outcome.files[2] == "tests/test_rmsnorm_triton_parity.py"
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", "tests"],

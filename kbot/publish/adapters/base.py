@@ -21,6 +21,7 @@ from typing import Protocol
 
 from kbot.publish.adapters.source import AdapterError, Param, block, parse
 from kbot.publish.callsite import KernelCall
+from kbot.publish.guard import InputFact, input_terms
 
 # Beyond this a guard is split over lines the way black formats a long condition.
 _MAX_LINE = 88
@@ -66,7 +67,7 @@ class AdapterInput:
     kernel_path: str  # where the kernel module will be written, relative to repo_root
     dtypes: tuple[str, ...]  # torch dtype names the kernel was checked on, e.g. ("bfloat16",)
     import_root: str = ""  # the folder (relative, "" or ending in "/") that imports start from
-    guard_param: int = 0  # the forward argument the guard checks: the first floating tensor
+    inputs: tuple[InputFact, ...] = ()  # each forward argument as the checked cases built it
 
     def module_of(self, relative: str) -> str:
         """The dotted module name of a repo-relative .py file under `import_root`."""
@@ -104,18 +105,15 @@ def guard_terms(
     dtypes: tuple[str, ...],
     cuda: bool,
     where: str,
-    guard_param: int = 0,
+    inputs: tuple[InputFact, ...] = (),
 ) -> list[str]:
-    """The conditions under which the kernel is known correct: the checked dtypes, contiguous
-    input, and any extra target parameter at the default the problem was extracted with.
-    `guard_param` picks the floating-point input to check (RoPE's first input is int64
-    positions: a dtype guard on it would never take the kernel)."""
+    """The conditions under which the kernel is known correct: the inputs as the evaluator
+    checked them (kbot.publish.guard), and any extra target parameter at the default the
+    problem was extracted with."""
     if not call.forward_params:
         raise AdapterError(f"{where}: the kernel takes no tensor argument to guard on")
-    first = target[min(guard_param, len(call.forward_params) - 1, len(target) - 1)].name
-    terms = [f"{first}.is_cuda"] if cuda else []
-    dtype_tuple = ", ".join(f"torch.{d}" for d in dtypes) + ("," if len(dtypes) == 1 else "")
-    terms += [f"{first}.dtype in ({dtype_tuple})", f"{first}.is_contiguous()"]
+    passed = target[: len(call.forward_params)]
+    terms = input_terms(passed, inputs[: len(passed)], dtypes, cuda)
     for extra in target[len(call.forward_params) :]:
         if extra.default is None:
             raise AdapterError(

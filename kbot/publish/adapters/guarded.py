@@ -47,7 +47,7 @@ class GuardedDispatchAdapter:
             )
         target_params = source.params(function)
         rename = rename_map(spec.call, target_params, where)
-        terms = guard_terms(spec.call, target_params, spec.dtypes, True, where, spec.guard_param)
+        terms = guard_terms(spec.call, target_params, spec.dtypes, True, where, spec.inputs)
         lines = text.splitlines(keepends=True)
         index = source.body_start(function)
         indent = source.indent_of(lines[index])

@@ -61,7 +61,7 @@ class LMDeployBuilderAdapter:
         where = f"{spec.target_path}: {impl_name}.{method.name}"
         target_params = source.params(method)
         rename = rename_map(spec.call, target_params, where)
-        terms = guard_terms(spec.call, target_params, spec.dtypes, True, where, spec.guard_param)
+        terms = guard_terms(spec.call, target_params, spec.dtypes, True, where, spec.inputs)
         step = "    "
         builder_file = str(cuda_dir / f"triton_{spec.call.launcher}_builder.py")
         module_text = _builder_module(
@@ -143,7 +143,16 @@ def _builder_module(
     step: str,
 ) -> str:
     default_module = spec.module_of(spec.target_path)
-    signature = ", ".join(["self", *(p.name for p in source.params(method))])
+    # The default impl's signature with its defaults: callers may leave `residual` out.
+    signature = ", ".join(
+        [
+            "self",
+            *(
+                p.name if p.default is None else f"{p.name}={p.default}"
+                for p in source.params(method)
+            ),
+        ]
+    )
     args = ", ".join(p.name for p in source.params(method))
     body = dispatch_block(
         terms, spec.kernel_import, spec.call, spec.call.launcher, rename, step * 2, step

@@ -60,7 +60,7 @@ class MethodBackendAdapter:
         target_params = source.params(reference)
         rename = rename_map(spec.call, target_params, where)
         terms = guard_terms(
-            spec.call, target_params, spec.dtypes, self.checks_cuda, where, spec.guard_param
+            spec.call, target_params, spec.dtypes, self.checks_cuda, where, spec.inputs
         )
         step = indent_step(text, spec.target_path)
         lines = text.splitlines(keepends=True)
@@ -77,7 +77,7 @@ class MethodBackendAdapter:
             where = f"{spec.target_path}: {class_name}.{self.method}"
             rename = rename_map(spec.call, target_params, where)
             terms = guard_terms(
-                spec.call, target_params, spec.dtypes, self.checks_cuda, where, spec.guard_param
+                spec.call, target_params, spec.dtypes, self.checks_cuda, where, spec.inputs
             )
             index = source.body_start(existing)
             indent = source.indent_of(lines[index])

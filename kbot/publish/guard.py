@@ -1,0 +1,124 @@
+"""What the checked cases say about each forward argument, and the dispatch guard built from it.
+
+The kernel is known correct only for inputs like those kbot's evaluator checked: the dtypes it
+ran, tensors present (an optional `residual=None` takes the original path), contiguous, and
+every dimension that had one size in all cases at that size (hidden 4096 was checked; hidden
+5120 was not). Dimensions that varied across the cases (the token count) stay free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # adapters import this module; a runtime import would be circular
+    from kbot.publish.adapters.source import Param
+
+
+@dataclass(frozen=True)
+class InputFact:
+    """One forward argument as every checked case built it."""
+
+    tensor: bool
+    floating: bool
+    dtype: str  # torch dtype name of a non-floating tensor ("int64"); "" otherwise
+    shape_per_case: tuple[tuple[int, ...], ...]  # () when not a tensor
+
+    @property
+    def fixed_dims(self) -> tuple[tuple[int, int], ...]:
+        """(dim, size) for each dimension that had the same size in every case."""
+        if not self.tensor or len({len(s) for s in self.shape_per_case}) != 1:
+            return ()
+        first = self.shape_per_case[0]
+        return tuple(
+            (d, size)
+            for d, size in enumerate(first)
+            if all(s[d] == size for s in self.shape_per_case)
+        )
+
+    @property
+    def ndim(self) -> int | None:
+        dims = {len(s) for s in self.shape_per_case}
+        return dims.pop() if self.tensor and len(dims) == 1 else None
+
+
+def input_facts(problem_path: Path, cases: tuple[dict[str, Any], ...]) -> tuple[InputFact, ...]:
+    """Builds the problem's inputs for every case on the meta device (no memory, no compute).
+    Returns () when the problem cannot build them; the guard then checks the first input only."""
+    import torch
+
+    from kbot.problem.runtime import case_inputs, import_file
+
+    try:
+        module = import_file(problem_path, prefix="kbot_publish_inputs")
+        with torch.device("meta"):
+            built = [case_inputs(module, dict(case)) for case in cases]
+    except Exception:  # the user's get_inputs; the guard degrades, publishing does not fail
+        return ()
+    if not built or len({len(args) for args in built}) != 1:
+        return ()
+    facts = []
+    for position in range(len(built[0])):
+        values = [args[position] for args in built]
+        tensor = all(isinstance(v, torch.Tensor) for v in values)
+        floating = tensor and all(v.is_floating_point() for v in values)
+        dtype = str(values[0].dtype).removeprefix("torch.") if tensor and not floating else ""
+        shapes = tuple(tuple(v.shape) for v in values) if tensor else ()
+        facts.append(InputFact(tensor, floating, dtype, shapes))
+    return tuple(facts)
+
+
+def anchor_index(facts: tuple[InputFact, ...]) -> int:
+    """The first floating-point tensor: the one whose dtype the guard names (RoPE's first
+    argument is int64 positions; a dtype guard on it would never take the kernel)."""
+    return next((i for i, f in enumerate(facts) if f.floating), 0)
+
+
+def input_terms(
+    params: tuple[Param, ...], facts: tuple[InputFact, ...], dtypes: tuple[str, ...], cuda: bool
+) -> list[str]:
+    """Guard terms for the arguments the kernel takes, named as the target names them."""
+    anchor_at = min(anchor_index(facts), len(params) - 1)
+    anchor = params[anchor_at].name
+    dtype_tuple = ", ".join(f"torch.{d}" for d in dtypes) + ("," if len(dtypes) == 1 else "")
+    terms = [f"{anchor}.is_cuda"] if cuda else []
+    terms.append(f"{anchor}.dtype in ({dtype_tuple})")
+    if not facts:
+        return terms + [f"{anchor}.is_contiguous()"]
+    anchor_fact = facts[anchor_at]
+    for index, (param, fact) in enumerate(zip(params, facts)):
+        if not fact.tensor:
+            continue
+        name = param.name
+        if param.default == "None":
+            terms.append(f"{name} is not None")
+        if index != anchor_at:
+            if fact.floating:
+                terms.append(f"{name}.dtype == {anchor}.dtype")
+            elif fact.dtype:
+                terms.append(f"{name}.dtype == torch.{fact.dtype}")
+        terms.append(f"{name}.is_contiguous()")
+        if index != anchor_at and fact.shape_per_case == anchor_fact.shape_per_case:
+            terms.append(f"{name}.shape == {anchor}.shape")
+        else:
+            terms += _shape_terms(name, fact)
+    return terms
+
+
+def _shape_terms(name: str, fact: InputFact) -> list[str]:
+    fixed = fact.fixed_dims
+    ndim = fact.ndim
+    if ndim is None or not fixed:
+        return [f"{name}.dim() == {ndim}"] if ndim is not None else []
+    if len(fixed) == ndim:
+        sizes = ", ".join(str(s) for _, s in fixed) + ("," if ndim == 1 else "")
+        return [f"{name}.shape == ({sizes})"]
+    first = fixed[0][0]
+    if [d for d, _ in fixed] == list(range(first, ndim)):
+        # The varying dims lead (tokens first): one slice comparison also pins the rank.
+        sizes = ", ".join(str(s) for _, s in fixed) + ("," if len(fixed) == 1 else "")
+        return [f"{name}.shape[{first}:] == ({sizes})"]
+    terms = [f"{name}.dim() == {ndim}"]
+    terms += [f"{name}.shape[{d}] == {size}" for d, size in fixed]
+    return terms
