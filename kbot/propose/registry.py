@@ -1,7 +1,7 @@
 """The proposers by name: a plain dict built here, in one place.
 
 Factories import their proposer only when called, so listing names never imports torch.
-`llm` joins when its issue lands; `inductor` is not offered yet (see docs/search.md).
+`llm` joins when its issue lands.
 """
 
 from __future__ import annotations
@@ -24,9 +24,16 @@ def _tune() -> Proposer:
     return TuneProposer()
 
 
+def _inductor() -> Proposer:
+    from kbot.propose.inductor import InductorProposer
+
+    return InductorProposer()
+
+
 PROPOSERS: dict[str, Callable[[], Proposer]] = {
     "codegen": _codegen,
     "tune": _tune,
+    "inductor": _inductor,
 }
 
 

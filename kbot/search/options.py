@@ -57,19 +57,13 @@ class OptimizeOptions:
 
 def options_from_config(config: Any, notes: list[str]) -> OptimizeOptions:
     """The search settings of a resolved `kbot.config.Config` (docs/config.md `search:` and the
-    `llm:` budgets). Proposers this build does not offer fail when the user chose them, and
-    are left out with a note in `notes` when they only come from the defaults."""
+    `llm:` budgets). A proposer this build does not offer fails, naming where it was chosen;
+    `notes` is for messages about the options a caller shows the user."""
     from kbot.propose.registry import PROPOSERS
 
     names = tuple(config.search.proposers)
     missing = [n for n in names if n not in PROPOSERS]
-    if missing and config.source_of("search.proposers") == "default":
-        notes.append(
-            f"default proposer(s) {', '.join(missing)} not available in this build; "
-            f"using {', '.join(n for n in names if n in PROPOSERS)}"
-        )
-        names = tuple(n for n in names if n in PROPOSERS)
-    elif missing:
+    if missing:
         raise UsageError(
             f"proposer(s) {', '.join(missing)} not available (from "
             f"{config.source_of('search.proposers')}); valid: {', '.join(sorted(PROPOSERS))}"

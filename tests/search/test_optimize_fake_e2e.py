@@ -168,7 +168,7 @@ def test_cli_records_the_scan_finding_written_beside_the_problem(
     assert json.loads((run_dir / "target.json").read_text()) == finding
 
 
-@pytest.mark.parametrize("names", ["codegen,magic", "inductor"])
+@pytest.mark.parametrize("names", ["codegen,magic", "llm"])
 def test_cli_rejects_unknown_proposers_listing_valid_ones(tmp_path, problem, capsys, names):
     argv = ["optimize", str(problem.path), "--proposers", names, "--work-dir", str(tmp_path)]
     assert main(argv) == 2
