@@ -121,6 +121,7 @@ def _case(data: dict[str, Any]) -> CaseResult:
             atol=_float(c["atol"]),
             rtol=_float(c["rtol"]),
             passed=bool(c["passed"]),
+            float32_reference_trials=int(c.get("float32_reference_trials", 0)),
         )
     timing = None
     if data.get("timing") is not None:

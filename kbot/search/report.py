@@ -112,6 +112,7 @@ def case_row(case: CaseResult) -> dict[str, Any]:
             "max_rel_norm_error": c.max_rel_norm_error,
             "atol": c.atol,
             "rtol": c.rtol,
+            "float32_reference_trials": c.float32_reference_trials,
         }
     if case.timing is None:
         row["timing"] = NOT_TIMED
