@@ -33,7 +33,8 @@ for step in "$@"; do
         gputests) run_step gputests "${GPUTESTS_S:-280}" python3 -m pytest -m gpu -v -rfEs -p no:cacheprovider --timeout="${GPUTEST_TIMEOUT_S:-150}" ${GPUTESTS_ARGS:-tests} ;;
         evaluator) run_step evaluator "${EVALUATOR_S:-280}" python3 bench/evaluator_bench.py --out "$OUT/evaluator.md" --time-limit "${EVALUATOR_LIMIT_S:-220}" ;;
         optimize) run_step optimize "${OPTIMIZE_S:-560}" python3 bench/optimize_suite.py --out "$OUT/optimize.md" --time-limit "${OPTIMIZE_LIMIT_S:-480}" ${OPTIMIZE_ARGS:-} ;;
-        capture) run_step capture "${CAPTURE_S:-240}" python3 bench/inductor_capture.py --out "$OUT/inductor" ${CAPTURE_ARGS:-} ;;
+        capture) run_step capture "${CAPTURE_S:-240}" python3 bench/inductor_capture.py --out /tmp/kbot-inductor ${CAPTURE_ARGS:-}
+                 tar czf "$OUT/inductor.tgz" -C /tmp/kbot-inductor . ;;  # one file: $OUT returns few
         real) run_step real "${REAL_S:-420}" bash bench/real_repo.sh .ext/lmdeploy bench/targets/lmdeploy.kbot.yml layer_norm_residual lmdeploy "$OUT/publish_real.md" ;;
         publish) run_step publish "${PUBLISH_S:-300}" python3 bench/publish_gpu.py --out "$OUT/publish.md" ${PUBLISH_ARGS:-} ;;
         *) echo "unknown step $step" ;;

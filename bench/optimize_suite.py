@@ -43,6 +43,7 @@ def main() -> int:
         "--time-limit", type=float, default=520.0, help="stop starting new ops after this"
     )
     parser.add_argument("--work-dir", type=Path, default=None)
+    parser.add_argument("--proposers", default="codegen,tune,inductor", help="comma-separated")
     args = parser.parse_args()
 
     import torch
@@ -57,7 +58,7 @@ def main() -> int:
     work_dir = args.work_dir or Path(tempfile.mkdtemp(prefix="kbot-suite-"))
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
     lines = header(command, torch) + [
-        f"Per op: proposers codegen + tune, {args.generations} generations, at most "
+        f"Per op: proposers {args.proposers}, {args.generations} generations, at most "
         f"{args.max_candidates} candidates, {args.time_budget:.0f} s wall budget; finalists re-measured.",
         "µs = median of the evaluator (graph: CUDA-graph replay over rotated input copies with L2",
         "flushed; plain: plain launches). `x` columns: the verdict's speedups (1.00 when inside the",
@@ -80,7 +81,7 @@ def main() -> int:
             continue
         problem = load_problem(PROBLEMS / f"{name}.py")
         options = OptimizeOptions(
-            proposers=("codegen", "tune"),
+            proposers=tuple(p for p in args.proposers.split(",") if p),
             device="cuda",
             budget=Budget(
                 generations=args.generations,
@@ -94,13 +95,14 @@ def main() -> int:
         try:
             result = optimize(problem, options, work_dir)
         except Exception as exc:  # one op's failure is a row, not the end of the suite
-            summary.append(f"| {name} | error: {type(exc).__name__}: {str(exc)[:160]} | | |")
+            summary.append(f"| {name} | error: {type(exc).__name__}: {str(exc)[:160]} | | | |")
             continue
         wall_s = time.perf_counter() - op_started
         first_s = first_accepted_s(result.report_json_path)
+        lineage = winner_lineage(result.report_json_path)
         verdict = result.verdict
         if verdict is None or not verdict.accepted:
-            summary.append(f"| {name} | no winner: {result.message[:160]} | {wall_s:.0f} | – |")
+            summary.append(f"| {name} | no winner: {result.message[:160]} | {wall_s:.0f} | – | – |")
             print(f"{name}: no winner; rejections from {result.report_md_path}:", flush=True)
             print(rejections(result.report_md_path), flush=True)
             continue
@@ -126,7 +128,7 @@ def main() -> int:
         print("\n".join(rows), flush=True)
         summary.append(
             f"| {name} | {result.status.value}: {result.fitness} | {wall_s:.0f} | "
-            f"{'–' if first_s is None else f'{first_s:.0f}'} |"
+            f"{'–' if first_s is None else f'{first_s:.0f}'} | {lineage} |"
         )
     tail = [
         "",
@@ -138,8 +140,8 @@ def main() -> int:
         f"- ops not reached within --time-limit: {', '.join(skipped) or 'none'}",
         f"- total wall time: {time.perf_counter() - started:.0f} s",
         "",
-        "| op | outcome | optimize wall s | first accepted s |",
-        "|---|---|---|---|",
+        "| op | outcome | optimize wall s | first accepted s | winner's lineage |",
+        "|---|---|---|---|---|",
         *summary,
     ]
     with args.out.open("a") as out:
@@ -177,6 +179,18 @@ def first_accepted_s(report_json: Path | None) -> float | None:
     report = json.loads(report_json.read_text())
     value = report.get("first_accepted_s")
     return float(value) if isinstance(value, (int, float)) else None
+
+
+def winner_lineage(report_json: Path | None) -> str:
+    """The proposers that made the winner, oldest first (e.g. "inductor > tune")."""
+    if report_json is None or not report_json.is_file():
+        return "–"
+    report = json.loads(report_json.read_text())
+    chain = report.get("lineage") or []
+    names = [str(step.get("proposer", "?")) for step in chain if isinstance(step, dict)][::-1]
+    if not names and isinstance(report.get("winner"), dict):
+        names = [str(report["winner"].get("proposer", "?"))]
+    return " > ".join(names) or "–"
 
 
 def rejections(report_md: Path | None) -> str:
