@@ -13,8 +13,11 @@ def _rope_kernel(q_ptr, pos_ptr, cache_ptr, out_ptr, heads, HALF: tl.constexpr):
     head = tl.program_id(1)
     cols = tl.arange(0, HALF)
     position = tl.load(pos_ptr + token)
-    cos = tl.load(cache_ptr + position * (2 * HALF) + cols)
-    sin = tl.load(cache_ptr + position * (2 * HALF) + HALF + cols)
+    # The reference casts cos and sin to the query's dtype before multiplying: so does this.
+    cos = tl.load(cache_ptr + position * (2 * HALF) + cols).to(q_ptr.dtype.element_ty)
+    sin = tl.load(cache_ptr + position * (2 * HALF) + HALF + cols).to(q_ptr.dtype.element_ty)
+    cos = cos.to(tl.float32)
+    sin = sin.to(tl.float32)
     base = (token * heads + head) * (2 * HALF)
     q1 = tl.load(q_ptr + base + cols).to(tl.float32)
     q2 = tl.load(q_ptr + base + HALF + cols).to(tl.float32)
