@@ -198,11 +198,16 @@ class WorkerProcess:
                 how = f"was killed by signal {-code}"
         else:
             how = f"exited with status {code}"
+        output = self._output()
+        # The last line a dying process printed is usually its exception: say it in the reason,
+        # which is what reports and rejection tables show.
+        last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+        said = f": {last[:300]}" if last else ""
         return WorkerReply(
             None,
             "crash",
-            f"the worker {how} during {phase}",
-            self._output(),
+            f"the worker {how} during {phase}{said}",
+            output,
             time.monotonic() - started,
         )
 

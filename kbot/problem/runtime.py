@@ -73,7 +73,10 @@ def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
         if distribution in _SCALE:
             x.mul_(_SCALE[distribution])
         elif distribution == "outliers":
-            rows = x.reshape(-1, x.shape[-1]) if x.dim() > 0 else x.reshape(1, 1)
+            # A non-contiguous input (a transposed view) is edited through a contiguous copy:
+            # reshaping the view itself can alias it, and copying that back overlaps.
+            work = x if x.is_contiguous() else x.contiguous()
+            rows = work.reshape(-1, work.shape[-1]) if work.dim() > 0 else work.reshape(1, 1)
             n_rows, n_cols = rows.shape
             picked = torch.randperm(n_rows, generator=generator)[: max(1, n_rows // 4)]
             for row in picked.tolist():
@@ -83,8 +86,8 @@ def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
                 rows[row, cols.to(rows.device)] = (sign * _OUTLIER_FACTOR).to(
                     rows.device, rows.dtype
                 ) * peak
-            if rows.data_ptr() != x.data_ptr() or not x.is_contiguous():
-                x.copy_(rows.reshape(x.shape))
+            if work is not x:
+                x.copy_(work)
     return inputs
 
 
