@@ -106,6 +106,7 @@ def plan_publication(
         and bool(context["package_imports"]),
         base_sha=base_sha[:12],
         target_name=run.target.qualname,
+        existing=_existing_context(integration, spec),
     )
     files = (
         FileChange(layout.kernel_path, run.kernel_source, created=True),
@@ -305,6 +306,30 @@ def _code_context(
         "cases": py_literal([dict(c) for c in run.problem.cases]),
         "seeds": repr(list(range(min(run.verdict.seeds or 3, 3)))),
         "bench_path": layout.bench_path,
+    }
+
+
+def _existing_context(integration: Integration, spec: AdapterInput) -> dict[str, str] | None:
+    """What the benchmark needs to time the op's existing fast path: the copy's name, its source
+    as a Python literal (a raw triple-quoted string when that is lossless, so it stays readable)
+    and the module whose namespace it runs in (its own imports resolve there)."""
+    if integration.existing is None:
+        return None
+    name, code = integration.existing
+    quotes = "'" * 3
+    readable = quotes not in code and not code.rstrip("\n").endswith(chr(92))
+    literal = f"r{quotes}{code}{quotes}" if readable else repr(code)
+    entry = integration.entry
+    if entry.construct is None:  # a plain function has no fast-path method to call
+        return None
+    return {
+        "name": name,
+        "source_literal": literal,
+        "module": spec.module_of(spec.target_path),
+        "label": f"{spec.qualname.split('.')[0]}.{name.removeprefix('_existing_')}",
+        "import_line": entry.import_line,
+        "construct": entry.construct,
+        "loads_state": entry.loads_state,
     }
 
 

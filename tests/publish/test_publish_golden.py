@@ -1,6 +1,7 @@
 """Golden files for every template the publisher renders. Regenerate after an intended change
 with `UPDATE_GOLDEN=1 pytest tests/publish/test_publish_golden.py` and review the diff."""
 
+import importlib.util
 import json
 import os
 import shutil
@@ -52,3 +53,15 @@ def test_pr_body_golden_timed(make_run, target_repo):
     marker = json.loads(publication.body.rsplit("<!-- kbot:", 1)[1].split(" -->")[0])
     assert marker["base_sha"] == BASE_SHA and marker["op"] == "rmsnorm"
     assert "23%" in publication.body
+
+
+def test_bench_script_golden_with_the_existing_fast_path(make_run, tmp_path):
+    """tinyserve's RMSNorm has its own forward_cuda: the benchmark gets an "existing" column."""
+    maker = Path(__file__).resolve().parents[2] / "examples" / "tinyserve" / "make_demo_repo.py"
+    spec = importlib.util.spec_from_file_location("tinyserve_demo_golden", maker)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    repo = module.make_demo_repo(tmp_path / "tinyserve")
+    run = load_run_dir(make_run("custom_op", file="tinyserve/layers/norm.py", line=12))
+    files = _files(plan_publication(run, repo, "", BASE_SHA, ("kbot",)))
+    _check("tinyserve_existing.bench_script.py.expected", files[f"bench_{run.op}_triton.py"])

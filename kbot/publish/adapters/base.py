@@ -54,6 +54,10 @@ class Integration:
     # For a patched plain function: a copy of the original (decorators removed, renamed), so a
     # benchmark can still time the code the kernel replaces. None when the reference is intact.
     original: tuple[str, str] | None = None  # (function name, source)
+    # The op's existing fast path as it was on the base branch (a CustomOp's own forward_cuda
+    # that kbot's branch now precedes): (function name, source of a module-level copy taking
+    # `self`), so the benchmark can time it as its own column. None when the op had none.
+    existing: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ method with the reference's signature is added right after the reference.
 from __future__ import annotations
 
 import ast
+import textwrap
 from dataclasses import dataclass
 
 from kbot.publish.adapters import source
@@ -65,6 +66,7 @@ class MethodBackendAdapter:
         step = indent_step(text, spec.target_path)
         lines = text.splitlines(keepends=True)
         existing = source.find_function(cls, self.method, spec.target_path, required=False)
+        existing_copy = None
         if existing is not None:
             if self.method == "forward_triton":
                 raise AdapterError(
@@ -79,6 +81,7 @@ class MethodBackendAdapter:
             terms = guard_terms(
                 spec.call, target_params, spec.dtypes, self.checks_cuda, where, spec.inputs
             )
+            existing_copy = _module_level_copy(lines, existing, f"_existing_{self.method}")
             index = source.body_start(existing)
             indent = source.indent_of(lines[index])
             alias = launcher_name(spec.call, existing)
@@ -103,6 +106,7 @@ class MethodBackendAdapter:
             ),
             guard=" and ".join(terms),
             dispatch_note=_NOTES[self.method].format(cls=class_name, guard_md=guard_md),
+            existing=existing_copy,
         )
 
     def _new_method(
@@ -128,6 +132,14 @@ class MethodBackendAdapter:
         )
         fallback = f"{indent}{step}return self.{reference.name}({args})\n"
         return ["\n", *header, *body, fallback]
+
+
+def _module_level_copy(lines: list[str], method: ast.FunctionDef, name: str) -> tuple[str, str]:
+    """The method's source as written (decorators left out), dedented to module level and
+    renamed; it still takes `self` first."""
+    start = method.lineno - 1
+    body = textwrap.dedent("".join(lines[start : method.end_lineno]))
+    return name, body.replace(f"def {method.name}(", f"def {name}(", 1)
 
 
 FORWARD_CUDA = MethodBackendAdapter("forward_cuda", "forward_cuda", checks_cuda=False)
