@@ -16,7 +16,7 @@ from kbot.evaluate.verdict import NOT_TIMED
 from kbot.publish.adapters import ADAPTERS, AdapterInput, FileChange, Integration, choose_adapter
 from kbot.publish.adapters.source import AdapterError
 from kbot.publish.callsite import KernelCall, parse_kernel_call
-from kbot.publish.guard import input_facts
+from kbot.publish.guard import input_facts, scalar_attributes
 from kbot.publish.marker import Marker
 from kbot.publish.render import render
 from kbot.publish.rundir import RunDir
@@ -90,6 +90,7 @@ def plan_publication(
         dtypes=dtypes,
         import_root=layout.import_root,
         inputs=input_facts(run.path / "problem.py", run.problem.cases),
+        scalars=scalar_attributes(run.path / "problem.py"),
     )
     integration = ADAPTERS[name].integrate(spec)
     _refuse_overwrite(repo_root, layout.kernel_path)

@@ -8,6 +8,7 @@ every dimension that had one size in all cases at that size (hidden 4096 was che
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -122,3 +123,51 @@ def _shape_terms(name: str, fact: InputFact) -> list[str]:
     terms = [f"{name}.dim() == {ndim}"]
     terms += [f"{name}.shape[{d}] == {size}" for d, size in fixed]
     return terms
+
+
+def scalar_attributes(problem_path: Path) -> tuple[tuple[str, Any], ...]:
+    """The plain scalar attributes (int, float, bool, str) of the problem's Model as
+    get_init_inputs() builds it, on the meta device: the values the kernel was checked with."""
+    import torch
+
+    from kbot.problem.runtime import import_file, init_inputs
+
+    try:
+        module = import_file(problem_path, prefix="kbot_publish_scalars")
+        with torch.device("meta"):
+            model = module.Model(*init_inputs(module))
+    except Exception:  # the user's constructor; without values there is nothing to pin
+        return ()
+    return tuple(
+        (name, value)
+        for name, value in vars(model).items()
+        if not name.startswith("_")
+        and name != "training"
+        and isinstance(value, (bool, int, float, str))
+    )
+
+
+def attribute_terms(
+    function: ast.FunctionDef | None,
+    scalars: tuple[tuple[str, Any], ...],
+    passed: tuple[str, ...],
+) -> list[str]:
+    """`self.<attr> == <value>` for each scalar attribute the original code reads and the kernel
+    does not take as an argument: the kernel has it built in (a head size, an approximation
+    mode, an eps that torch.compile specialized), so another value must take the original path."""
+    if function is None or not scalars:
+        return []
+    values = dict(scalars)
+    reads: list[str] = []
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and isinstance(node.ctx, ast.Load)
+            and node.attr in values
+            and node.attr not in passed
+            and node.attr not in reads
+        ):
+            reads.append(node.attr)
+    return [f"self.{name} == {values[name]!r}" for name in reads]

@@ -119,3 +119,58 @@ def test_a_problem_that_cannot_build_inputs_guards_the_first_input_only(tmp_path
     call = KernelCall("f", ("x",), ("x",), (), ())
     terms = guard_terms(call, (Param("x", None),), ("float32",), True, "f", facts)
     assert terms == ["x.is_cuda", "x.dtype in (torch.float32,)", "x.is_contiguous()"]
+
+
+ATTR_PROBLEM = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, head_size=128, eps=1e-6, approximate="tanh"):
+        super().__init__()
+        self.head_size = head_size
+        self.eps = eps
+        self.approximate = approximate
+        self.weight = nn.Parameter(torch.ones(head_size))
+
+    def forward(self, x):
+        return x
+
+
+CASES = [dict(T=1)]
+
+
+def get_inputs(T=1):
+    return [torch.randn(T, 128)]
+
+
+def get_init_inputs():
+    return [64, 1e-5]
+"""
+
+REFERENCE = """
+def forward(self, x):
+    q = x.view(x.shape[0], -1, self.head_size)
+    if self.training:
+        pass
+    return gelu(q, approximate=self.approximate) * torch.rsqrt(q.pow(2).mean(-1) + self.eps)
+"""
+
+
+def test_scalar_attributes_the_kernel_has_built_in_are_pinned(tmp_path):
+    import ast
+
+    from kbot.publish.guard import attribute_terms, scalar_attributes
+
+    path = tmp_path / "problem.py"
+    path.write_text(ATTR_PROBLEM)
+    scalars = scalar_attributes(path)
+    assert dict(scalars) == {"head_size": 64, "eps": 1e-5, "approximate": "tanh"}
+    function = ast.parse(REFERENCE).body[0]
+    # eps is an argument of the kernel call; head_size and the mode are built into the kernel
+    assert attribute_terms(function, scalars, ("eps",)) == [
+        "self.head_size == 64",
+        "self.approximate == 'tanh'",
+    ]
+    assert attribute_terms(None, scalars, ()) == []  # a plain function has no attributes

@@ -17,11 +17,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from kbot.publish.adapters.source import AdapterError, Param, block, parse
 from kbot.publish.callsite import KernelCall
-from kbot.publish.guard import InputFact, input_terms
+from kbot.publish.guard import InputFact, attribute_terms, input_terms
 
 # Beyond this a guard is split over lines the way black formats a long condition.
 _MAX_LINE = 88
@@ -72,6 +72,7 @@ class AdapterInput:
     dtypes: tuple[str, ...]  # torch dtype names the kernel was checked on, e.g. ("bfloat16",)
     import_root: str = ""  # the folder (relative, "" or ending in "/") that imports start from
     inputs: tuple[InputFact, ...] = ()  # each forward argument as the checked cases built it
+    scalars: tuple[tuple[str, Any], ...] = ()  # Model's scalar attributes as checked (eps, ...)
 
     def module_of(self, relative: str) -> str:
         """The dotted module name of a repo-relative .py file under `import_root`."""
@@ -110,6 +111,8 @@ def guard_terms(
     cuda: bool,
     where: str,
     inputs: tuple[InputFact, ...] = (),
+    function: ast.FunctionDef | None = None,
+    scalars: tuple[tuple[str, Any], ...] = (),
 ) -> list[str]:
     """The conditions under which the kernel is known correct: the inputs as the evaluator
     checked them (kbot.publish.guard), and any extra target parameter at the default the
@@ -128,7 +131,7 @@ def guard_terms(
             terms.append(f"{extra.name} is {extra.default}")
         else:
             terms.append(f"{extra.name} == {extra.default}")
-    return terms
+    return terms + attribute_terms(function, scalars, call.attributes)
 
 
 def guard_lines(terms: list[str], indent: str, step: str) -> list[str]:

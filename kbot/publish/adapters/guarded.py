@@ -47,7 +47,9 @@ class GuardedDispatchAdapter:
             )
         target_params = source.params(function)
         rename = rename_map(spec.call, target_params, where)
-        terms = guard_terms(spec.call, target_params, spec.dtypes, True, where, spec.inputs)
+        terms = guard_terms(
+            spec.call, target_params, spec.dtypes, True, where, spec.inputs, function, spec.scalars
+        )
         lines = text.splitlines(keepends=True)
         index = source.body_start(function)
         indent = source.indent_of(lines[index])

@@ -61,7 +61,9 @@ class LMDeployBuilderAdapter:
         where = f"{spec.target_path}: {impl_name}.{method.name}"
         target_params = source.params(method)
         rename = rename_map(spec.call, target_params, where)
-        terms = guard_terms(spec.call, target_params, spec.dtypes, True, where, spec.inputs)
+        terms = guard_terms(
+            spec.call, target_params, spec.dtypes, True, where, spec.inputs, method, spec.scalars
+        )
         step = "    "
         builder_file = str(cuda_dir / f"triton_{spec.call.launcher}_builder.py")
         module_text = _builder_module(

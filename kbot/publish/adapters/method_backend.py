@@ -61,7 +61,14 @@ class MethodBackendAdapter:
         target_params = source.params(reference)
         rename = rename_map(spec.call, target_params, where)
         terms = guard_terms(
-            spec.call, target_params, spec.dtypes, self.checks_cuda, where, spec.inputs
+            spec.call,
+            target_params,
+            spec.dtypes,
+            self.checks_cuda,
+            where,
+            spec.inputs,
+            reference,
+            spec.scalars,
         )
         step = indent_step(text, spec.target_path)
         lines = text.splitlines(keepends=True)
@@ -79,7 +86,14 @@ class MethodBackendAdapter:
             where = f"{spec.target_path}: {class_name}.{self.method}"
             rename = rename_map(spec.call, target_params, where)
             terms = guard_terms(
-                spec.call, target_params, spec.dtypes, self.checks_cuda, where, spec.inputs
+                spec.call,
+                target_params,
+                spec.dtypes,
+                self.checks_cuda,
+                where,
+                spec.inputs,
+                reference,
+                spec.scalars,
             )
             existing_copy = _module_level_copy(lines, existing, f"_existing_{self.method}")
             index = source.body_start(existing)
