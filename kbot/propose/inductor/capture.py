@@ -206,3 +206,22 @@ def _no_duck_sizing():
     if hasattr(fx_config, "use_duck_shape"):
         return fx_config.patch(use_duck_shape=False)
     return contextlib.nullcontext()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m kbot.propose.inductor.capture PROBLEM OUT.json`: the capture in a child process
+    of its own, so a torch.compile that hangs or crashes costs the proposer, not the search."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description="capture torch.compile's output for a problem")
+    parser.add_argument("problem")
+    parser.add_argument("out")
+    args = parser.parse_args(argv)
+    meta = capture_problem(Path(args.problem))
+    Path(args.out).write_text(json.dumps(meta))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
