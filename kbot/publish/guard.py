@@ -151,23 +151,41 @@ def attribute_terms(
     function: ast.FunctionDef | None,
     scalars: tuple[tuple[str, Any], ...],
     passed: tuple[str, ...],
+    owner: ast.ClassDef | None = None,
 ) -> list[str]:
-    """`self.<attr> == <value>` for each scalar attribute the original code reads and the kernel
-    does not take as an argument: the kernel has it built in (a head size, an approximation
-    mode, an eps that torch.compile specialized), so another value must take the original path."""
+    """`self.<attr> == <value>` for each scalar attribute the original code reads (in the method,
+    or in the owner's methods it calls as `self.<method>(...)`, transitively) and the kernel does
+    not take as an argument: the kernel has it built in (a head size, an approximation mode, an
+    eps that torch.compile specialized), so another value must take the original path."""
     if function is None or not scalars:
         return []
     values = dict(scalars)
+    methods = {
+        node.name: node
+        for node in (owner.body if owner is not None else [])
+        if isinstance(node, ast.FunctionDef)
+    }
     reads: list[str] = []
-    for node in ast.walk(function):
-        if (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "self"
-            and isinstance(node.ctx, ast.Load)
-            and node.attr in values
-            and node.attr not in passed
-            and node.attr not in reads
-        ):
-            reads.append(node.attr)
+    pending, walked = [function], set()
+    while pending:
+        current = pending.pop(0)
+        if current.name in walked:
+            continue
+        walked.add(current.name)
+        for node in ast.walk(current):
+            if not (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
+                continue
+            if node.attr in methods and node.attr not in walked:
+                pending.append(methods[node.attr])
+            elif (
+                isinstance(node.ctx, ast.Load)
+                and node.attr in values
+                and node.attr not in passed
+                and node.attr not in reads
+            ):
+                reads.append(node.attr)
     return [f"self.{name} == {values[name]!r}" for name in reads]

@@ -174,3 +174,27 @@ def test_scalar_attributes_the_kernel_has_built_in_are_pinned(tmp_path):
         "self.approximate == 'tanh'",
     ]
     assert attribute_terms(None, scalars, ()) == []  # a plain function has no attributes
+
+
+OWNER = """
+class Rotary:
+    def forward(self, positions, query):
+        return self._rotate(query, self.cos_sin_cache[positions])
+
+    def _rotate(self, x, cs):
+        return x.view(x.shape[0], -1, self.head_size)[..., : self.rotary_dim] * cs
+"""
+
+
+def test_attributes_read_in_helper_methods_the_forward_calls_are_pinned():
+    import ast
+
+    from kbot.publish.guard import attribute_terms
+
+    cls = ast.parse(OWNER).body[0]
+    forward = cls.body[0]
+    scalars = (("head_size", 128), ("rotary_dim", 64), ("base", 10000.0))
+    assert attribute_terms(forward, scalars, (), cls) == [
+        "self.head_size == 128",
+        "self.rotary_dim == 64",
+    ]

@@ -113,6 +113,7 @@ def guard_terms(
     inputs: tuple[InputFact, ...] = (),
     function: ast.FunctionDef | None = None,
     scalars: tuple[tuple[str, Any], ...] = (),
+    owner: ast.ClassDef | None = None,
 ) -> list[str]:
     """The conditions under which the kernel is known correct: the inputs as the evaluator
     checked them (kbot.publish.guard), and any extra target parameter at the default the
@@ -131,7 +132,7 @@ def guard_terms(
             terms.append(f"{extra.name} is {extra.default}")
         else:
             terms.append(f"{extra.name} == {extra.default}")
-    return terms + attribute_terms(function, scalars, call.attributes)
+    return terms + attribute_terms(function, scalars, call.attributes, owner)
 
 
 def guard_lines(terms: list[str], indent: str, step: str) -> list[str]:

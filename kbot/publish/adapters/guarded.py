@@ -48,7 +48,15 @@ class GuardedDispatchAdapter:
         target_params = source.params(function)
         rename = rename_map(spec.call, target_params, where)
         terms = guard_terms(
-            spec.call, target_params, spec.dtypes, True, where, spec.inputs, function, spec.scalars
+            spec.call,
+            target_params,
+            spec.dtypes,
+            True,
+            where,
+            spec.inputs,
+            function,
+            spec.scalars,
+            cls,
         )
         lines = text.splitlines(keepends=True)
         index = source.body_start(function)

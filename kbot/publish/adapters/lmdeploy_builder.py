@@ -62,7 +62,15 @@ class LMDeployBuilderAdapter:
         target_params = source.params(method)
         rename = rename_map(spec.call, target_params, where)
         terms = guard_terms(
-            spec.call, target_params, spec.dtypes, True, where, spec.inputs, method, spec.scalars
+            spec.call,
+            target_params,
+            spec.dtypes,
+            True,
+            where,
+            spec.inputs,
+            method,
+            spec.scalars,
+            impl,
         )
         step = "    "
         builder_file = str(cuda_dir / f"triton_{spec.call.launcher}_builder.py")

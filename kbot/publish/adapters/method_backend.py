@@ -69,6 +69,7 @@ class MethodBackendAdapter:
             spec.inputs,
             reference,
             spec.scalars,
+            cls,
         )
         step = indent_step(text, spec.target_path)
         lines = text.splitlines(keepends=True)
@@ -94,6 +95,7 @@ class MethodBackendAdapter:
                 spec.inputs,
                 reference,
                 spec.scalars,
+                cls,
             )
             existing_copy = _module_level_copy(lines, existing, f"_existing_{self.method}")
             index = source.body_start(existing)
