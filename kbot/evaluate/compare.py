@@ -4,6 +4,7 @@ element. Runs in the worker (imports torch)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -112,41 +113,45 @@ def _compare_one(
             )
         return Comparison(0.0, 0.0, None)
     tol = tolerance_for(ref.dtype, atol, rtol)
-    o, r = out.double(), ref.double()
-    ref_finite = torch.isfinite(r)
-    out_finite = torch.isfinite(o)
-    if bool((~out_finite & ref_finite).any()):
-        bad = int((~out_finite & ref_finite).sum())
+    flat_out, flat_ref = out.reshape(-1), ref.reshape(-1)
+    stats = _Stats()
+    for o, r in _chunks(flat_out, flat_ref):
+        ref_finite = torch.isfinite(r)
+        stats.bad_nan += int((~torch.isfinite(o) & ref_finite).sum())
+        if not bool(ref_finite.all()):
+            stats.nonfinite_differ |= not torch.equal(
+                o[~ref_finite].nan_to_num(0.0, 1.0, -1.0), r[~ref_finite].nan_to_num(0.0, 1.0, -1.0)
+            )
+            o, r = o[ref_finite], r[ref_finite]
+        stats.add(o, r)
+    if stats.bad_nan:
         return Comparison(
             float("nan"),
             float("nan"),
-            Reason("nan-inf", f"{where}: {bad} NaN/Inf values where the reference is finite"),
+            Reason(
+                "nan-inf", f"{where}: {stats.bad_nan} NaN/Inf values where the reference is finite"
+            ),
         )
-    if not bool(ref_finite.all()):
-        same = torch.equal(
-            o[~ref_finite].nan_to_num(0.0, 1.0, -1.0), r[~ref_finite].nan_to_num(0.0, 1.0, -1.0)
+    if stats.nonfinite_differ:
+        return Comparison(
+            0.0, 0.0, Reason("mismatch", f"{where}: NaN/Inf values differ from the reference's")
         )
-        if not same:
-            return Comparison(
-                0.0, 0.0, Reason("mismatch", f"{where}: NaN/Inf values differ from the reference's")
-            )
-        o, r = o[ref_finite], r[ref_finite]
-    if r.numel() == 0:
+    if stats.count == 0:
         return Comparison(0.0, 0.0, None)
-    diff = (o - r).abs()
-    max_abs = float(diff.max())
-    ref_norm = float(r.norm())
+    max_abs = stats.max_abs
+    ref_norm = math.sqrt(stats.ref_sq)
     rel_norm = (
-        float(diff.norm()) / ref_norm if ref_norm > 0 else (0.0 if max_abs == 0 else float("inf"))
+        math.sqrt(stats.diff_sq) / ref_norm
+        if ref_norm > 0
+        else (0.0 if max_abs == 0 else float("inf"))
     )
-    constant = _is_constant(o)
-    if constant and not _is_constant(r) and r.numel() > 1:
+    if stats.out_constant and not stats.ref_constant and stats.count > 1:
         return Comparison(
             max_abs,
             rel_norm,
             Reason(
                 "near-constant",
-                f"{where} is constant ({float(o.flatten()[0]):.6g} everywhere) but the reference "
+                f"{where} is constant ({stats.out_first:.6g} everywhere) but the reference "
                 "varies: the output does not depend on the input",
             ),
         )
@@ -160,26 +165,83 @@ def _compare_one(
                 f"(max abs error {max_abs:.3g})",
             ),
         )
-    abs_tol = tol.atol * max(1.0, float(r.pow(2).mean().sqrt())) if atol_per_rms else tol.atol
-    outside = diff > abs_tol + tol.rtol * r.abs()
-    if bool(outside.any()):
-        first = int(outside.flatten().nonzero()[0])
+    rms = math.sqrt(stats.ref_sq / stats.count)
+    abs_tol = tol.atol * max(1.0, rms) if atol_per_rms else tol.atol
+    # Second pass, elementwise, now that the tolerance is known.
+    outside_count, first, offset = 0, None, 0
+    for o, r in _chunks(flat_out, flat_ref):
+        keep = torch.isfinite(r)
+        o, r = o[keep], r[keep]
+        outside = (o - r).abs() > abs_tol + tol.rtol * r.abs()
+        count = int(outside.sum())
+        if count and first is None:
+            at = int(outside.nonzero()[0])
+            first = (offset + at, float(o[at]), float(r[at]))
+        outside_count += count
+        offset += r.numel()
+    if first is not None:
+        index, got, want = first
         return Comparison(
             max_abs,
             rel_norm,
             Reason(
                 "mismatch",
-                f"{where}: {int(outside.sum())} of {r.numel()} elements outside "
-                f"atol {abs_tol:g} + rtol {tol.rtol:g}·|ref| (first at flat index {first}: "
-                f"{float(o.flatten()[first]):.6g} vs {float(r.flatten()[first]):.6g})",
+                f"{where}: {outside_count} of {stats.count} elements outside "
+                f"atol {abs_tol:g} + rtol {tol.rtol:g}·|ref| (first at flat index {index}: "
+                f"{got:.6g} vs {want:.6g})",
             ),
         )
     return Comparison(max_abs, rel_norm, None)
 
 
-def _is_constant(values: torch.Tensor) -> bool:
-    if values.numel() == 0:
-        return True
-    span = float(values.max() - values.min())
-    scale = float(values.abs().max())
-    return span <= _CONSTANT_SPAN * scale or scale == 0.0
+# Elements compared at a time, in float64: a 16384 x 131072 logits output compared whole
+# would need several 17 GB temporaries (a worker died of it on the H200); a chunk needs 128 MB.
+CHUNK_ELEMENTS = 1 << 24
+
+
+def _chunks(out: torch.Tensor, ref: torch.Tensor):
+    for start in range(0, ref.numel(), CHUNK_ELEMENTS):
+        stop = start + CHUNK_ELEMENTS
+        yield out[start:stop].double(), ref[start:stop].double()
+
+
+class _Stats:
+    """Running sums over the chunks' finite-reference elements."""
+
+    def __init__(self) -> None:
+        self.bad_nan = 0
+        self.nonfinite_differ = False
+        self.count = 0
+        self.max_abs = 0.0
+        self.diff_sq = 0.0
+        self.ref_sq = 0.0
+        self.out_first = 0.0
+        self._out = [math.inf, -math.inf, 0.0]  # min, max, max |.|
+        self._ref = [math.inf, -math.inf, 0.0]
+
+    def add(self, o: torch.Tensor, r: torch.Tensor) -> None:
+        if r.numel() == 0:
+            return
+        if self.count == 0:
+            self.out_first = float(o[0])
+        self.count += r.numel()
+        diff = (o - r).abs()
+        self.max_abs = max(self.max_abs, float(diff.max()))
+        self.diff_sq += float(diff.square().sum())
+        self.ref_sq += float(r.square().sum())
+        for span, values in ((self._out, o), (self._ref, r)):
+            span[0] = min(span[0], float(values.min()))
+            span[1] = max(span[1], float(values.max()))
+            span[2] = max(span[2], float(values.abs().max()))
+
+    @property
+    def out_constant(self) -> bool:
+        return _is_constant_span(*self._out)
+
+    @property
+    def ref_constant(self) -> bool:
+        return _is_constant_span(*self._ref)
+
+
+def _is_constant_span(low: float, high: float, scale: float) -> bool:
+    return high - low <= _CONSTANT_SPAN * scale or scale == 0.0

@@ -49,3 +49,38 @@ def test_problem_override_and_integer_outputs():
     idx = torch.arange(5)
     assert rule([idx], [idx]) is None
     assert rule([idx.flip(0)], [idx]) == "mismatch"
+
+
+def test_chunked_comparison_gives_the_same_verdict_as_one_chunk(monkeypatch):
+    """Large outputs are compared in chunks (bounded memory); chunking changes nothing."""
+    import kbot.evaluate.compare as compare
+
+    torch.manual_seed(0)
+    ref = torch.randn(37, 53).to(torch.bfloat16)
+    ref[3, 4] = float("inf")
+    near = (ref.float() * (1 + 2e-3 * torch.randn(37, 53))).to(torch.bfloat16)
+    near[3, 4] = float("inf")
+    off = near.clone()
+    off[20, 7] += 0.1
+    off[30, 1] -= 0.1
+    nan = near.clone()
+    nan[5, 5] = float("nan")
+    constant = torch.full_like(ref, 0.5)
+    constant[3, 4] = float("inf")
+    results = {}
+    for chunk in (1 << 24, 7):
+        monkeypatch.setattr(compare, "CHUNK_ELEMENTS", chunk)
+        results[chunk] = [
+            compare_outputs((out,), (ref,), None, None) for out in (near, off, nan, constant)
+        ]
+    for whole, chunked in zip(results[1 << 24], results[7]):
+        assert (whole.failure is None) == (chunked.failure is None)
+        if whole.failure is not None:
+            assert whole.failure.rule == chunked.failure.rule
+            assert whole.failure.message == chunked.failure.message
+        if whole.max_abs_error == whole.max_abs_error:  # not NaN
+            assert abs(whole.max_abs_error - chunked.max_abs_error) < 1e-12
+            assert abs(whole.max_rel_norm_error - chunked.max_rel_norm_error) < 1e-9
+    rules = [r.failure.rule if r.failure else None for r in results[7]]
+    assert rules == [None, "mismatch", "nan-inf", "near-constant"]
+    assert "2 of 1960 elements" in results[7][1].failure.message  # 37*53 - the inf one
