@@ -1,0 +1,93 @@
+"""The problem file rearranged for the files a PR adds to the target repository (the parity
+test and the benchmark script carry the reference), and Python literals written the way black
+writes them."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# Imports the templates write themselves.
+_OWN_IMPORTS = {"import os", "import pytest", "import argparse", "import triton", "import torch"}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The problem file rearranged for a test module in the target repository."""
+
+    imports: tuple[str, ...]  # third-party imports, e.g. "from torch import nn"
+    package_imports: tuple[str, ...]  # imports from the target's own package
+    body: str  # Model, get_inputs, get_init_inputs and what they use
+
+
+def split_reference(source: str, package: str) -> Reference:
+    """Splits the problem into imports and code, leaving out what only made sense in kbot's run
+    directory: the docstring, `sys.path` set-up, `CASES`/`KBOT` (the test writes its own), and
+    imports the templates write or the code does not use."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    imports: list[ast.stmt] = []
+    skip: set[int] = set()
+    for index, node in enumerate(tree.body):
+        segment = "".join(lines[node.lineno - 1 : node.end_lineno])
+        dropped = (
+            "sys.path" in segment
+            or any(_assigns(node, name) for name in ("_ROOT", "CASES", "KBOT"))
+            or (index == 0 and _is_docstring(node))
+        )
+        if dropped or isinstance(node, (ast.Import, ast.ImportFrom)):
+            skip.update(range(node.lineno - 1, node.end_lineno or node.lineno))
+        if not dropped and isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+    body = "".join(line for i, line in enumerate(lines) if i not in skip)
+    body = re.sub(r"\n{3,}", "\n\n\n", body.strip("\n")) + "\n"
+    used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
+    third, first = [], []
+    for node in imports:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue
+        names = [(a.asname or a.name).split(".")[0] for a in node.names]
+        if not any(name in used for name in names):
+            continue
+        text = re.sub(r"\s*#.*$", "", "".join(lines[node.lineno - 1 : node.end_lineno]).strip())
+        if text in _OWN_IMPORTS:
+            continue
+        module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+        (first if (module or "").split(".")[0] == package else third).append(text)
+    return Reference(tuple(third), tuple(first), body)
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def binds(source: str, name: str) -> bool:
+    return any(_assigns(node, name) for node in ast.parse(source).body)
+
+
+def _assigns(node: ast.stmt, name: str) -> bool:
+    return isinstance(node, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == name for t in node.targets
+    )
+
+
+def py_literal(value: Any) -> str:
+    """A Python literal written the way black writes it (double quotes)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(py_literal(v) for v in value)
+        return (
+            f"[{inner}]"
+            if isinstance(value, list)
+            else f"({inner}{',' if len(value) == 1 else ''})"
+        )
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
