@@ -1,6 +1,7 @@
 """optimize() and `kbot optimize` end to end with a fake proposer and a fake evaluator."""
 
 import ast
+import dataclasses
 import json
 import os
 import signal
@@ -63,6 +64,25 @@ def test_cpu_run_writes_the_run_directory_of_the_architecture(tmp_path, problem,
     assert report["finalists"] == []  # nothing to re-measure without timings
     markdown = (run_dir / "report.md").read_text()
     assert NOT_TIMED in markdown and "## Best fitness per generation" in markdown
+
+
+def test_the_report_says_when_trials_matched_the_float32_reference(tmp_path, problem, fakes):
+    class Rescued(fakes.FakeProposer):
+        def propose(self, context):
+            outcome = super().propose(context)
+            return dataclasses.replace(
+                outcome,
+                proposals=tuple(
+                    dataclasses.replace(p, source=p.source + "\n# float32-reference\n")
+                    for p in outcome.proposals
+                ),
+            )
+
+    result = _optimize(tmp_path, problem, fakes.FakeEvaluator(), Rescued())
+    markdown = result.report_md_path.read_text()
+    assert "matched the same reference run in float32" in markdown
+    cases = json.loads(result.report_json_path.read_text())["cases"]
+    assert all(c["correctness"]["float32_reference_trials"] == 2 for c in cases)
 
 
 def test_gpu_run_remeasures_finalists_before_declaring_the_winner(tmp_path, problem, fakes):
