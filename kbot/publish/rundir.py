@@ -192,6 +192,7 @@ def _case(raw: dict[str, Any]) -> CaseResult:
             atol=float(correctness["atol"]),
             rtol=float(correctness["rtol"]),
             passed=bool(correctness["passed"]),
+            float32_reference_trials=int(correctness.get("float32_reference_trials", 0)),
         ),
         timing=None if not isinstance(timing, dict) else _timing(timing),
     )

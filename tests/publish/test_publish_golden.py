@@ -65,3 +65,14 @@ def test_bench_script_golden_with_the_existing_fast_path(make_run, tmp_path):
     run = load_run_dir(make_run("custom_op", file="tinyserve/layers/norm.py", line=12))
     files = _files(plan_publication(run, repo, "", BASE_SHA, ("kbot",)))
     _check("tinyserve_existing.bench_script.py.expected", files[f"bench_{run.op}_triton.py"])
+
+
+def test_pr_body_says_when_trials_matched_the_float32_reference(make_run, target_repo):
+    run_dir = make_run("fused_op")
+    report = json.loads((FIXTURES / "runs" / "rmsnorm_layer_report_timed.json").read_text())
+    for case in report["verdict"]["cases"]:
+        case["correctness"]["float32_reference_trials"] = 1
+    (run_dir / "report.json").write_text(json.dumps(report))
+    publication = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
+    cases = len(report["verdict"]["cases"])
+    assert f"In {cases} trial(s) the kernel missed the original code's own" in publication.body
