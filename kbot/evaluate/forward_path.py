@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 
-from kbot.evaluate.forward_walk import ForwardFacts, Kind, Walker
+from kbot.evaluate.forward_kinds import ForwardFacts, Kind
+from kbot.evaluate.forward_walk import Walker
 from kbot.evaluate.names import Aliases
 from kbot.evaluate.verdict import Reason
 from kbot.problem.spec import ProblemOptions

@@ -1,73 +1,27 @@
 """Walking forward's call graph: each value's kind (tensor, Python number, container) is
 tracked through assignments, so grid math on sizes passes and tensor math is reported with its
-line. Used by `forward_path.check`."""
+line. This module walks statements and expressions; what a call may be is decided in
+`forward_calls`, the kinds and the checker's facts are in `forward_kinds`. Used by
+`forward_path.check`."""
 
 from __future__ import annotations
 
 import ast
-import builtins
-import enum
-from dataclasses import dataclass, field
 
-from kbot.evaluate.allowed import (
-    ALLOC_METHODS,
-    CAST_METHODS,
-    CONTAINER_METHODS,
-    EXTERN_CALLS,
-    OTHER_BUILTINS,
-    QUERY_METHODS,
-    SCALAR_ATTRS,
-    SCALAR_BUILTINS,
-    TENSOR_ATTRS,
-    TORCH_ALLOC,
-    TORCH_QUERIES,
-    TORCH_VIEWS,
-    VIEW_METHODS,
+from kbot.evaluate.allowed import SCALAR_ATTRS, TENSOR_ATTRS
+from kbot.evaluate.forward_calls import CallRules
+from kbot.evaluate.forward_kinds import (
+    MAYBE_TENSOR,
+    ForwardFacts,
+    Kind,
+    element_of,
+    join_arith,
 )
-from kbot.evaluate.names import Aliases, forbidden
-from kbot.evaluate.verdict import Reason
-from kbot.problem.spec import ProblemOptions
 
 
-class Kind(enum.Enum):
-    SCALAR = "scalar"  # a Python number, string, dtype, device or None
-    SHAPE = "shape"  # x.shape / x.size() / x.stride(): indexing gives scalars
-    TENSOR = "tensor"
-    CONTAINER = "container"  # a list/tuple/dict of Python numbers (grids, block-size tables)
-    TENSORS = "tensors"  # a list/tuple/dict that may hold tensors
-    FUNCTION = "function"  # a local grid function or lambda
-    META = "meta"  # the parameter of a grid lambda: META["BLOCK"] is a scalar
-    UNKNOWN = "unknown"
-
-
-@dataclass
-class ForwardFacts:
-    """What the checker knows about the candidate file."""
-
-    aliases: Aliases
-    options: ProblemOptions
-    functions: dict[str, ast.FunctionDef]
-    kernels: set[str]
-    constants: dict[str, Kind]
-    methods: dict[str, ast.FunctionDef]
-    self_kinds: dict[str, Kind]
-    self_modules: dict[str, str]  # attribute -> dotted nn class, e.g. "torch.nn.Linear"
-    reasons: list[Reason] = field(default_factory=list)
-    launches: int = 0
-    # The call graph is followed once per (function, argument kinds); this stops recursion.
-    visiting: set[tuple[str, tuple[Kind, ...]]] = field(default_factory=set)
-
-    def reject(self, node: ast.AST, message: str) -> None:
-        self.reasons.append(
-            Reason("torch-compute-in-forward", message, getattr(node, "lineno", None))
-        )
-
-    def extern_allowed(self, dotted: str) -> bool:
-        return any(dotted in EXTERN_CALLS.get(op, ()) for op in self.options.extern_ops)
-
-
-class Walker:
-    """Walks one function body in order, binding names to kinds and recording violations."""
+class Walker(CallRules):
+    """Walks one function body in order, binding names to kinds and recording violations.
+    Calls are judged by `CallRules` (forward_calls)."""
 
     def __init__(self, module: ForwardFacts, env: dict[str, Kind], depth: int = 0) -> None:
         self.m = module
@@ -126,7 +80,7 @@ class Walker:
             left = self.expr(_as_load(node.target))
             right = self.expr(node.value)
             self.arith(node, left, right, node.op)
-            self.bind(node.target, _join_arith(left, right), None)
+            self.bind(node.target, join_arith(left, right), None)
         elif isinstance(node, ast.Return):
             self.return_kinds.append(
                 self.expr(node.value) if node.value is not None else Kind.SCALAR
@@ -144,7 +98,7 @@ class Walker:
                 and isinstance(node.iter.func, ast.Name)
                 and node.iter.func.id == "range"
             )
-            element = Kind.SCALAR if is_range else _element_of(iter_kind)
+            element = Kind.SCALAR if is_range else element_of(iter_kind)
             self.bind(node.target, element, None)
             for child in node.body + node.orelse:
                 self.stmt(child)
@@ -182,15 +136,15 @@ class Walker:
                 for sub, sub_value in zip(target.elts, value.elts):
                     self.bind(sub, self.expr(sub_value), sub_value)
                 return
-            element = Kind.TENSOR if kind == Kind.TENSOR else _element_of(kind)  # a, b = x.chunk(2)
+            element = Kind.TENSOR if kind == Kind.TENSOR else element_of(kind)  # a, b = x.chunk(2)
             for sub in target.elts:
                 self.bind(sub, element, None)
         elif isinstance(target, ast.Starred):
-            self.bind(target.value, Kind.TENSORS if kind in _MAYBE_TENSOR else Kind.CONTAINER, None)
+            self.bind(target.value, Kind.TENSORS if kind in MAYBE_TENSOR else Kind.CONTAINER, None)
         elif isinstance(target, ast.Subscript):
             base = self.expr(target.value)
             self.expr(target.slice)
-            if base == Kind.CONTAINER and kind in _MAYBE_TENSOR:
+            if base == Kind.CONTAINER and kind in MAYBE_TENSOR:
                 self.taint(target.value)  # the container now holds a tensor
             elif base not in (Kind.CONTAINER, Kind.TENSORS, Kind.META):
                 self.m.reject(
@@ -273,13 +227,13 @@ class Walker:
 
     def _Tuple(self, node: ast.Tuple) -> Kind:
         kinds = [self.expr(element) for element in node.elts]
-        return Kind.TENSORS if any(k in _MAYBE_TENSOR for k in kinds) else Kind.CONTAINER
+        return Kind.TENSORS if any(k in MAYBE_TENSOR for k in kinds) else Kind.CONTAINER
 
     _List = _Set = _Tuple
 
     def _Dict(self, node: ast.Dict) -> Kind:
         kinds = [self.expr(v) for v in list(node.keys) + list(node.values) if v is not None]
-        return Kind.TENSORS if any(k in _MAYBE_TENSOR for k in kinds) else Kind.CONTAINER
+        return Kind.TENSORS if any(k in MAYBE_TENSOR for k in kinds) else Kind.CONTAINER
 
     def _Starred(self, node: ast.Starred) -> Kind:
         return self.expr(node.value)
@@ -302,7 +256,7 @@ class Walker:
             )
             inner.bind(
                 generator.target,
-                Kind.SCALAR if is_range else _element_of(iter_kind),
+                Kind.SCALAR if is_range else element_of(iter_kind),
                 None,
             )
             for condition in generator.ifs:
@@ -358,193 +312,13 @@ class Walker:
             )
             return Kind.TENSOR
         self.arith(node, left, right, node.op)
-        return _join_arith(left, right)
+        return join_arith(left, right)
 
     def arith(self, node: ast.AST, left: Kind, right: Kind, op: ast.operator) -> None:
         if Kind.TENSOR in (left, right) or Kind.TENSORS in (left, right):
             self.m.reject(
                 node, f"`{ast.unparse(node)}` is tensor arithmetic in PyTorch; do it in the kernel"
             )
-
-    def _Call(self, node: ast.Call) -> Kind:
-        func = node.func
-        arg_kinds = tuple(self.expr(a) for a in node.args)
-        self.keyword_kinds = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
-        # kernel[grid](...): a launch.
-        if (
-            isinstance(func, ast.Subscript)
-            and isinstance(func.value, ast.Name)
-            and func.value.id in self.m.kernels
-        ):
-            self.expr(func.slice)
-            self.m.launches += 1
-            return Kind.UNKNOWN
-        dotted = self.m.aliases.qualname(func)
-        if dotted is not None:
-            return self.torch_call(node, dotted, arg_kinds)
-        if isinstance(func, ast.Name):
-            return self.name_call(node, func.id, arg_kinds)
-        if isinstance(func, ast.Attribute):
-            return self.method_call(node, func, arg_kinds)
-        self.expr(func)
-        self.m.reject(node, f"`{ast.unparse(func)}(...)` calls something kbot cannot check")
-        return Kind.UNKNOWN
-
-    def name_call(self, node: ast.Call, name: str, arg_kinds: tuple[Kind, ...]) -> Kind:
-        if name in self.env:
-            if self.env[name] != Kind.FUNCTION:
-                self.m.reject(node, f"`{name}(...)` calls a value kbot cannot check")
-            return Kind.UNKNOWN
-        if name in self.m.kernels:
-            self.m.reject(node, f"`{name}(...)` calls a Triton kernel without a grid")
-            return Kind.UNKNOWN
-        if name in self.m.functions:
-            return self.follow(f"fn:{name}", self.m.functions[name], arg_kinds, is_method=False)
-        if name in SCALAR_BUILTINS:
-            if (Kind.TENSOR in arg_kinds or Kind.TENSORS in arg_kinds) and name not in (
-                "isinstance",
-                "len",
-                "hasattr",
-                "callable",
-            ):
-                self.m.reject(
-                    node, f"`{name}(...)` on a tensor runs PyTorch compute; do it in the kernel"
-                )
-            return Kind.SCALAR
-        if name in OTHER_BUILTINS:
-            return (
-                Kind.CONTAINER
-                if name in ("tuple", "list", "dict", "set", "range", "enumerate", "zip")
-                else Kind.UNKNOWN
-            )
-        if hasattr(builtins, name):
-            self.m.reject(node, f"`{name}(...)` is not allowed in forward")
-            return Kind.UNKNOWN
-        self.m.reject(node, f"`{name}(...)` is not defined in the candidate")
-        return Kind.UNKNOWN
-
-    def method_call(self, node: ast.Call, func: ast.Attribute, arg_kinds: tuple[Kind, ...]) -> Kind:
-        name = func.attr
-        if isinstance(func.value, ast.Name) and func.value.id == "self":
-            if name in self.m.methods:
-                return self.follow(
-                    f"method:{name}", self.m.methods[name], arg_kinds, is_method=True
-                )
-            layer = self.m.self_modules.get(name)
-            if layer is not None and self.m.extern_allowed(layer):
-                return Kind.TENSOR
-            self.m.reject(
-                node,
-                f"`self.{name}(...)` runs a PyTorch module in forward"
-                + (f" ({layer}); declare it in KBOT extern_ops" if layer else ""),
-            )
-            return Kind.UNKNOWN
-        receiver = self.expr(func.value)
-        if receiver == Kind.CONTAINER and any(k in _MAYBE_TENSOR for k in arg_kinds):
-            self.taint(func.value)  # parts.append(x)
-            return Kind.UNKNOWN
-        if receiver == Kind.TENSORS:
-            return Kind.TENSOR  # parts.pop(), table.get(key)
-        if receiver in (Kind.CONTAINER, Kind.SCALAR, Kind.META):
-            return Kind.UNKNOWN
-        if name in QUERY_METHODS:
-            return Kind.SHAPE if name in ("size", "stride") and not node.args else Kind.SCALAR
-        if name in VIEW_METHODS:
-            return Kind.TENSOR
-        if name in ALLOC_METHODS:
-            if name == "fill_" and Kind.TENSOR in arg_kinds:
-                self.m.reject(node, "`fill_` with a tensor value is a copy in PyTorch")
-            return Kind.TENSOR
-        if self.m.extern_allowed(f"torch.Tensor.{name}"):
-            return Kind.TENSOR
-        if receiver == Kind.UNKNOWN and name in CONTAINER_METHODS:
-            return Kind.UNKNOWN
-        if name in CAST_METHODS:
-            self.m.reject(
-                node,
-                f"`{ast.unparse(func)}(...)` casts or copies a tensor in PyTorch; cast inside the kernel (load, upcast, compute, cast on store)",
-            )
-            return Kind.TENSOR
-        self.m.reject(
-            node,
-            f"`{ast.unparse(func)}(...)` is PyTorch compute in forward; do it in the Triton kernel",
-        )
-        return Kind.TENSOR
-
-    def torch_call(self, node: ast.Call, dotted: str, arg_kinds: tuple[Kind, ...]) -> Kind:
-        root = dotted.split(".")[0]
-        if root == "triton":
-            return Kind.SCALAR
-        if root != "torch":
-            return (
-                Kind.SCALAR
-                if root in ("math", "operator") and Kind.TENSOR not in arg_kinds
-                else self._other_module_call(node, dotted, arg_kinds)
-            )
-        return self.check_torch_name(node, dotted, called=True)
-
-    def _other_module_call(self, node: ast.Call, dotted: str, arg_kinds) -> Kind:
-        if Kind.TENSOR in arg_kinds:
-            self.m.reject(node, f"`{dotted}(...)` on a tensor in forward")
-        return Kind.UNKNOWN
-
-    def check_torch_name(self, node: ast.AST, dotted: str, called: bool) -> Kind:
-        """A `torch.*` name used in forward's call graph: allowed, or a rejection."""
-        if not dotted.startswith("torch") or forbidden(dotted) is not None:
-            return Kind.SCALAR  # forbidden names are reported by their own rule
-        rest = dotted[len("torch.") :] if dotted != "torch" else ""
-        if rest == "" or rest in ("nn", "nn.functional", "cuda", "Tensor"):
-            return Kind.SCALAR
-        if rest in TORCH_ALLOC or rest in TORCH_VIEWS:
-            return Kind.TENSOR
-        if rest in TORCH_QUERIES:
-            return Kind.SCALAR
-        if self.m.extern_allowed(dotted):
-            return Kind.TENSOR
-        hint = ""
-        for op, names in EXTERN_CALLS.items():
-            if dotted in names:
-                hint = f"; the problem may declare KBOT extern_ops=['{op}']"
-        self.m.reject(
-            node, f"`{dotted}` is PyTorch compute in forward; do it in the Triton kernel{hint}"
-        )
-        return Kind.TENSOR
-
-    def follow(
-        self, key: str, fn: ast.FunctionDef, arg_kinds: tuple[Kind, ...], is_method: bool
-    ) -> Kind:
-        visit = (key, arg_kinds)
-        if visit in self.m.visiting or self.depth > 20:
-            return Kind.UNKNOWN
-        self.m.visiting.add(visit)
-        keyword_kinds = dict(getattr(self, "keyword_kinds", {}))
-        try:
-            return Walker(self.m, {}, self.depth + 1).run(
-                fn, is_method=is_method, arg_kinds=arg_kinds, keyword_kinds=keyword_kinds
-            )
-        finally:
-            self.m.visiting.discard(visit)
-
-
-# Kinds that may be (or hold) a tensor: what a container holding them becomes TENSORS for.
-_MAYBE_TENSOR = frozenset({Kind.TENSOR, Kind.TENSORS, Kind.UNKNOWN})
-
-
-def _element_of(kind: Kind) -> Kind:
-    """The kind of an element of a value of `kind` (iteration, unpacking)."""
-    if kind in (Kind.SHAPE, Kind.SCALAR, Kind.CONTAINER):
-        return Kind.SCALAR
-    if kind in (Kind.TENSOR, Kind.TENSORS):
-        return Kind.TENSOR
-    return Kind.UNKNOWN
-
-
-def _join_arith(left: Kind, right: Kind) -> Kind:
-    if left == right == Kind.SCALAR:
-        return Kind.SCALAR
-    if Kind.TENSOR in (left, right):
-        return Kind.TENSOR
-    return Kind.UNKNOWN
 
 
 def _annotation_is_number(annotation: ast.AST | None) -> bool:
