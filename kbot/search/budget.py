@@ -37,6 +37,10 @@ STOP_MESSAGES = {
 }
 
 
+# The largest share of a time budget kept back for the last evaluation and the re-measurement.
+RESERVE_SHARE = 0.25
+
+
 @dataclass
 class BudgetTracker:
     """Counts what a run has spent, including what earlier sessions of a resumed run spent."""
@@ -50,6 +54,26 @@ class BudgetTracker:
 
     def __post_init__(self) -> None:
         self._started = self.clock()
+        self._walls: list[float] = []
+        self._finalists = 0
+
+    def observe(self, wall_s: float, finalists: int) -> None:
+        """Records one evaluation's wall time; `finalists` is how many candidates the run will
+        re-measure after the loop (0 when nothing is timed)."""
+        self._walls.append(wall_s)
+        self._finalists = finalists
+
+    @property
+    def reserve_s(self) -> float:
+        """Wall time kept back from the time budget: the evaluation the loop would start next
+        plus the finalists' re-measurement after it, estimated as (1 + finalists) median
+        evaluations, at most RESERVE_SHARE of the budget. So a run ends near its budget
+        instead of one evaluation and a re-measurement past it."""
+        if not self._walls or self.budget.time_s is None:
+            return 0.0
+        walls = sorted(self._walls)
+        median = walls[len(walls) // 2]
+        return min(RESERVE_SHARE * self.budget.time_s, (1 + self._finalists) * median)
 
     def elapsed_s(self) -> float:
         return self.spent_before_s + (self.clock() - self._started)
@@ -57,7 +81,7 @@ class BudgetTracker:
     def exhausted(self) -> StopReason | None:
         """The budget that is spent, if any (checked before each evaluation)."""
         budget = self.budget
-        if budget.time_s is not None and self.elapsed_s() >= budget.time_s:
+        if budget.time_s is not None and self.elapsed_s() + self.reserve_s >= budget.time_s:
             return StopReason.TIME
         if budget.max_candidates is not None and self.candidates >= budget.max_candidates:
             return StopReason.CANDIDATES

@@ -261,7 +261,12 @@ class SearchLoop:
             if stop:
                 return improved, stop
             batch = self._batch(pending, index)
+            started = self.tracker.clock()
             verdicts = self._evaluate(batch)
+            timed = any(v.timed for v in verdicts)
+            self.tracker.observe(
+                self.tracker.clock() - started, self.options.finalists if timed else 0
+            )
             if self.stop_request.requested:
                 return (
                     improved,

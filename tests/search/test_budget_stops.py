@@ -84,3 +84,22 @@ def test_a_pool_of_gpus_evaluates_in_batches_within_the_candidate_budget(tmp_pat
     )
     assert result.stop_reason is StopReason.CANDIDATES and len(evaluator.evaluated) == 7
     assert evaluator.batches and set(evaluator.batches) <= {2}
+
+
+def test_the_time_budget_keeps_back_the_next_evaluation_and_the_remeasurement():
+    now = [0.0]
+    tracker = BudgetTracker(Budget(time_s=600.0), clock=lambda: now[0])
+    for wall in (30.0, 10.0, 10.0):  # the first evaluation also compiled the baselines
+        now[0] += wall
+        tracker.observe(wall, finalists=3)
+    assert tracker.reserve_s == pytest.approx(40.0)  # (1 + 3 finalists) x median 10 s
+    now[0] = 555.0
+    assert tracker.exhausted() is None
+    now[0] = 561.0
+    assert tracker.exhausted() is StopReason.TIME  # 561 + 40 >= 600
+    slow = BudgetTracker(Budget(time_s=100.0), clock=lambda: 0.0)
+    slow.observe(80.0, finalists=3)
+    assert slow.reserve_s == pytest.approx(25.0)  # never more than a quarter of the budget
+    untimed = BudgetTracker(Budget(time_s=100.0), clock=lambda: 0.0)
+    untimed.observe(8.0, finalists=0)  # on a CPU nothing is re-measured
+    assert untimed.reserve_s == pytest.approx(8.0)
