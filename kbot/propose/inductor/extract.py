@@ -9,8 +9,9 @@ import ast
 from kbot.problem import ProblemSpec
 from kbot.propose.inductor.helpers import inline_helpers
 from kbot.propose.inductor.kernels import parse_output_code
+from kbot.propose.inductor.launches import Renames
 from kbot.propose.inductor.records import Capture, Unsupported
-from kbot.propose.inductor.wrapper import Renames, rewrite_call
+from kbot.propose.inductor.wrapper import rewrite_call
 
 
 def _op_name(spec: ProblemSpec) -> str:

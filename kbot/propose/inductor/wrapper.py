@@ -1,7 +1,8 @@
 """Rewriting inductor's `call(args)` into the body of a launcher function that takes the
 forward's arguments and the model's attributes: symbolic sizes read from the inputs' shapes,
 inductor's allocation helpers replaced by torch's, each `kernel.run(...)` turned into a
-`kernel[grid](...)` launch with the autotuner's config, extern matmuls into torch calls."""
+`kernel[grid](...)` launch with the autotuner's config (kbot.propose.inductor.launches),
+extern matmuls into torch calls."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from kbot.propose.inductor.kernels import KernelSource
+from kbot.propose.inductor.launches import Renames, launch_lines
 from kbot.propose.inductor.records import GraphInput, LaunchConfig, Unsupported
 
 ALLOCATORS = ("empty_strided_cuda", "empty_strided_cpu", "empty_strided")
@@ -30,7 +32,6 @@ ALLOWED_CALLS = (
     "int",
 )
 ALLOWED_METHODS = ("size", "stride", "t")
-GRIDS = ("Grid1D", "Grid2D")
 
 
 @dataclass(frozen=True)
@@ -39,12 +40,6 @@ class Launcher:
     call_args: tuple[str, ...]  # what ModelNew.forward passes for each
     body: tuple[str, ...]  # statements, unindented
     tunables: tuple[tuple[str, int, str], ...]  # (module constant, value, kernel it sizes)
-
-
-@dataclass(frozen=True)
-class Renames:
-    kernels: dict[str, str]  # inductor kernel name -> candidate kernel name
-    single: bool  # one kernel: constants keep their own names (XBLOCK, R0_BLOCK)
 
 
 _PART = re.compile(r"\._(?:parameters|buffers|modules)\['(\w+)'\]|\.(\w+)")
@@ -160,7 +155,7 @@ def rewrite_call(
         call_node = statement.value if isinstance(statement, ast.Expr) else None
         if isinstance(call_node, ast.Call) and _is_run(call_node):
             kernel = call_node.func.value.id
-            lines, consts = _launch(call_node, kernel, kernels, configs, rewriter, renames)
+            lines, consts = launch_lines(call_node, kernel, kernels, configs, rewriter, renames)
             body += lines
             tunables += consts
             continue
@@ -305,73 +300,6 @@ def _return(
     if not returns_tuple and len(parts) == 1:
         return f"return {parts[0]}"
     return f"return {', '.join(parts)}{',' if len(parts) == 1 else ''}"
-
-
-def constant_name(param: str, index: int, renames: Renames) -> str:
-    return param if renames.single else f"{param}_{index}"
-
-
-def _launch(
-    call: ast.Call,
-    kernel: str,
-    kernels: dict[str, KernelSource],
-    configs: dict[str, LaunchConfig],
-    rewriter: _Expressions,
-    renames: Renames,
-) -> tuple[list[str], list[tuple[str, int, str]]]:
-    source = kernels.get(kernel)
-    config = configs.get(kernel)
-    if source is None:
-        raise Unsupported(f"call() runs {kernel}, which the output code does not define")
-    if config is None:
-        raise Unsupported(f"no launch config was captured for {kernel}")
-    if config.grid_type not in GRIDS:
-        raise Unsupported(f"{kernel} uses grid type {config.grid_type or 'unknown'}")
-    extra = [k.arg for k in call.keywords if k.arg not in ("stream", "grid")]
-    if extra:
-        raise Unsupported(f"{kernel}.run(...) passes {', '.join(map(str, extra))}")
-    runtime = [p for p in source.params if p not in source.constexpr_params]
-    if len(call.args) != len(runtime):
-        raise Unsupported(
-            f"{kernel}.run(...) passes {len(call.args)} args for {len(runtime)} parameters"
-        )
-    args = [ast.unparse(rewriter.visit(a)) for a in call.args]
-    by_name = dict(zip(runtime, args))
-    chosen = dict(config.kwargs)
-    index = list(renames.kernels).index(kernel)
-    keywords, tunables = [], []
-    for param in source.constexpr_params:
-        if param not in chosen:
-            raise Unsupported(f"the captured config of {kernel} does not set {param}")
-        constant = constant_name(param, index, renames)
-        tunables.append((constant, int(chosen[param]), renames.kernels[kernel]))
-        keywords.append(f"{param}={constant}")
-    grid = [_grid_axis(by_name, "xnumel", "XBLOCK", source, index, renames, kernel)]
-    if config.grid_type == "Grid2D":
-        grid.append(_grid_axis(by_name, "ynumel", "YBLOCK", source, index, renames, kernel))
-    grid += ["1"] * (3 - len(grid))
-    keywords += [f"num_warps={config.num_warps}", f"num_stages={config.num_stages}"]
-    name = renames.kernels[kernel]
-    return [
-        f"grid = ({', '.join(grid)})",
-        f"{name}[grid]({', '.join(args + keywords)})",
-    ], tunables
-
-
-def _grid_axis(
-    by_name: dict[str, str],
-    numel: str,
-    block: str,
-    source: KernelSource,
-    index: int,
-    renames: Renames,
-    kernel: str,
-) -> str:
-    if numel not in by_name:
-        raise Unsupported(f"{kernel} takes no {numel} argument to size its grid")
-    if block not in source.constexpr_params:
-        return by_name[numel]  # the block is fixed at 1 inside the kernel
-    return f"triton.cdiv({by_name[numel]}, {constant_name(block, index, renames)})"
 
 
 _EXTERN_TORCH = {
