@@ -83,7 +83,9 @@ def input_terms(
     anchor_at = min(anchor_index(facts), len(params) - 1)
     anchor = params[anchor_at].name
     dtype_tuple = ", ".join(f"torch.{d}" for d in dtypes) + ("," if len(dtypes) == 1 else "")
-    terms = [f"{anchor}.is_cuda"] if cuda else []
+    # An optional anchor is checked for presence before anything reads its attributes.
+    terms = [f"{anchor} is not None"] if params[anchor_at].default == "None" else []
+    terms += [f"{anchor}.is_cuda"] if cuda else []
     terms.append(f"{anchor}.dtype in ({dtype_tuple})")
     if not facts:
         return terms + [f"{anchor}.is_contiguous()"]
@@ -92,7 +94,7 @@ def input_terms(
         if not fact.tensor:
             continue
         name = param.name
-        if param.default == "None":
+        if param.default == "None" and index != anchor_at:
             terms.append(f"{name} is not None")
         if index != anchor_at:
             if fact.floating:

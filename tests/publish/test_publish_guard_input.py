@@ -198,3 +198,13 @@ def test_attributes_read_in_helper_methods_the_forward_calls_are_pinned():
         "self.head_size == 128",
         "self.rotary_dim == 64",
     ]
+
+
+def test_an_optional_first_input_is_checked_for_presence_first(tmp_path):
+    facts = _facts(tmp_path, NORM_PROBLEM)
+    names = ("x", "weight", "bias", "residual")
+    call = KernelCall("layer_norm", names, names, (), ())
+    target = (Param("x", "None"), Param("weight", None), Param("bias", None), Param("r", None))
+    terms = guard_terms(call, target, ("bfloat16",), True, "ln", facts)
+    assert terms[:3] == ["x is not None", "x.is_cuda", "x.dtype in (torch.bfloat16,)"]
+    assert terms.count("x is not None") == 1
