@@ -16,7 +16,7 @@ from kbot.evaluate.verdict import NOT_TIMED
 from kbot.publish.adapters import ADAPTERS, AdapterInput, FileChange, Integration, choose_adapter
 from kbot.publish.adapters.source import AdapterError
 from kbot.publish.callsite import KernelCall, parse_kernel_call
-from kbot.publish.guard import input_facts, scalar_attributes
+from kbot.publish.guard import input_facts, problem_module, scalar_attributes
 from kbot.publish.marker import Marker
 from kbot.publish.reference import binds, py_literal, split_reference
 from kbot.publish.render import render
@@ -79,6 +79,7 @@ def plan_publication(
     layout = _layout(repo_root, scanned_prefix, target_path, call.launcher, name)
     kernel_import = _module(layout.kernel_path, layout.import_root)
     dtypes = checked_dtypes(run)
+    problem = problem_module(run.path / "problem.py")
     spec = AdapterInput(
         repo_root=repo_root,
         target_path=target_path,
@@ -89,8 +90,8 @@ def plan_publication(
         kernel_path=layout.kernel_path,
         dtypes=dtypes,
         import_root=layout.import_root,
-        inputs=input_facts(run.path / "problem.py", run.problem.cases),
-        scalars=scalar_attributes(run.path / "problem.py"),
+        inputs=input_facts(problem, run.problem.cases),
+        scalars=scalar_attributes(problem),
     )
     integration = ADAPTERS[name].integrate(spec)
     _refuse_overwrite(repo_root, layout.kernel_path)

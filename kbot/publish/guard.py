@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # adapters import this module; a runtime import would be circular
@@ -44,15 +45,30 @@ class InputFact:
         return dims.pop() if self.tensor and len(dims) == 1 else None
 
 
-def input_facts(problem_path: Path, cases: tuple[dict[str, Any], ...]) -> tuple[InputFact, ...]:
+def problem_module(problem_path: Path) -> ModuleType | None:
+    """The run's problem file imported once for input_facts and scalar_attributes; None when it
+    does not import (the guard then degrades, publishing does not fail)."""
+    from kbot.problem.runtime import import_file
+
+    try:
+        return import_file(problem_path, prefix="kbot_publish_problem")
+    except Exception:  # the user's code
+        return None
+
+
+def input_facts(
+    problem: Path | ModuleType | None, cases: tuple[dict[str, Any], ...]
+) -> tuple[InputFact, ...]:
     """Builds the problem's inputs for every case on the meta device (no memory, no compute).
     Returns () when the problem cannot build them; the guard then checks the first input only."""
     import torch
 
-    from kbot.problem.runtime import case_inputs, import_file
+    from kbot.problem.runtime import case_inputs
 
+    module = problem_module(problem) if isinstance(problem, Path) else problem
+    if module is None:
+        return ()
     try:
-        module = import_file(problem_path, prefix="kbot_publish_inputs")
         with torch.device("meta"):
             built = [case_inputs(module, dict(case)) for case in cases]
     except Exception:  # the user's get_inputs; the guard degrades, publishing does not fail
@@ -127,15 +143,17 @@ def _shape_terms(name: str, fact: InputFact) -> list[str]:
     return terms
 
 
-def scalar_attributes(problem_path: Path) -> tuple[tuple[str, Any], ...]:
+def scalar_attributes(problem: Path | ModuleType | None) -> tuple[tuple[str, Any], ...]:
     """The plain scalar attributes (int, float, bool, str) of the problem's Model as
     get_init_inputs() builds it, on the meta device: the values the kernel was checked with."""
     import torch
 
-    from kbot.problem.runtime import import_file, init_inputs
+    from kbot.problem.runtime import init_inputs
 
+    module = problem_module(problem) if isinstance(problem, Path) else problem
+    if module is None:
+        return ()
     try:
-        module = import_file(problem_path, prefix="kbot_publish_scalars")
         with torch.device("meta"):
             model = module.Model(*init_inputs(module))
     except Exception:  # the user's constructor; without values there is nothing to pin

@@ -20,14 +20,6 @@ PROBLEMS = Path(__file__).parents[2] / "bench" / "problems"
 
 
 @pytest.fixture
-def recorded():
-    """True for captures that carry their own graph inputs (made by the current capture)."""
-    return lambda op: bool(
-        json.loads((FIXTURES / f"{op}__dynamic.json").read_text()).get("graph_inputs")
-    )
-
-
-@pytest.fixture
 def capture_of():
     def load(op: str):
         path = FIXTURES / f"{op}__dynamic.txt"
