@@ -140,3 +140,51 @@ def test_libdevice_branch_at_edge_values_on_gpu(dtype, tmp_path):
         module = _load(candidate.source, tmp_path, f"softcap_gpu_edge_{k}_{str(dtype)[6:]}")
         got = module.ModelNew(30.0)(x)
         torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
+
+
+def _sm90_ptx(source: str, kernel_name: str, tmp_path: Path, monkeypatch, dtype: str) -> str:
+    """The PTX Triton's own compiler makes for sm_90 from a generated kernel (no GPU needed)."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    monkeypatch.setenv("TRITON_INTERPRET", "0")  # @triton.jit then builds a compilable kernel
+    kernel = getattr(_load(source, tmp_path, f"{kernel_name}_ptx"), kernel_name)
+    signature = {n: f"*{dtype}" if n.endswith("_ptr") else "i32" for n in kernel.arg_names}
+    constexprs = {"ROWS": 1, "BLOCK_N": 1024, "BITWISE_ROUNDING": False}
+    signature.update({name: "constexpr" for name in constexprs})
+    compiled = triton.compile(
+        ASTSource(fn=kernel, signature=signature, constexprs=constexprs),
+        target=GPUTarget("cuda", 90, 32),
+        options={"num_warps": 4, "enable_fp_fusion": True},
+    )
+    return compiled.asm["ptx"]
+
+
+@pytest.mark.parametrize(("dtype", "short"), [(torch.bfloat16, "bf16"), (torch.float16, "fp16")])
+def test_rounding_of_low_precision_products_survives_the_gpu_compiler(
+    dtype, short, tmp_path, monkeypatch
+):
+    """`a*b - c*d` in bf16/fp16 rounds each product, as eager does. Written as a cast pair,
+    LLVM fused one product into the subtraction (`fma.rn.bf16`, one rounding instead of two:
+    RoPE's mismatches on the H200); the helpers' inline `cvt.rn` keeps both roundings."""
+    problem = tmp_path / f"mul_sub_{short}.py"
+    problem.write_text(
+        "import torch\nimport torch.nn as nn\n\n"
+        "CASES = [dict(T=2)]\n\n\n"
+        "class Model(nn.Module):\n"
+        "    def forward(self, a, b, c, d):\n"
+        "        return a * b - c * d\n\n\n"
+        "def get_inputs(T):\n"
+        f"    return [torch.randn(T, 256, dtype={dtype}) for _ in range(4)]\n\n\n"
+        "def get_init_inputs():\n"
+        "    return []\n"
+    )
+    candidate = generate(load_problem(problem))[0]
+    helper = "_round_to_bf16" if dtype == torch.bfloat16 else "_round_to_fp16"
+    assert f"{helper}(a_1 * b_1, BITWISE_ROUNDING)" in candidate.source
+    ptx = _sm90_ptx(candidate.source, f"_mul_sub_{short}_kernel", tmp_path, monkeypatch, short)
+    ptx_type = {"bf16": "bf16", "fp16": "f16"}[short]
+    assert f"fma.rn.{ptx_type}" not in ptx and "fma.rn.f32" not in ptx
+    # Per thread: 1024 elements / 128 threads = 8, two products each, both rounded.
+    assert ptx.count(f"cvt.rn.{ptx_type}.f32") >= 16

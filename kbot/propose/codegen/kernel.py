@@ -29,7 +29,8 @@ class KernelSource:
         return pairs
 
     def _constexprs(self) -> list[str]:
-        extra = ["BITWISE_ROUNDING"] if "_round_to_bf16" in self.body.helpers else []
+        rounds = {"_round_to_bf16", "_round_to_fp16"} & self.body.helpers
+        extra = ["BITWISE_ROUNDING"] if rounds else []
         if "_tanh_libdevice" in self.body.helpers:
             extra.append("ON_GPU")
         return self.constexprs + extra

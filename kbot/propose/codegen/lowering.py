@@ -163,10 +163,9 @@ class KernelBody:
 
     def rounded(self, expr: str, dtype: torch.dtype) -> str:
         """`expr` rounded to a low-precision dtype and widened back to fp32."""
-        if dtype == torch.bfloat16:
-            self.helpers.add("_round_to_bf16")
-            return f"_round_to_bf16({expr}, BITWISE_ROUNDING)"
-        return f"({expr}).to({TL_DTYPES[dtype]}).to(tl.float32)"
+        helper = "_round_to_bf16" if dtype == torch.bfloat16 else "_round_to_fp16"
+        self.helpers.add(helper)
+        return f"{helper}({expr}, BITWISE_ROUNDING)"
 
     # -- tensors ------------------------------------------------------------------------
     def tensor_arg(self, key: str, arg_name: str, rank: int) -> str:

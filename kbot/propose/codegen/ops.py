@@ -282,12 +282,30 @@ def _tanh_libdevice(x, ON_GPU: tl.constexpr):
     "_round_to_bf16": '''@triton.jit
 def _round_to_bf16(x, BITWISE: tl.constexpr):
     """fp32 -> nearest-even bf16 value, kept in fp32, as the reference's `.to(bfloat16)`.
-    GPUs round in hardware; Triton's CPU interpreter truncates, so there it is done on the bits."""
+    On the GPU it is one `cvt.rn.bf16.f32` the compiler cannot see through: written as
+    `x.to(tl.bfloat16)`, LLVM narrows the math around it to bf16 and fuses a product into
+    the next add (fma), dropping the reference's rounding of the product (RoPE's
+    `q1*cos - q2*sin` then differs where the terms cancel). Triton's CPU interpreter has no
+    inline assembly and truncates on casts, so there the rounding is done on the bits."""
     if BITWISE:
         bits = x.to(tl.uint32, bitcast=True)
         bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
         return bits.to(tl.float32, bitcast=True)
     else:
-        return x.to(tl.bfloat16).to(tl.float32)
+        return tl.inline_asm_elementwise(
+            "cvt.rn.bf16.f32 $0, $1;", "=h,r", [x], dtype=tl.bfloat16, is_pure=True, pack=1
+        ).to(tl.float32)
+''',
+    "_round_to_fp16": '''@triton.jit
+def _round_to_fp16(x, BITWISE: tl.constexpr):
+    """fp32 -> nearest-even fp16 value, kept in fp32, as the reference's `.to(float16)`.
+    On the GPU one `cvt.rn.f16.f32` the compiler cannot fuse away (see `_round_to_bf16`);
+    Triton's CPU interpreter rounds fp16 casts correctly but has no inline assembly."""
+    if BITWISE:
+        return x.to(tl.float16).to(tl.float32)
+    else:
+        return tl.inline_asm_elementwise(
+            "cvt.rn.f16.f32 $0, $1;", "=h,r", [x], dtype=tl.float16, is_pure=True, pack=1
+        ).to(tl.float32)
 ''',
 }
