@@ -1,8 +1,9 @@
 """The `tune` proposer: mutates the launch and constexpr parameters of a parent candidate.
 
 It edits constants in place at their AST positions (so comments and layout survive), and only
-these: block sizes (powers of two), `num_warps`, `num_stages`, rows per program, GEMM group
-sizes, loop-vs-single-pass flags and `eviction_policy`. Each candidate it returns parses, differs
+these: block sizes (powers of two), `num_warps`, `num_stages`, rows per program, programs per
+row of a split reduction, GEMM group sizes, loop-vs-single-pass flags and `eviction_policy`;
+codegen's decode launch (`DECODE_` constants) is tuned apart from the prefill one. Each candidate it returns parses, differs
 from its parent, and records every tunable's value in `params`.
 """
 
@@ -23,6 +24,7 @@ _BLOCK = re.compile(r"BLOCK")
 _ROWS = re.compile(r"ROWS|PER_PROGRAM")
 _GROUP = re.compile(r"^GROUP_SIZE")
 _FLAG = re.compile(r"LOOP|SINGLE_PASS|ONE_PASS")
+_SPLITS = re.compile(r"SPLITS$")
 EVICTION_POLICIES = ("", "evict_first", "evict_last")
 WARPS = (1, 2, 4, 8, 16, 32)
 
@@ -32,7 +34,7 @@ class Tunable:
     """One constant the proposer may change, and where it sits in the source."""
 
     name: str
-    kind: str  # block | warps | stages | rows | group | flag | eviction
+    kind: str  # block | warps | stages | rows | splits | group | flag | eviction
     value: Any
     lineno: int
     col: int
@@ -42,9 +44,10 @@ class Tunable:
 
 def kind_of(name: str) -> str | None:
     base = name.rsplit(".", 1)[-1]
-    if base in ("num_warps", "NUM_WARPS"):
+    # A size-class prefix (DECODE_NUM_WARPS: codegen's decode launch) keeps the kind.
+    if base in ("num_warps", "NUM_WARPS") or base.endswith("_NUM_WARPS"):
         return "warps"
-    if base in ("num_stages", "NUM_STAGES"):
+    if base in ("num_stages", "NUM_STAGES") or base.endswith("_NUM_STAGES"):
         return "stages"
     if base == "eviction_policy":
         return "eviction"
@@ -52,6 +55,8 @@ def kind_of(name: str) -> str | None:
         return None
     if _FLAG.search(base):
         return "flag"
+    if _SPLITS.search(base):
+        return "splits"
     if _ROWS.search(base):
         return "rows"
     if _GROUP.search(base):
@@ -134,7 +139,8 @@ def neighbours(tunable: Tunable) -> list[Any]:
         return [w for w in WARPS if w != value and 0.25 <= w / value <= 4]
     if kind == "stages":
         return [s for s in range(1, 7) if s != value and abs(s - value) <= 2]
-    low, high = {"block": (16, 65536), "rows": (1, 128), "group": (1, 16)}[kind]
+    bounds = {"block": (16, 65536), "rows": (1, 128), "group": (1, 16), "splits": (2, 512)}
+    low, high = bounds[kind]
     base = 1 << max(0, value.bit_length() - 1)  # round a stray size down to a power of two
     steps = [base // 4, base // 2, base, base * 2, base * 4]
     return sorted({s for s in steps if low <= s <= high and s != value})

@@ -55,7 +55,8 @@ def test_moe_sum_tiled_variants_are_correct_at_decode_sizes(tmp_path, compare):
     text = MOE_SUM.read_text()
     small.write_text(re.sub(r"(?m)^CASES = .*$", "CASES = [dict(T=1), dict(T=3)]", text))
     tiled = _tiled(generate(load_problem(small)))
-    assert len(tiled) == 3
+    assert len(tiled) == 4  # three tilings and the first with a decode launch of its own
+    assert sum("up to 64 rows" in c.note for c in tiled) == 1
     for candidate in tiled:
         assert compare(small, candidate.source) == 4, candidate.note  # 2 seeds x 2 cases
 

@@ -31,9 +31,16 @@ def generate(spec: ProblemSpec, limit: int = 8) -> list[Candidate]:
     per_schedule = [[(s, v) for v in variants_for(traced, s, spec)] for s in schedules]
     ordered = [pair for group in zip_longest(*per_schedule) for pair in group if pair]
     candidates: list[Candidate] = []
-    for schedule, variant in ordered[:limit]:
+    for schedule, variant in ordered:
+        if len(candidates) == limit:
+            break
         sizes = SizeNames(traced)
-        emitted = variant.emit(traced, schedule, sizes, op)
+        try:
+            emitted = variant.emit(traced, schedule, sizes, op)
+        except Unsupported:
+            if variant.optional:
+                continue  # a decode launch that does not fit this launcher: the others stand
+            raise
         source = render_candidate(spec, traced, schedule, sizes, emitted, op)
         note = f"codegen {schedule.kind.value}: {variant.label}"
         candidates.append(Candidate(source, dict(emitted.params), note))

@@ -9,7 +9,7 @@ buffers; at prefill the kernel must stream at copy bandwidth).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -22,6 +22,7 @@ from kbot.propose.codegen.emit_split import emit_split, splittable
 from kbot.propose.codegen.emit_tiled import emit_tiled_reduction
 from kbot.propose.codegen.emitted import Emitted
 from kbot.propose.codegen.groups import grouped_variants
+from kbot.propose.codegen.size_classes import DECODE_MAX_ROWS, by_batch_size
 from kbot.propose.codegen.trace import TracedProblem
 
 Emit = Callable[..., Emitted]  # (traced, schedule, sizes, op[, extern_args]) -> Emitted
@@ -44,6 +45,10 @@ GEMM_TILES = (
 class Variant:
     label: str
     emit: Emit
+    family: str = ""  # pointwise | one pass | looped | split | tiled | gemm
+    block: int = 0  # columns (inner elements) per program step; 0 when the row decides
+    warps: int = 0
+    optional: bool = False  # skipped, not fatal, when it cannot be emitted for the problem
 
 
 def _hint(size: object) -> int:
@@ -71,15 +76,17 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         )
         if schedule.col_dim != len(schedule.iter_shape) - 1:
             base = _with_tiled(base, schedule)
+    base = _with_decode_launch(base, schedule.kind == ScheduleKind.POINTWISE)
     if _uses_tanh(traced):
         base = _with_gpu_math(base)
     if not schedule.extern:
         return base
     extern_ops = spec.options.extern_ops
     return [
-        Variant(
-            f"extern + {v.label}",
-            lambda t, s, z, op, v=v: emit_extern(t, s, z, op, extern_ops, v.emit),
+        replace(
+            v,
+            label=f"extern + {v.label}",
+            emit=lambda t, s, z, op, v=v: emit_extern(t, s, z, op, extern_ops, v.emit),
         )
         for v in base
     ]
@@ -98,12 +105,45 @@ def _with_gpu_math(base: list[Variant]) -> list[Variant]:
     for variant in base:
         out.append(variant)
         out.append(
-            Variant(
-                f"{variant.label} gpu-math",
-                lambda t, s, z, op, ext=None, v=variant: v.emit(t, s, z, op, ext, gpu_math=True),
+            replace(
+                variant,
+                label=f"{variant.label} gpu-math",
+                emit=lambda t, s, z, op, ext=None, v=variant: v.emit(
+                    t, s, z, op, ext, gpu_math=True
+                ),
             )
         )
     return out
+
+
+def _with_decode_launch(base: list[Variant], pointwise: bool) -> list[Variant]:
+    """Adds, second, the first variant with a decode launch of its own (size_classes.py): the
+    variant that spreads a row over the most programs, where one differs from the first.
+    Pointwise: the narrowest block. Reductions: a split row (wide rows), the narrowest tiled
+    block (middle dims), else the row variant with the fewest warps."""
+    first = base[0]
+    families = {v.family for v in base}
+    if pointwise or "tiled" in families:
+        family = "pointwise" if pointwise else "tiled"
+        decode = min((v for v in base if v.family == family), key=lambda v: v.block)
+    elif "split" in families:
+        decode = next(v for v in base if v.family == "split")
+    else:
+        same = [v for v in base if (v.family, v.block) == (first.family, first.block)]
+        decode = min(same, key=lambda v: v.warps)
+    if decode is first:
+        return base
+    composite = Variant(
+        f"{decode.label} up to {DECODE_MAX_ROWS} rows, else {first.label}",
+        lambda t, s, z, op, ext=None, d=decode, p=first, **kw: by_batch_size(
+            d.emit(t, s, z, f"{op}_decode", ext, **kw), p.emit(t, s, z, op, ext, **kw)
+        ),
+        family=first.family,
+        block=first.block,
+        warps=first.warps,
+        optional=True,
+    )
+    return [first, composite, *base[1:]]
 
 
 # A reduced extent up to this is loaded as one [next_pow2(n_red), BLOCK] slab (a MoE top-k);
@@ -140,6 +180,9 @@ def _with_tiled(base: list[Variant], schedule: Schedule) -> list[Variant]:
                 lambda t, s, z, op, ext=None, b=b, r=red, w=warps, **kw: emit_tiled_reduction(
                     t, s, z, op, block=b, block_red=r, num_warps=w, extern_args=ext, **kw
                 ),
+                family="tiled",
+                block=b,
+                warps=warps,
             )
         )
     if not wide:
@@ -164,6 +207,9 @@ def _pointwise_variants(n_cols: int) -> list[Variant]:
                 lambda t, s, z, op, ext=None, r=rows, b=block, w=warps, **kw: emit_pointwise(
                     t, s, z, op, rows=r, block_n=b, num_warps=w, extern_args=ext, **kw
                 ),
+                family="pointwise",
+                block=block,
+                warps=warps,
             )
         )
     return out
@@ -198,6 +244,9 @@ def _reduction_variants(n_cols: int, can_split: bool, middle: bool) -> list[Vari
                 lambda t, s, z, op, ext=None, r=rows, b=block, w=warps, **kw: emit_reduction(
                     t, s, z, op, rows=r, block_n=b, num_warps=w, extern_args=ext, **kw
                 ),
+                family="one pass" if block is None else "looped",
+                block=block or 0,
+                warps=warps,
             )
         )
     if can_split and n_cols >= SPLIT_MIN_COLS:
@@ -209,6 +258,9 @@ def _reduction_variants(n_cols: int, can_split: bool, middle: bool) -> list[Vari
                     lambda t, s, z, op, ext=None, p=splits, b=block, w=warps, **kw: emit_split(
                         t, s, z, op, splits=p, block_n=b, num_warps=w, extern_args=ext, **kw
                     ),
+                    family="split",
+                    block=block,
+                    warps=warps,
                 ),
             )
     return out
