@@ -104,7 +104,8 @@ def main() -> int:
     )
     _, integration_diff = _run(
         # -U0: kbot's own lines only; the target's surrounding code stays out of the report.
-        ["git", "diff", "-U0", f"{outcome.base_sha}..HEAD", "--", *outcome.files[1:-2]], clone
+        ["git", "diff", "-U0", f"{outcome.base_sha}..HEAD", "--", *outcome.files[1:-2]],
+        clone,
     )
     site = _bare_package_site(scratch, clone, args.bare_package) if args.bare_package else None
     parity, bench = outcome.files[-2], outcome.files[-1]

@@ -167,12 +167,11 @@ class SearchLoop:
 
     def _propose(self, generation: int) -> list[RunCandidate]:
         placed: list[tuple[int, Proposal]] = []
-        if generation == 0:
-            # Seeds: every proposer once, without parents; spread over the islands.
-            for index, proposer in enumerate(self.proposers):
-                proposals = self._ask(proposer, (), generation, index, self.options.islands * 2)
-                placed.extend((i % self.options.islands, p) for i, p in enumerate(proposals))
-        else:
+        # Seeds: every proposer once, without parents; spread over the islands.
+        for index, proposer in enumerate(self._seeders(generation)):
+            proposals = self._ask(proposer, (), generation, index, self.options.islands * 2)
+            placed.extend((i % self.options.islands, p) for i, p in enumerate(proposals))
+        if generation > 0:
             for island in range(self.options.islands):
                 rng = random.Random(f"{self.options.seed}/{generation}/{island}")
                 parents = select_parents(
@@ -192,6 +191,17 @@ class SearchLoop:
                     )
                     placed.extend((island, p) for p in proposals)
         return self.store.record_proposals(self.run_id, generation, placed)
+
+    def _seeders(self, generation: int) -> list[Proposer]:
+        """Proposers asked for seeds in this generation: all in generation 0, except slow ones
+        (`late_seed`: inductor compiles the problem first), which seed in generation 1 so that
+        codegen's seeds are measured first — unless the run has one generation only."""
+        late = [p for p in self.proposers if getattr(p, "late_seed", False)]
+        if self.options.budget.generations == 1:
+            late = []
+        if generation == 0:
+            return [p for p in self.proposers if p not in late]
+        return late if generation == 1 else []
 
     def _ask(
         self,

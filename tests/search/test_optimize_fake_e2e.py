@@ -209,3 +209,47 @@ def test_a_problem_no_proposer_handles_ends_with_their_reasons(tmp_path, problem
     )
     assert result.message == "no candidate was proposed: codegen: no codegen schedule: scatter"
     assert "no codegen schedule: scatter" in result.report_md_path.read_text()
+
+
+class _LateSeeder:
+    """A slow seeder such as inductor: counts the calls that asked it for seeds."""
+
+    name = "late"
+    late_seed = True
+
+    def __init__(self, fakes):
+        self.seed_calls = 0
+        self.fakes = fakes
+
+    def propose(self, context):
+        from kbot.propose.base import Proposal, ProposeOutcome
+
+        self.seed_calls += not context.parents
+        if context.parents:
+            return ProposeOutcome((), skipped_reason="late: proposes once, without parents")
+        source = self.fakes.candidate("late seed", block=4096)
+        return ProposeOutcome((Proposal(source, self.name, (), {"schedule": "late"}),))
+
+
+@pytest.mark.parametrize("generations", [1, 3])
+def test_slow_seeders_seed_after_the_first_generation(tmp_path, problem, fakes, generations):
+    """`late_seed` proposers (inductor) are asked for seeds once, in generation 1, so the
+    first verdicts come from codegen's seeds; a run of one generation seeds them at once."""
+    late = _LateSeeder(fakes)
+    result = optimize(
+        problem,
+        OptimizeOptions(device="cpu", budget=Budget(generations=generations)),
+        tmp_path / "work",
+        evaluator_factory=lambda *a: fakes.FakeEvaluator(),
+        proposer_factory=lambda names: [fakes.FakeProposer(), late],
+    )
+    report = json.loads((result.run_dir / "report.json").read_text())
+    seeded = {g["generation"]: g["evaluated"] for g in report["generations"]}
+    from kbot.search.store import Store
+
+    with Store(tmp_path / "work" / "kbot.sqlite") as store:
+        rows = store.run_candidates(result.run_id)
+    late_generation = {r.generation for r in rows if r.proposer == "late"}
+    assert late_generation == ({0} if generations == 1 else {1})
+    assert late.seed_calls == 1
+    assert seeded[0] == 3 + (1 if generations == 1 else 0)

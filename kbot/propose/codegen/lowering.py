@@ -28,6 +28,23 @@ from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
 aten = torch.ops.aten
+# Products and the sums that would absorb them into an fma (KernelBody.product_before_sum).
+_PRODUCTS = {aten.mul.Tensor, aten.mul.Scalar, aten.div.Tensor, aten.div.Scalar}
+_SUMS = {
+    aten.add.Tensor,
+    aten.add.Scalar,
+    aten.sub.Tensor,
+    aten.sub.Scalar,
+    aten.rsub.Tensor,
+    aten.rsub.Scalar,
+    aten.sum.dim_IntList,
+    aten.mean.dim,
+}
+_PASS_THROUGH = {
+    aten.neg.default,
+    aten._to_copy.default,
+    torch.ops.prims.convert_element_type.default,
+}
 
 
 @dataclass(frozen=True)
@@ -161,11 +178,32 @@ class KernelBody:
             return False
         return not all(user.op == "output" for user in node.users)
 
-    def rounded(self, expr: str, dtype: torch.dtype) -> str:
-        """`expr` rounded to a low-precision dtype and widened back to fp32."""
-        helper = "_round_to_bf16" if dtype == torch.bfloat16 else "_round_to_fp16"
+    def rounded(self, expr: str, dtype: torch.dtype, before_sum: bool = False) -> str:
+        """`expr` rounded to a low-precision dtype and widened back to fp32. `before_sum`: a
+        product an add consumes, rounded so that the GPU compiler cannot fuse the two."""
+        if before_sum:
+            helper = (
+                "_round_product_to_bf16" if dtype == torch.bfloat16 else "_round_product_to_fp16"
+            )
+            if helper == "_round_product_to_bf16":
+                self.helpers.add("_round_to_bf16")  # its CPU branch
+        elif dtype == torch.bfloat16:
+            helper = "_round_to_bf16"
+        else:
+            return f"({expr}).to({TL_DTYPES[dtype]}).to(tl.float32)"
         self.helpers.add(helper)
         return f"{helper}({expr}, BITWISE_ROUNDING)"
+
+    @staticmethod
+    def product_before_sum(value: object, rounded: torch.fx.Node) -> bool:
+        """Whether `value`, rounded at `rounded`, is a product whose rounded result an add,
+        subtract or sum consumes (also through a negation or a cast): the pattern LLVM
+        contracts into an fma on the GPU, skipping the rounding between them."""
+        if not isinstance(value, torch.fx.Node) or value.target not in _PRODUCTS:
+            return False
+        users = list(rounded.users)
+        users += [u for n in users if n.target in _PASS_THROUGH for u in n.users]
+        return any(u.target in _SUMS for u in users)
 
     # -- tensors ------------------------------------------------------------------------
     def tensor_arg(self, key: str, arg_name: str, rank: int) -> str:
@@ -282,7 +320,7 @@ class KernelBody:
         if self.rounds(node):
             # The reference rounds every bf16/fp16 result; so do we (math stays fp32). It
             # matters where values cancel, e.g. RoPE's q1 * cos - q2 * sin on large inputs.
-            expr = self.rounded(expr, dtype_of(node))
+            expr = self.rounded(expr, dtype_of(node), self.product_before_sum(node, node))
         if expr.isidentifier():  # a cast that is a no-op in fp32: reuse the value
             return expr
         var = self.fresh(node.name)

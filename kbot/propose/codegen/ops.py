@@ -251,7 +251,8 @@ def _cast(node: torch.fx.Node, a: str, body: KernelBody) -> str:
     if dst in FLOAT_TYPES:
         if src in FLOAT_TYPES or src is None:
             if dst != torch.float32:
-                return body.rounded(a, dst)  # the reference rounds here: round too
+                # the reference rounds here: round too
+                return body.rounded(a, dst, before_sum=body.product_before_sum(node.args[0], node))
             return a  # computed bf16/fp16 values were rounded where made (lowering.py)
         return f"{a}.to(tl.float32)"
     if dst in TL_DTYPES:
@@ -282,25 +283,33 @@ def _tanh_libdevice(x, ON_GPU: tl.constexpr):
     "_round_to_bf16": '''@triton.jit
 def _round_to_bf16(x, BITWISE: tl.constexpr):
     """fp32 -> nearest-even bf16 value, kept in fp32, as the reference's `.to(bfloat16)`.
-    On the GPU it is one `cvt.rn.bf16.f32` the compiler cannot see through: written as
-    `x.to(tl.bfloat16)`, LLVM narrows the math around it to bf16 and fuses a product into
-    the next add (fma), dropping the reference's rounding of the product (RoPE's
-    `q1*cos - q2*sin` then differs where the terms cancel). Triton's CPU interpreter has no
-    inline assembly and truncates on casts, so there the rounding is done on the bits."""
+    GPUs round in hardware; Triton's CPU interpreter truncates, so there it is done on the bits."""
     if BITWISE:
         bits = x.to(tl.uint32, bitcast=True)
         bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
         return bits.to(tl.float32, bitcast=True)
     else:
+        return x.to(tl.bfloat16).to(tl.float32)
+''',
+    "_round_product_to_bf16": '''@triton.jit
+def _round_product_to_bf16(x, BITWISE: tl.constexpr):
+    """`_round_to_bf16` for a product that an add or subtract consumes. On the GPU it is one
+    `cvt.rn.bf16.f32` the compiler cannot see through: as a cast pair, LLVM narrows the math to
+    bf16 and fuses the product into the add (fma), dropping the reference's rounding of the
+    product (RoPE's `q1*cos - q2*sin` then differs where the terms cancel). Triton's CPU
+    interpreter has no inline assembly, so there it is `_round_to_bf16`'s bit rounding."""
+    if BITWISE:
+        return _round_to_bf16(x, BITWISE)
+    else:
         return tl.inline_asm_elementwise(
             "cvt.rn.bf16.f32 $0, $1;", "=h,r", [x], dtype=tl.bfloat16, is_pure=True, pack=1
         ).to(tl.float32)
 ''',
-    "_round_to_fp16": '''@triton.jit
-def _round_to_fp16(x, BITWISE: tl.constexpr):
-    """fp32 -> nearest-even fp16 value, kept in fp32, as the reference's `.to(float16)`.
-    On the GPU one `cvt.rn.f16.f32` the compiler cannot fuse away (see `_round_to_bf16`);
-    Triton's CPU interpreter rounds fp16 casts correctly but has no inline assembly."""
+    "_round_product_to_fp16": '''@triton.jit
+def _round_product_to_fp16(x, BITWISE: tl.constexpr):
+    """fp32 -> nearest-even fp16 value, kept in fp32, for a product that an add or subtract
+    consumes: on the GPU one `cvt.rn.f16.f32` the compiler cannot fuse away (see
+    `_round_product_to_bf16`); the CPU interpreter rounds fp16 casts correctly."""
     if BITWISE:
         return x.to(tl.float16).to(tl.float32)
     else:

@@ -1,5 +1,6 @@
 """The `inductor` proposer: torch.compile's own Triton kernels for the reference, extracted into
-a standalone candidate. GPU only; it proposes once (generation 0) and then has nothing new."""
+a standalone candidate. GPU only; it proposes once (in generation 1, after codegen's seeds are
+measured) and then has nothing new."""
 
 from __future__ import annotations
 
@@ -63,6 +64,9 @@ def capture_in_child(problem_path: Path, timeout_s: float) -> dict:
 
 class InductorProposer:
     name = "inductor"
+    # Seeds in generation 1: compiling the problem first delays the first verdict (H200,
+    # log_softmax_128k: first accepted at 128 s with it seeding first, 55 s without it).
+    late_seed = True
     timeout_s: float = 300.0  # compiling and autotuning one problem; a default 10 min op budget
 
     def propose(self, context: ProposeContext) -> ProposeOutcome:
@@ -70,7 +74,8 @@ class InductorProposer:
             return ProposeOutcome((), skipped_reason=CPU_REASON)
         if context.parents:
             return ProposeOutcome(
-                (), skipped_reason="inductor: proposes once, without parents (generation 0)"
+                (),
+                skipped_reason="inductor: proposes once, without parents (its seeding generation)",
             )
         from kbot.propose.inductor.extract import extract
 
