@@ -71,3 +71,9 @@ def run_and_compare(problem_path: Path, source: str, tmp_path: Path, seeds=(0, 1
 @pytest.fixture
 def compare(tmp_path):
     return lambda problem, source: run_and_compare(problem, source, tmp_path)
+
+
+@pytest.fixture
+def load_candidate(tmp_path):
+    """A candidate's source imported as a module, to call or to change its tunables."""
+    return lambda source: _import_source(source, tmp_path)

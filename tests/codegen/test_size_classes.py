@@ -5,8 +5,6 @@ of the threshold, each branch matching eager on its own, and tuned apart by `tun
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -64,16 +62,6 @@ def _problem(tmp_path: Path, name: str) -> Path:
     return path
 
 
-def _load(source: str, tmp_path: Path, name: str):
-    path = tmp_path / f"{name}_candidate.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def evaluator():
     with Evaluator(EvalOptions(device="cpu")) as ev:
@@ -97,12 +85,12 @@ def test_the_second_variant_launches_by_batch_size_and_is_accepted(name, tmp_pat
 
 
 @pytest.mark.parametrize("name", ["gated_silu", "log_softmax_wide"])
-def test_each_branch_matches_eager_on_its_own(name, tmp_path):
+def test_each_branch_matches_eager_on_its_own(name, tmp_path, load_candidate):
     """The threshold moved to 0 and to 1000 rows: the prefill and the decode launch each serve
     both sizes correctly, so the branch taken is a matter of speed only."""
     path = _problem(tmp_path, name)
     model = import_file(path).Model()
-    module = _load(generate(load_problem(path))[1].source, tmp_path, name)
+    module = load_candidate(generate(load_problem(path))[1].source)
     for threshold in (0, 1000):
         module.DECODE_MAX_ROWS = threshold
         for rows in (2, 70):
