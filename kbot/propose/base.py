@@ -58,6 +58,10 @@ class ProposeOutcome:
 
 
 class Proposer(Protocol):
+    """`name` keys the registry. A proposer whose seeds are slow to make may also set
+    `late_seed = True`: the search then asks it for seeds in generation 1, after the others'
+    seeds are measured (search/loop.py)."""
+
     name: str
 
     def propose(self, context: ProposeContext) -> ProposeOutcome: ...

@@ -3,8 +3,9 @@
 It edits constants in place at their AST positions (so comments and layout survive), and only
 these: block sizes (powers of two), `num_warps`, `num_stages`, rows per program, programs per
 row of a split reduction, GEMM group sizes, loop-vs-single-pass flags and `eviction_policy`;
-codegen's decode launch (`DECODE_` constants) is tuned apart from the prefill one. Each candidate it returns parses, differs
-from its parent, and records every tunable's value in `params`.
+codegen's decode launch (`DECODE_` constants) is tuned apart from the prefill one. Each
+candidate it returns parses, differs from its parent, and records every tunable's value in
+`params`.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ class KernelSource:
         return pairs
 
     def _constexprs(self) -> list[str]:
-        rounds = {"_round_to_bf16", "_round_product_to_fp16"} & self.body.helpers
+        rounds = any(h.startswith("_round_") for h in self.body.helpers)
         extra = ["BITWISE_ROUNDING"] if rounds else []
         if "_tanh_libdevice" in self.body.helpers:
             extra.append("ON_GPU")

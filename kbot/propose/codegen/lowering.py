@@ -181,17 +181,16 @@ class KernelBody:
     def rounded(self, expr: str, dtype: torch.dtype, before_sum: bool = False) -> str:
         """`expr` rounded to a low-precision dtype and widened back to fp32. `before_sum`: a
         product an add consumes, rounded so that the GPU compiler cannot fuse the two."""
-        if before_sum:
-            helper = (
-                "_round_product_to_bf16" if dtype == torch.bfloat16 else "_round_product_to_fp16"
-            )
-            if helper == "_round_product_to_bf16":
-                self.helpers.add("_round_to_bf16")  # its CPU branch
-        elif dtype == torch.bfloat16:
-            helper = "_round_to_bf16"
-        else:
+        bf16 = dtype == torch.bfloat16
+        if not before_sum and not bf16:
             return f"({expr}).to({TL_DTYPES[dtype]}).to(tl.float32)"
-        self.helpers.add(helper)
+        if bf16:
+            self.helpers.add("_round_to_bf16")  # also the CPU branch of the product helper
+        if before_sum:
+            helper = "_round_product_to_bf16" if bf16 else "_round_product_to_fp16"
+            self.helpers.add(helper)
+        else:
+            helper = "_round_to_bf16"
         return f"{helper}({expr}, BITWISE_ROUNDING)"
 
     @staticmethod

@@ -45,7 +45,7 @@ GEMM_TILES = (
 class Variant:
     label: str
     emit: Emit
-    family: str = ""  # pointwise | one pass | looped | split | tiled | gemm
+    family: str = ""  # pointwise | one pass | looped | split | tiled ("" for GEMM tiles)
     block: int = 0  # columns (inner elements) per program step; 0 when the row decides
     warps: int = 0
     optional: bool = False  # skipped, not fatal, when it cannot be emitted for the problem
