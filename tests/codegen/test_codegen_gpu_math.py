@@ -191,9 +191,10 @@ def test_rounding_of_low_precision_products_survives_the_gpu_compiler(
 
 
 def test_roundings_that_no_add_consumes_stay_plain_casts():
-    """The inline rounding costs instructions (gelu_tanh_and_mul's prefill ran 8% slower with it
-    on every rounding): only a product that an add, subtract or sum consumes gets it. GELU's
-    rounded output is multiplied, not added; RoPE's four products are subtracted or added."""
+    """The inline rounding costs instructions (with it on every rounding, gelu_tanh_and_mul's
+    prefill winners were 8-10% slower on the H200): only a product that an add, subtract or sum
+    consumes gets it. GELU's rounded output is multiplied, not added; RoPE's four products are
+    subtracted or added."""
     gelu = generate(load_problem(BENCH / "gelu_tanh_and_mul.py"))[0].source
     assert "_round_product_to" not in gelu and "_round_to_bf16(mul_5, BITWISE_ROUNDING)" in gelu
     rope = generate(load_problem(BENCH / "rope_neox.py"))[0].source

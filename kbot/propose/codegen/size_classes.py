@@ -2,9 +2,9 @@
 
 A serving op runs at decode sizes (1-64 rows, where filling the SMs and the launch decide)
 and at prefill sizes (thousands of rows, where streaming memory decides). One configuration
-serves both poorly: on the H200, gelu_tanh_and_mul with prefill's 4096-column blocks ran
-0.85x torch.compile at T=16 and 0.97x at T=4096, and log_softmax over 128k columns with one
-program per row ran 0.21x compile at T=1 (one SM busy) and 1.03x at T=16384.
+serves both poorly: on the H200, gelu_tanh_and_mul's one-configuration winner ran 0.85x
+torch.compile at T=16 and 0.97x at T=4096, and log_softmax over 128k columns with one program
+per row ran 0.21x compile at T=1 (one SM busy) and 1.03x at T=16384.
 torch.compile autotunes per size; kbot's counterpart is this: the launcher picks the decode
 variant up to DECODE_MAX_ROWS rows and the prefill variant above, each with its own kernels
 and its own tunables (the decode ones prefixed DECODE_), which the tune proposer mutates
