@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import importlib.util
 import os
 import re
 import sys
@@ -38,6 +37,7 @@ def main() -> int:
     import triton
 
     from kbot.problem import load_problem
+    from kbot.problem.runtime import import_file
     from kbot.propose.codegen import generate
 
     names = [n for n in args.ops.split(",") if n] or sorted(p.stem for p in PROBLEMS.glob("*.py"))
@@ -66,7 +66,9 @@ def main() -> int:
             candidate = generate(load_problem(PROBLEMS / f"{name}.py"), limit=1)[0]
             if candidate.params.get("schedule") != "pointwise":
                 continue
-            module = _import(candidate.source, Path(scratch) / f"{name}_candidate.py")
+            path = Path(scratch) / f"{name}_candidate.py"
+            path.write_text(candidate.source)
+            module = import_file(path, prefix="ptx_counts")
             for kernel_name in re.findall(r"^def (_\w+_kernel)\(", candidate.source, re.M):
                 row = _count(triton, getattr(module, kernel_name), candidate.params)
                 label = candidate.note.split(": ", 1)[1]
@@ -76,15 +78,6 @@ def main() -> int:
     if args.out:
         args.out.write_text(text)
     return 0
-
-
-def _import(source: str, path: Path):
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _count(triton, kernel, params: dict) -> list[str]:
