@@ -7,9 +7,7 @@ huge, +-inf, nan); offline, the GPU branch compiles for sm_90 with Triton's own 
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -39,16 +37,6 @@ def _small(tmp_path: Path, problem: Path, dtype: torch.dtype = torch.bfloat16) -
     return small
 
 
-def _load(source: str, tmp_path: Path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_tanh_graphs_get_gpu_math_twins_right_after_each_variant():
     candidates = generate(load_problem(SOFTCAP))
     flags = [bool(c.params.get("gpu_math")) for c in candidates]
@@ -76,7 +64,7 @@ def test_gpu_math_variants_are_accepted_by_the_evaluator(name, tmp_path):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_softcap_variants_at_edge_values(dtype, tmp_path):
+def test_softcap_variants_at_edge_values(dtype, tmp_path, load_candidate):
     """Every variant (the helper and the gpu-math twin with its reciprocal division) against
     eager at values where tanh saturates, underflows, or is not a number."""
     problem = _small(tmp_path, SOFTCAP, dtype)
@@ -84,8 +72,8 @@ def test_softcap_variants_at_edge_values(dtype, tmp_path):
     x = torch.tensor(EDGE, dtype=dtype).repeat(3, 1)
     expected = reference.Model(30.0)(x)
     tol = 1e-6 if dtype == torch.float32 else 8e-3
-    for k, candidate in enumerate(generate(load_problem(problem))):
-        module = _load(candidate.source, tmp_path, f"softcap_edge_{k}_{str(dtype)[6:]}")
+    for candidate in generate(load_problem(problem)):
+        module = load_candidate(candidate.source)
         got = module.ModelNew(30.0)(x)
         assert got.dtype == dtype
         torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
@@ -100,7 +88,7 @@ def test_reciprocal_only_for_scalars_with_a_normal_fp32_inverse():
         assert _reciprocal(divisor, literal(divisor)) is None, divisor
 
 
-def test_gpu_math_kernel_compiles_for_sm90_with_libdevice(monkeypatch, tmp_path):
+def test_gpu_math_kernel_compiles_for_sm90_with_libdevice(monkeypatch, load_candidate):
     """Triton's own compiler (no GPU needed) takes the ON_GPU branch to PTX: libdevice's tanhf
     inlined, with flush-to-zero exp2 and reciprocal."""
     triton = pytest.importorskip("triton")
@@ -109,7 +97,7 @@ def test_gpu_math_kernel_compiles_for_sm90_with_libdevice(monkeypatch, tmp_path)
 
     twin = _gpu_math(generate(load_problem(SOFTCAP)))[0]
     monkeypatch.setenv("TRITON_INTERPRET", "0")  # @triton.jit then builds a compilable kernel
-    module = _load(twin.source, tmp_path, "softcap_ptx")
+    module = load_candidate(twin.source)
     kernel = module._softcap_kernel
     signature = {name: "i32" for name in kernel.arg_names}
     signature.update(out_ptr="*bf16", x_ptr="*bf16", cap="fp32")
@@ -127,7 +115,7 @@ def test_gpu_math_kernel_compiles_for_sm90_with_libdevice(monkeypatch, tmp_path)
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_libdevice_branch_at_edge_values_on_gpu(dtype, tmp_path):
+def test_libdevice_branch_at_edge_values_on_gpu(dtype, tmp_path, load_candidate):
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     problem = _small(tmp_path, SOFTCAP, dtype)
@@ -136,20 +124,20 @@ def test_libdevice_branch_at_edge_values_on_gpu(dtype, tmp_path):
     x = torch.cat([x, torch.randn(64, len(EDGE), device="cuda").to(dtype) * 20])
     expected = reference.Model(30.0)(x)
     tol = 1e-5 if dtype == torch.float32 else 8e-3
-    for k, candidate in enumerate(_gpu_math(generate(load_problem(problem)))):
-        module = _load(candidate.source, tmp_path, f"softcap_gpu_edge_{k}_{str(dtype)[6:]}")
+    for candidate in _gpu_math(generate(load_problem(problem))):
+        module = load_candidate(candidate.source)
         got = module.ModelNew(30.0)(x)
         torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
 
 
-def _sm90_ptx(source: str, kernel_name: str, tmp_path: Path, monkeypatch, dtype: str) -> str:
+def _sm90_ptx(source: str, kernel_name: str, load_candidate, monkeypatch, dtype: str) -> str:
     """The PTX Triton's own compiler makes for sm_90 from a generated kernel (no GPU needed)."""
     triton = pytest.importorskip("triton")
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
     monkeypatch.setenv("TRITON_INTERPRET", "0")  # @triton.jit then builds a compilable kernel
-    kernel = getattr(_load(source, tmp_path, f"{kernel_name}_ptx"), kernel_name)
+    kernel = getattr(load_candidate(source), kernel_name)
     signature = {n: f"*{dtype}" if n.endswith("_ptr") else "i32" for n in kernel.arg_names}
     constexprs = {"ROWS": 1, "BLOCK_N": 1024, "BITWISE_ROUNDING": False}
     signature.update({name: "constexpr" for name in constexprs})
@@ -163,7 +151,7 @@ def _sm90_ptx(source: str, kernel_name: str, tmp_path: Path, monkeypatch, dtype:
 
 @pytest.mark.parametrize(("dtype", "short"), [(torch.bfloat16, "bf16"), (torch.float16, "fp16")])
 def test_rounding_of_low_precision_products_survives_the_gpu_compiler(
-    dtype, short, tmp_path, monkeypatch
+    dtype, short, tmp_path, monkeypatch, load_candidate
 ):
     """`a*b - c*d` in bf16/fp16 rounds each product, as eager does. Written as a cast pair,
     LLVM fused one product into the subtraction (`fma.rn.bf16`, one rounding instead of two:
@@ -183,7 +171,9 @@ def test_rounding_of_low_precision_products_survives_the_gpu_compiler(
     candidate = generate(load_problem(problem))[0]
     helper = "_round_product_to_bf16" if dtype == torch.bfloat16 else "_round_product_to_fp16"
     assert f"{helper}(a_1 * b_1, BITWISE_ROUNDING)" in candidate.source
-    ptx = _sm90_ptx(candidate.source, f"_mul_sub_{short}_kernel", tmp_path, monkeypatch, short)
+    ptx = _sm90_ptx(
+        candidate.source, f"_mul_sub_{short}_kernel", load_candidate, monkeypatch, short
+    )
     ptx_type = {"bf16": "bf16", "fp16": "f16"}[short]
     assert f"fma.rn.{ptx_type}" not in ptx and "fma.rn.f32" not in ptx
     # Per thread: 1024 elements / 128 threads = 8, two products each, both rounded.

@@ -3,8 +3,6 @@ shapes it never saw (other token counts, hidden sizes and vocabulary widths)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,16 +13,6 @@ from kbot.problem.runtime import import_file
 from kbot.propose.codegen import generate
 
 PROBLEMS = Path(__file__).parent / "problems"
-
-
-def _load(source: str, tmp_path: Path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize(
@@ -40,7 +28,7 @@ def _load(source: str, tmp_path: Path, name: str):
         ("reduce_middle_dim", lambda: [torch.randn(3, 6, 50)]),
     ],
 )
-def test_every_variant_is_correct_on_unseen_shapes(problem, inputs, tmp_path):
+def test_every_variant_is_correct_on_unseen_shapes(problem, inputs, load_candidate):
     path = PROBLEMS / f"{problem}.py"
     reference = import_file(path)
     torch.manual_seed(0)
@@ -48,8 +36,8 @@ def test_every_variant_is_correct_on_unseen_shapes(problem, inputs, tmp_path):
     model = reference.Model(*reference.get_init_inputs())
     with torch.no_grad():
         expected = model(*args)
-    for k, candidate in enumerate(generate(load_problem(path))):
-        module = _load(candidate.source, tmp_path, f"{problem}_shapes_{k}")
+    for candidate in generate(load_problem(path)):
+        module = load_candidate(candidate.source)
         new = module.ModelNew(*reference.get_init_inputs())
         new.load_state_dict(model.state_dict())
         with torch.no_grad():

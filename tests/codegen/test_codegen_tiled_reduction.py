@@ -6,9 +6,7 @@ reduced extent needs the looped form, and a non-contiguous input."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -99,26 +97,16 @@ def test_long_reduced_extent_loops_over_it():
         ("tiled_softmax_long_middle", lambda: [torch.randn(1, 130, 33)]),
     ],
 )
-def test_tiled_variants_are_correct_on_unseen_shapes(problem, inputs, tmp_path):
+def test_tiled_variants_are_correct_on_unseen_shapes(problem, inputs, load_candidate):
     path = HERE / "problems_tiled" / f"{problem}.py"
     reference = import_file(path)
     torch.manual_seed(0)
     args = inputs()
     with torch.no_grad():
         expected = reference.Model()(*args)
-    for k, candidate in enumerate(_tiled(generate(load_problem(path)))):
-        module = _load(candidate.source, tmp_path, f"{problem}_unseen_{k}")
+    for candidate in _tiled(generate(load_problem(path))):
+        module = load_candidate(candidate.source)
         with torch.no_grad():
             got = module.ModelNew()(*args)
         assert got.shape == expected.shape
         torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
-
-
-def _load(source: str, tmp_path: Path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
