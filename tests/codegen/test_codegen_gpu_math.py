@@ -7,7 +7,10 @@ huge, +-inf, nan); offline, the GPU branch compiles for sm_90 with Triton's own 
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,7 @@ from kbot.propose.codegen.ops import _reciprocal, literal
 
 BENCH = Path(__file__).parents[2] / "bench" / "problems"
 SOFTCAP = BENCH / "softcap.py"
+SM90_COMPILE = Path(__file__).parent / "sm90_compile.py"
 EDGE = [0.0, -0.0, 1e-30, -1e-30, 1e-3, -0.05, 0.09, 0.11, 2.9, -3.1, 17.0, 29.0, -31.0, 300.0]
 EDGE += [-1e4, 1e30, -1e30, float("inf"), float("-inf"), float("nan")]
 
@@ -72,7 +76,9 @@ def test_softcap_variants_at_edge_values(dtype, tmp_path, load_candidate):
     x = torch.tensor(EDGE, dtype=dtype).repeat(3, 1)
     expected = reference.Model(30.0)(x)
     tol = 1e-6 if dtype == torch.float32 else 8e-3
-    for candidate in generate(load_problem(problem)):
+    candidates = generate(load_problem(problem))
+    assert _gpu_math(candidates) and len(candidates) > len(_gpu_math(candidates))
+    for candidate in candidates:
         module = load_candidate(candidate.source)
         got = module.ModelNew(30.0)(x)
         assert got.dtype == dtype
@@ -88,29 +94,36 @@ def test_reciprocal_only_for_scalars_with_a_normal_fp32_inverse():
         assert _reciprocal(divisor, literal(divisor)) is None, divisor
 
 
-def test_gpu_math_kernel_compiles_for_sm90_with_libdevice(monkeypatch, load_candidate):
+def _sm90_compile(tmp_path: Path, source: str, kernel: str, **job) -> dict:
+    """PTX and cubin size of `kernel` in `source`, compiled for sm_90 by Triton's own compiler
+    (no GPU needed) in a child process: this one runs kernels under the interpreter, which
+    leaves `triton.language` patched (see sm90_compile.py)."""
+    candidate, job_path, out = (tmp_path / n for n in ("sm90.py", "sm90_job.json", "sm90.json"))
+    candidate.write_text(source)
+    job_path.write_text(json.dumps({"candidate": str(candidate), "kernel": kernel, **job}))
+    child = subprocess.run(
+        [sys.executable, str(SM90_COMPILE), str(job_path), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert child.returncode == 0, child.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def test_gpu_math_kernel_compiles_for_sm90_with_libdevice(tmp_path):
     """Triton's own compiler (no GPU needed) takes the ON_GPU branch to PTX: libdevice's tanhf
     inlined, with flush-to-zero exp2 and reciprocal."""
-    triton = pytest.importorskip("triton")
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
     twin = _gpu_math(generate(load_problem(SOFTCAP)))[0]
-    monkeypatch.setenv("TRITON_INTERPRET", "0")  # @triton.jit then builds a compilable kernel
-    module = load_candidate(twin.source)
-    kernel = module._softcap_kernel
-    signature = {name: "i32" for name in kernel.arg_names}
-    signature.update(out_ptr="*bf16", x_ptr="*bf16", cap="fp32")
     constexprs = {"ROWS": 1, "BLOCK_N": 4096, "BITWISE_ROUNDING": False, "ON_GPU": True}
     constexprs.update(out_stride1=1, x_stride1=1)
-    signature.update({name: "constexpr" for name in constexprs})
-    source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs)
-    compiled = triton.compile(
-        source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "enable_fp_fusion": True}
-    )
-    ptx = compiled.asm["ptx"]
+    compiled = _sm90_compile(
+        tmp_path, twin.source, "_softcap_kernel", pointer="bf16", types={"cap": "fp32"},
+        constexprs=constexprs, num_warps=8,
+    )  # fmt: skip
+    ptx = compiled["ptx"]
     assert "ex2.approx.ftz.f32" in ptx and "rcp.approx.ftz" in ptx
-    assert compiled.asm["cubin"]
+    assert compiled["cubin_bytes"] > 0
 
 
 @pytest.mark.gpu
@@ -124,35 +137,16 @@ def test_libdevice_branch_at_edge_values_on_gpu(dtype, tmp_path, load_candidate)
     x = torch.cat([x, torch.randn(64, len(EDGE), device="cuda").to(dtype) * 20])
     expected = reference.Model(30.0)(x)
     tol = 1e-5 if dtype == torch.float32 else 8e-3
-    for candidate in _gpu_math(generate(load_problem(problem))):
+    twins = _gpu_math(generate(load_problem(problem)))
+    assert twins
+    for candidate in twins:
         module = load_candidate(candidate.source)
         got = module.ModelNew(30.0)(x)
         torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
 
 
-def _sm90_ptx(source: str, kernel_name: str, load_candidate, monkeypatch, dtype: str) -> str:
-    """The PTX Triton's own compiler makes for sm_90 from a generated kernel (no GPU needed)."""
-    triton = pytest.importorskip("triton")
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    monkeypatch.setenv("TRITON_INTERPRET", "0")  # @triton.jit then builds a compilable kernel
-    kernel = getattr(load_candidate(source), kernel_name)
-    signature = {n: f"*{dtype}" if n.endswith("_ptr") else "i32" for n in kernel.arg_names}
-    constexprs = {"ROWS": 1, "BLOCK_N": 1024, "BITWISE_ROUNDING": False}
-    signature.update({name: "constexpr" for name in constexprs})
-    compiled = triton.compile(
-        ASTSource(fn=kernel, signature=signature, constexprs=constexprs),
-        target=GPUTarget("cuda", 90, 32),
-        options={"num_warps": 4, "enable_fp_fusion": True},
-    )
-    return compiled.asm["ptx"]
-
-
 @pytest.mark.parametrize(("dtype", "short"), [(torch.bfloat16, "bf16"), (torch.float16, "fp16")])
-def test_rounding_of_low_precision_products_survives_the_gpu_compiler(
-    dtype, short, tmp_path, monkeypatch, load_candidate
-):
+def test_rounding_of_low_precision_products_survives_the_gpu_compiler(dtype, short, tmp_path):
     """`a*b - c*d` in bf16/fp16 rounds each product, as eager does. Written as a cast pair,
     LLVM fused one product into the subtraction (`fma.rn.bf16`, one rounding instead of two:
     RoPE's mismatches on the H200); the helpers' inline `cvt.rn` keeps both roundings."""
@@ -171,9 +165,11 @@ def test_rounding_of_low_precision_products_survives_the_gpu_compiler(
     candidate = generate(load_problem(problem))[0]
     helper = "_round_product_to_bf16" if dtype == torch.bfloat16 else "_round_product_to_fp16"
     assert f"{helper}(a_1 * b_1, BITWISE_ROUNDING)" in candidate.source
-    ptx = _sm90_ptx(
-        candidate.source, f"_mul_sub_{short}_kernel", load_candidate, monkeypatch, short
-    )
+    constexprs = {"ROWS": 1, "BLOCK_N": 1024, "BITWISE_ROUNDING": False}
+    ptx = _sm90_compile(
+        tmp_path, candidate.source, f"_mul_sub_{short}_kernel", pointer=short, types={},
+        constexprs=constexprs, num_warps=4,
+    )["ptx"]  # fmt: skip
     ptx_type = {"bf16": "bf16", "fp16": "f16"}[short]
     assert f"fma.rn.{ptx_type}" not in ptx and "fma.rn.f32" not in ptx
     # Per thread: 1024 elements / 128 threads = 8, two products each, both rounded.
