@@ -37,8 +37,10 @@ def test_every_variant_compiles_and_matches_on_gpu(problem, tmp_path, compare):
     small = tmp_path / problem.name
     text = problem.read_text()
     small.write_text(re.sub(r"(?m)^CASES = .*$", "CASES = [dict(T=1), dict(T=3)]", text))
+    candidates = generate(load_problem(small))
+    assert candidates
     failures = []
-    for candidate in generate(load_problem(small)):
+    for candidate in candidates:
         try:
             compare(small, candidate.source)
         except Exception as exc:  # collect them all: one broken variant should not hide others
@@ -50,9 +52,11 @@ def test_every_variant_compiles_and_matches_on_gpu(problem, tmp_path, compare):
 def test_all_variants_accepted_on_gpu(problem):
     _opt_in("KBOT_CODEGEN_GPU_ALL")
     spec = load_problem(problem)
+    candidates = generate(spec)
+    assert candidates
     failures = []
     with Evaluator(EvalOptions(device="cuda", time=False)) as evaluator:
-        for candidate in generate(spec):
+        for candidate in candidates:
             verdict = evaluator.evaluate(spec, candidate.source)
             if not verdict.accepted:
                 failures.append((candidate.note, [str(r) for r in verdict.reasons][:3]))

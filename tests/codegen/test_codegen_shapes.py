@@ -36,7 +36,9 @@ def test_every_variant_is_correct_on_unseen_shapes(problem, inputs, load_candida
     model = reference.Model(*reference.get_init_inputs())
     with torch.no_grad():
         expected = model(*args)
-    for candidate in generate(load_problem(path)):
+    candidates = generate(load_problem(path))
+    assert candidates
+    for candidate in candidates:
         module = load_candidate(candidate.source)
         new = module.ModelNew(*reference.get_init_inputs())
         new.load_state_dict(model.state_dict())

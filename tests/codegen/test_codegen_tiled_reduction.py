@@ -104,7 +104,9 @@ def test_tiled_variants_are_correct_on_unseen_shapes(problem, inputs, load_candi
     args = inputs()
     with torch.no_grad():
         expected = reference.Model()(*args)
-    for candidate in _tiled(generate(load_problem(path))):
+    tiled = _tiled(generate(load_problem(path)))
+    assert tiled
+    for candidate in tiled:
         module = load_candidate(candidate.source)
         with torch.no_grad():
             got = module.ModelNew()(*args)

@@ -66,6 +66,7 @@ def _target_params(file: Path, qualname: str) -> tuple[list[str], list[str]]:
 
 def test_example_targets_name_real_methods_with_matching_arguments(example_root: Path) -> None:
     config = load_config(example_root, environ={})
+    assert config.targets
     for target in config.targets:
         file_part, qualname = target.target.split("::")
         init_params, forward_params = _target_params(example_root / file_part, qualname)

@@ -1,6 +1,7 @@
 """The capture runs in a child process: a failing or hanging torch.compile costs the proposer
 (a clear skipped reason), never the search."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,14 +11,21 @@ from kbot.propose.inductor.proposer import CaptureFailed, capture_in_child
 PROBLEM = Path(__file__).parents[2] / "bench" / "problems" / "rmsnorm.py"
 
 
-def test_a_failing_capture_reports_the_childs_last_line():
-    # On this CPU-only machine the child's torch.compile for CUDA fails; its error is the reason.
-    with pytest.raises(CaptureFailed, match=r"torch.compile failed \(.+\)") as failed:
-        capture_in_child(
-            PROBLEM.relative_to(Path.cwd()) if PROBLEM.is_relative_to(Path.cwd()) else PROBLEM,
-            timeout_s=120,
+def test_a_failing_capture_reports_the_childs_last_line(tmp_path):
+    # The Model fails as it is built, before anything reaches a device: the child fails the same
+    # way on a CPU-only machine and on a GPU host, and its last line is the reason.
+    problem = tmp_path / "rmsnorm_without_weights.py"
+    problem.write_text(
+        PROBLEM.read_text().replace(
+            "        super().__init__()\n",
+            "        super().__init__()\n        raise RuntimeError('no weights at /nowhere')\n",
         )
-    assert "does not exist" not in str(failed.value)  # the child found the problem file
+    )
+    relative = Path(os.path.relpath(problem))  # the child runs in a folder of its own
+    with pytest.raises(
+        CaptureFailed, match=r"^torch.compile failed \(RuntimeError: no weights at /nowhere\)$"
+    ):
+        capture_in_child(relative, timeout_s=120)
 
 
 def test_a_capture_past_its_time_limit_is_killed():

@@ -1,14 +1,18 @@
-"""`kbot run` end to end on the example repository, offline on the CPU: the real scan, search
-(under Triton's interpreter, correctness-checked and not timed) and dry-run publish. Kept to
-one target and a 60 s search budget so it costs about a minute."""
+"""`kbot run` end to end on the example repository, offline: the real scan, search (on a CPU
+under Triton's interpreter, correctness-checked and not timed; on a GPU host, timed) and
+dry-run publish. Kept to one target and a 60 s search budget so it costs about a minute."""
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import torch
+
 from kbot.config import load_config
+from kbot.evaluate import NOT_TIMED
 from kbot.publish.pipeline import extract_targets, run_pipeline
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tinyserve"
@@ -36,10 +40,14 @@ def test_kbot_run_dry_run_leaves_a_ready_branch_and_pr_body(tmp_path):
     assert [r.op for r in rows] == ["rmsnorm"]
     row = rows[0]
     assert row.action == "dry_run", row
-    assert "not timed (no GPU)" in row.result
     drafts = work_dir / "publish" / "rmsnorm"
     body = (drafts / "pr_body.md").read_text()
-    assert "not timed (no GPU)" in body and "<!-- kbot:" in body
+    assert "<!-- kbot:" in body
+    if torch.cuda.is_available():  # the winner is timed, and the PR states its speed
+        assert re.fullmatch(r"\d+\.\d\dx vs (torch\.compile|eager).*", row.result), row
+        assert "Median µs per call" in body and NOT_TIMED not in body
+    else:
+        assert NOT_TIMED in row.result and NOT_TIMED in body
     clone = work_dir / "publish" / "repo"
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],

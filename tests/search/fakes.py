@@ -97,14 +97,35 @@ class FakeProposer:
         return ProposeOutcome(tuple(proposals[: context.max_proposals]))
 
 
+class FakeClock:
+    """A clock that moves only when told to: durations a test sets, whatever the machine's load."""
+
+    def __init__(self) -> None:
+        self.now_s = 0.0
+
+    def __call__(self) -> float:
+        return self.now_s
+
+    def advance(self, seconds: float) -> None:
+        self.now_s += seconds
+
+
 class FakeEvaluator:
     """Accepts every source without REJECT. CPU mode: untimed verdicts. Timed mode: speedup
-    read from a `# speed=X` marker. Logs each evaluated hash to `log_path` (one per line)."""
+    read from a `# speed=X` marker. Logs each evaluated hash to `log_path` (one per line).
+    Each evaluation takes `sleep_s`: slept, or added to `clock` when one is given."""
 
-    def __init__(self, timed: bool = False, sleep_s: float = 0.0, log_path: Path | None = None):
+    def __init__(
+        self,
+        timed: bool = False,
+        sleep_s: float = 0.0,
+        log_path: Path | None = None,
+        clock: FakeClock | None = None,
+    ):
         self.timed = timed
         self.sleep_s = sleep_s
         self.log_path = log_path
+        self.clock = clock
         self.evaluated: list[str] = []
         self.remeasured: list[list[str]] = []
         self.batches: list[int] = []  # sizes of evaluate_many calls
@@ -121,7 +142,9 @@ class FakeEvaluator:
             with open(self.log_path, "a") as log:
                 log.write(sha + "\n")
         self.evaluated.append(sha)
-        if self.sleep_s:
+        if self.clock is not None:
+            self.clock.advance(self.sleep_s)
+        elif self.sleep_s:
             time.sleep(self.sleep_s)
         return self._verdict(problem, candidate_source, factor=1.0)
 

@@ -1,6 +1,8 @@
+import functools
+
 import pytest
 
-from kbot.search import Budget, OptimizeOptions, StopReason, optimize
+from kbot.search import Budget, OptimizeOptions, StopReason, loop, optimize
 from kbot.search.budget import BudgetTracker
 from kbot.search.store import Store
 
@@ -32,17 +34,22 @@ def test_stops_after_the_candidate_budget(tmp_path, problem, fakes):
     assert result.best_candidate_path is not None  # the best so far still wins
 
 
-def test_stops_when_the_time_budget_is_spent(tmp_path, problem, fakes):
-    slow = fakes.FakeEvaluator(sleep_s=0.1)
+def test_stops_when_the_time_budget_is_spent(tmp_path, problem, fakes, monkeypatch):
+    # Each evaluation takes 0.1 s of a clock only the evaluator moves, so the count is exact:
+    # with one median evaluation (0.1 s) kept back, the fifth ends at 0.5 s and a sixth would
+    # end past the 0.55 s budget. The run stops inside generation 1 (3 seeds, 2 variants).
+    clock = fakes.FakeClock()
+    monkeypatch.setattr(loop, "BudgetTracker", functools.partial(BudgetTracker, clock=clock))
+    slow = fakes.FakeEvaluator(sleep_s=0.1, clock=clock)
     result, _ = _run(
         tmp_path,
         problem,
         fakes,
-        Budget(generations=50, time_s=0.35, max_candidates=None),
+        Budget(generations=50, time_s=0.55, max_candidates=None),
         evaluator=slow,
     )
     assert result.stop_reason is StopReason.TIME
-    assert 3 <= len(slow.evaluated) <= 6
+    assert len(slow.evaluated) == 5
 
 
 def test_stops_without_improvement_for_patience_generations(tmp_path, problem, fakes):

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from kbot.evaluate.roofline import ROOFLINE_LIMIT
 from kbot.problem import load_problem
 from kbot.search import Budget, OptimizeOptions, OptimizeStatus, optimize
 
@@ -55,7 +56,8 @@ def test_gpu_optimize_times_remeasures_and_reports(tmp_path):
     for case in report["cases"]:
         timing = case["timing"]
         assert timing["candidate_graph"]["median_us"] > 0 and timing["speedup_vs_eager"] > 0
-        assert 0 < timing["roofline_percent"] <= 100
+        # the evaluator accepts up to ROOFLINE_LIMIT: timing noise above a roofline-bound kernel
+        assert 0 < timing["roofline_percent"] <= 100 * ROOFLINE_LIMIT
     header = result.kernel_path.read_text().split('"""')[1]
     assert result.verdict.device in header and "Timings (median µs" in header
     print(result.report_md_path.read_text())
