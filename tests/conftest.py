@@ -1,4 +1,5 @@
-"""Test-wide setup, in one place: Triton's interpreter on CPU machines, and the `gpu` marker."""
+"""Test-wide setup, in one place: Triton's interpreter on CPU machines, no credentials of the
+machine's own in the tests' environment, and the `gpu` marker."""
 
 from __future__ import annotations
 
@@ -16,6 +17,13 @@ except ImportError:  # pragma: no cover - torch is a hard dependency
     _HAS_CUDA = False
 if not _HAS_CUDA:
     os.environ["TRITON_INTERPRET"] = "1"
+
+# Tests never need the machine's own tokens (a CI runner's, a developer's); with them gone the
+# evaluator's refusal to run unconfined beside a credential is tested by the tests that set one.
+from kbot.evaluate.credentials import held_credentials  # noqa: E402
+
+for _name in held_credentials():
+    os.environ.pop(_name, None)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -25,6 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip the torch.compile baselines (faster; speedups then vs eager only)",
     )
+    parser.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="where Linux namespaces are unavailable, run the candidate unconfined even while "
+        "a credential is set (also KBOT_ALLOW_UNSANDBOXED=1, which optimize and run read)",
+    )
 
 
 def _gpus(text: str) -> tuple[int, ...]:
@@ -58,6 +64,7 @@ def run(args: argparse.Namespace) -> CommandResult:
         seeds=args.seeds,
         timeout_s=args.timeout,
         compile_baselines=not args.no_compile_baselines,
+        **({"allow_unsandboxed": True} if args.allow_unsandboxed else {}),
     )
     with Evaluator(options) as evaluator:
         verdict = evaluator.evaluate(problem, source, path.name)

@@ -1,16 +1,18 @@
-"""Dynamic correctness checks of one candidate on one case, in the worker.
+"""Dynamic correctness checks of one candidate on one case, on the judge's side.
 
-Per case: the input buffers are allocated once, then every trial refills the SAME buffers in
-place with a fresh seed and the next value distribution (so a candidate caching results by
-pointer or identity answers the previous trial); the reference runs on clones; memory is
-poisoned before the candidate runs; inputs must be unchanged afterwards; outputs are compared
-structurally and numerically; an output identical across trials whose references differ is
-input-independent.
+Per trial: inputs drawn under a seed from the OS and the next value distribution; the reference
+runs here on clones; the inputs travel to the candidate's process, which refills the SAME
+buffers in place (so a candidate caching results by pointer or identity answers the previous
+trial) and poisons freed memory before calling forward; its outputs and its inputs as they are
+after the call come back as data. Inputs must be unchanged; outputs are compared structurally
+and numerically; an output identical across trials whose references differ is input-independent.
 """
 
 from __future__ import annotations
 
 import copy
+import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -19,11 +21,7 @@ import torch
 
 from kbot.evaluate.compare import as_outputs, compare_outputs
 from kbot.evaluate.verdict import CaseCorrectness, Reason
-from kbot.problem.runtime import DISTRIBUTIONS, apply_distribution, refill_, seeded_inputs
-
-# Large enough to cover any block the caching allocator may hand out next, small enough to be
-# cheap: poisoning costs one fill per candidate call.
-_POISON_MIN_BYTES = 64 << 20
+from kbot.problem.runtime import DISTRIBUTIONS, apply_distribution, seeded_inputs
 
 
 @dataclass(frozen=True)
@@ -37,7 +35,8 @@ class ReferenceFailed(Exception):
 
 
 class CandidateCrashed(Exception):
-    """The candidate's forward raised; carries the reason (and whether CUDA is now unusable)."""
+    """The candidate's forward failed in its process; carries the reason (and whether its CUDA
+    context is now unusable)."""
 
     def __init__(self, reason: Reason, sticky: bool) -> None:
         super().__init__(reason.message)
@@ -48,19 +47,16 @@ class CandidateCrashed(Exception):
 def check_case(
     module: ModuleType,
     reference: torch.nn.Module,
-    candidate: torch.nn.Module,
+    call: Callable[[list, list[int], str], tuple[tuple, list]],
     case: dict[str, Any],
     trials: int,
-    base_seed: int,
     device: torch.device,
     atol: float | None,
     rtol: float | None,
     mutates_inputs: bool = False,
 ) -> CaseOutcome:
-    try:
-        buffers = seeded_inputs(module, case, base_seed, device)
-    except Exception as exc:
-        raise ReferenceFailed(f"get_inputs({case}) raised {type(exc).__name__}: {exc}") from None
+    """`call(inputs, poison_bytes, where)` runs the candidate in its own process and returns
+    its outputs and the inputs as they are after the call (kbot.evaluate.jobs)."""
     distributions = tuple(DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(trials))
     worst_abs = worst_norm = 0.0
     previous: tuple[tuple, tuple] | None = None
@@ -69,11 +65,17 @@ def check_case(
     precise = _PreciseReference(reference)
     float32_trials = 0
     for trial, distribution in enumerate(distributions):
-        seed = base_seed + 1 + trial
-        fresh = apply_distribution(seeded_inputs(module, case, seed, device), distribution, seed)
-        refill_(buffers, fresh)
-        pristine = _clone(buffers)
-        reference_inputs = _clone(buffers)
+        # Drawn here, from the OS: nothing the candidate's process sees predicts them.
+        seed = secrets.randbits(31)
+        where = f"(trial {trial + 1}/{trials}, {distribution} inputs, seed {seed})"
+        try:
+            drawn = seeded_inputs(module, case, seed, device)
+        except Exception as exc:
+            raise ReferenceFailed(
+                f"get_inputs({case}) raised {type(exc).__name__}: {exc}"
+            ) from None
+        pristine = apply_distribution(drawn, distribution, seed)
+        reference_inputs = _clone(pristine)
         with torch.no_grad():
             try:
                 references = as_outputs(reference(*reference_inputs))
@@ -81,27 +83,21 @@ def check_case(
                 raise ReferenceFailed(
                     f"the problem's Model raised {type(exc).__name__}: {exc}"
                 ) from None
-        _poison(references, device)
-        with torch.no_grad():
-            try:
-                outputs = as_outputs(candidate(*buffers))
-                if device.type == "cuda":
-                    torch.cuda.synchronize(device)
-            except Exception as exc:  # the candidate's own error is its verdict
-                raise CandidateCrashed(
-                    _forward_error(exc, trial, distribution), _sticky(exc)
-                ) from None
-        where = f"(trial {trial + 1}/{trials}, {distribution} inputs, seed {seed})"
+        poison = [r.numel() * r.element_size() for r in references if isinstance(r, torch.Tensor)]
+        outputs, after = call(pristine, poison, where)
+        if len(after) != len(pristine):
+            failure = Reason("input-mutated", f"the inputs came back changed in number {where}")
+            break
         if mutates_inputs:
             # The op's results include what it writes into its inputs: compare those too.
             written = [i for i, v in enumerate(pristine) if _changed(reference_inputs[i], v)]
-            outputs = (*outputs, *[buffers[i] for i in written])
+            outputs = (*outputs, *[after[i] for i in written])
             references = (*references, *[reference_inputs[i] for i in written])
             untouched = [i for i in range(len(pristine)) if i not in written]
-            mutated = _mutated([buffers[i] for i in untouched], [pristine[i] for i in untouched])
+            mutated = _mutated([after[i] for i in untouched], [pristine[i] for i in untouched])
             mutated = None if mutated is None else untouched[mutated]
         else:
-            mutated = _mutated(buffers, pristine)
+            mutated = _mutated(after, pristine)
         if mutated is not None:
             failure = Reason("input-mutated", f"input {mutated} was modified in place {where}")
             break
@@ -231,37 +227,3 @@ def _mutated(buffers: list, pristine: list) -> int | None:
             ):
                 return index
     return None
-
-
-def _poison(references: tuple, device: torch.device) -> None:
-    """Fills freed allocator blocks with NaN bytes so an output the candidate allocates but
-    does not write cannot inherit a previous (correct) result."""
-    sizes = [r.numel() * r.element_size() for r in references if isinstance(r, torch.Tensor)]
-    blocks = [torch.empty(max(n, 1), dtype=torch.uint8, device=device).fill_(0xFF) for n in sizes]
-    if device.type == "cuda":
-        total = max(_POISON_MIN_BYTES, 2 * sum(sizes))
-        blocks.append(torch.empty(total, dtype=torch.uint8, device=device).fill_(0xFF))
-    del blocks
-
-
-def _forward_error(exc: BaseException, trial: int, distribution: str) -> Reason:
-    message = str(exc).strip().splitlines()
-    first = message[0] if message else ""
-    return Reason(
-        "forward-error",
-        f"forward raised {type(exc).__name__}: {first[:300]} (trial {trial + 1}, {distribution} inputs)",
-    )
-
-
-def _sticky(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return any(
-        marker in text
-        for marker in (
-            "cuda error",
-            "illegal memory access",
-            "device-side assert",
-            "cudaerror",
-            "misaligned address",
-        )
-    )

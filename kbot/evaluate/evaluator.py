@@ -6,17 +6,50 @@ from __future__ import annotations
 import hashlib
 import queue
 import secrets
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from kbot.errors import UsageError
+from kbot.evaluate.confine import Sandbox
+from kbot.evaluate.credentials import held_credentials, mask, secret_values
 from kbot.evaluate.options import EvalOptions
 from kbot.evaluate.protocol import CandidateJob, CandidateOutcome, Job
 from kbot.evaluate.sandbox import WorkerProcess, WorkerReply, WorkerStartError
 from kbot.evaluate.static import check_source, problem_dtype_hint
 from kbot.evaluate.verdict import Reason, Stage, Verdict
 from kbot.problem.spec import ProblemSpec
+
+_WARNED: set[str] = set()
+
+
+def choose_sandbox(mode: str, allow_unsandboxed: bool) -> Sandbox:
+    """Namespaces where the machine allows them. Otherwise candidates run as plain processes,
+    which kbot says loudly, and refuses while a credential is in its environment unless the
+    user opted out (`--allow-unsandboxed`, `KBOT_ALLOW_UNSANDBOXED=1`)."""
+    from kbot.evaluate.confine import Probe, probe
+
+    found = probe() if mode != "off" else Probe(False, "the sandbox was turned off")
+    if found.available:
+        return Sandbox(True)
+    if mode == "namespaces":
+        raise UsageError(f"the candidates' sandbox cannot be set up here: {found.why}")
+    held = held_credentials()
+    if held and not allow_unsandboxed:
+        raise UsageError(
+            f"candidates cannot be sandboxed here ({found.why}) and {', '.join(held[:3])} "
+            "is set: unset it, or pass --allow-unsandboxed (KBOT_ALLOW_UNSANDBOXED=1) to run "
+            "generated code unconfined beside it"
+        )
+    if found.why not in _WARNED:
+        _WARNED.add(found.why)
+        print(
+            f"kbot: WARNING: candidates run WITHOUT an OS sandbox here: {found.why}",
+            file=sys.stderr,
+        )
+    return Sandbox(False, found.why)
 
 
 class Evaluator:
@@ -25,7 +58,10 @@ class Evaluator:
     def __init__(self, options: EvalOptions | None = None) -> None:
         self.options = options or EvalOptions()
         gpus: tuple[int | None, ...] = self.options.gpus or (None,)
-        self._workers = [WorkerProcess(self.options.device, gpu) for gpu in gpus]
+        self.sandbox = choose_sandbox(self.options.sandbox, self.options.allow_unsandboxed)
+        mode = "confined" if self.sandbox.confined else "plain"
+        self._workers = [WorkerProcess(self.options.device, gpu, mode) for gpu in gpus]
+        self._secrets = secret_values()
         self._idle: queue.Queue[WorkerProcess] = queue.Queue()
         for worker in self._workers:
             self._idle.put(worker)
@@ -153,7 +189,7 @@ class Evaluator:
                     device,
                     seeds=self.options.seeds,
                     wall_s=wall_s,
-                    worker_output=reply.output,
+                    worker_output=mask(reply.output, self._secrets),
                     versions=dict(info.versions),
                     base_seed=base_seed,
                 )
@@ -171,7 +207,7 @@ class Evaluator:
                     cases=outcome.cases,
                     seeds=self.options.seeds,
                     wall_s=wall_s / max(count, 1),
-                    worker_output=reply.output,
+                    worker_output=mask(outcome.output, self._secrets),
                     versions=dict(info.versions),
                     base_seed=base_seed,
                 )

@@ -1,33 +1,42 @@
-"""One job in the worker: import the problem, load each candidate, check it on every case,
-then (on a GPU, when asked) time the accepted ones interleaved with the baselines."""
+"""One job in the judge (the trusted side): import the problem, make inputs, run the reference,
+and for each candidate start a fresh sandboxed process (kbot.evaluate.remote) that receives
+inputs as data and returns outputs; compare here; then (on a GPU, when asked) time the accepted
+ones interleaved with the baselines. Candidate code never runs in this process."""
 
 from __future__ import annotations
 
-import re
-import sys
+import time
 import traceback
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
 from kbot.evaluate.correctness import CandidateCrashed, ReferenceFailed, check_case
-from kbot.evaluate.integrity import changed
 from kbot.evaluate.protocol import CandidateOutcome, Job
+from kbot.evaluate.remote import (
+    CandidateFailed,
+    CandidateLost,
+    CandidateProcess,
+    HostError,
+)
 from kbot.evaluate.verdict import CaseResult, Reason, Stage
 from kbot.problem.runtime import import_file, init_inputs, seeded_inputs
 
 Send = Callable[[dict[str, Any]], None]
+# Starting a candidate's process (interpreter, torch, Triton, CUDA, a warm-up kernel) is not
+# the candidate's time: the judge's deadline for a check is the candidate's limit plus this.
+STARTUP_ALLOWANCE_S = 180.0
 
 
 @dataclass
 class Loaded:
-    """A candidate that imported and was built: its module, ModelNew and the reference Model."""
+    """A candidate that imported and was built, in its own process, with the reference whose
+    parameters it loaded."""
 
-    module_name: str
-    candidate: torch.nn.Module
+    host: CandidateProcess
     reference: torch.nn.Module
 
 
@@ -38,109 +47,107 @@ class _Rejected(Exception):
         self.reason = reason
 
 
+class Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.at = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return max(0.01, self.at - time.monotonic())
+
+
 def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
-    restart = False
     try:
         problem = _problem(job, state)
+        if job.problem_sha256 not in state.warmed:
+            _warm_reference(job, state, problem)
+            state.warmed.add(job.problem_sha256)
     except _Rejected as rejected:
         outcome = CandidateOutcome(False, rejected.stage, (rejected.reason,))
         return {"outcomes": [outcome.to_json()] * len(job.candidates), "restart": False}
-    if job.problem_sha256 not in state.warmed:
-        # The reference is trusted code: run it once per case before any candidate, so what it
-        # changes in torch (a @torch.compile reference wraps torch.manual_seed, say) is part of
-        # the fingerprint and never blamed on a candidate.
-        try:
-            _warm_reference(job, state, problem)
-        except _Rejected as rejected:
-            outcome = CandidateOutcome(False, rejected.stage, (rejected.reason,))
-            return {"outcomes": [outcome.to_json()] * len(job.candidates), "restart": False}
-        state.warmed.add(job.problem_sha256)
-        from kbot.evaluate.integrity import fingerprint
-
-        state.fingerprint = fingerprint()
     baselines = None
     if job.time and state.device.type == "cuda":
-        from kbot.evaluate.integrity import fingerprint
         from kbot.evaluate.timing_job import prepare_baselines
 
-        # Trusted code only (the problem and torch.compile) has run since the last check, so
-        # what compiling changes in torch's namespaces is not the candidate's doing.
         try:
             baselines = prepare_baselines(job, state, problem, send)
-        except Exception as exc:
-            reason = Reason("problem", f"building the baselines failed: {_short(exc)}")
+        except Exception as exc:  # trusted code failed: the evaluator's failure, not a verdict
+            reason = Reason("evaluator-error", f"building the baselines failed: {_short(exc)}")
             outcome = CandidateOutcome(False, Stage.INPUT, (reason,))
             return {"outcomes": [outcome.to_json()] * len(job.candidates), "restart": True}
-        state.fingerprint = fingerprint()
     outcomes: list[CandidateOutcome] = []
     loaded: list[Loaded | None] = []
-    for candidate in job.candidates:
-        send(
-            {
-                "event": "phase",
-                "name": f"check {candidate.name}",
-                "timeout_s": job.candidate_timeout_s,
-            }
-        )
-        try:
-            item = _load(job, state, problem, candidate.name, candidate.source)
-            results = _check(job, state, problem, item)
-            outcomes.append(CandidateOutcome(True, Stage.CORRECTNESS, (), results))
+    try:
+        for candidate in job.candidates:
+            send(
+                {
+                    "event": "phase",
+                    "name": f"check {candidate.name}",
+                    "timeout_s": job.candidate_timeout_s + STARTUP_ALLOWANCE_S,
+                }
+            )
+            outcome, item = _check_candidate(job, state, problem, candidate.name, candidate.source)
+            outcomes.append(outcome)
             loaded.append(item)
-        except _Rejected as rejected:
-            outcomes.append(CandidateOutcome(False, rejected.stage, (rejected.reason,)))
-            loaded.append(None)
-        except CandidateCrashed as crashed:
-            outcomes.append(CandidateOutcome(False, Stage.CORRECTNESS, (crashed.reason,)))
-            loaded.append(None)
-            if crashed.sticky:
-                restart = True
-                break
-    while len(outcomes) < len(job.candidates):
-        outcomes.append(
-            CandidateOutcome(
-                False,
-                Stage.LOAD,
-                (Reason("crash", "not run: an earlier candidate left CUDA unusable"),),
-            )
-        )
-    if not restart and baselines is not None:
-        from kbot.evaluate.timing_job import time_outcomes
+        if baselines is not None and any(o.accepted for o in outcomes):
+            from kbot.evaluate.timing_job import time_outcomes
 
-        send({"event": "phase", "name": "timing", "timeout_s": job.candidate_timeout_s})
-        try:
-            outcomes, restart = time_outcomes(
-                job, state, problem, baselines, outcomes, loaded, send
-            )
-        except Exception as exc:  # a candidate failing under timing is rejected there
-            reason = Reason("forward-error", f"failed while being timed: {_short(exc)}")
-            outcomes = [
-                CandidateOutcome(False, Stage.TIMING, (reason,), o.cases) if o.accepted else o
-                for o in outcomes
-            ]
-            restart = _sticky_text(str(exc))
-    outcomes = [_finish(o, state) for o in outcomes]
-    altered = changed(state.fingerprint)
-    if altered:
-        reason = Reason(
-            "module-patching",
-            f"the run changed {', '.join(altered[:5])}" + (" ..." if len(altered) > 5 else ""),
-        )
-        outcomes = [
-            CandidateOutcome(False, o.stage, (reason, *o.reasons), o.cases) for o in outcomes
-        ]
-        restart = True
-    for item in loaded:
-        if item is not None:
-            sys.modules.pop(item.module_name, None)
-    return {"outcomes": [o.to_json() for o in outcomes], "restart": restart}
+            outcomes = time_outcomes(job, state, problem, baselines, outcomes, loaded, send)
+        outcomes = [_finish(o, item) for o, item in zip(outcomes, loaded)]
+    finally:
+        for item in loaded:
+            if item is not None:
+                item.host.close()
+    return {"outcomes": [o.to_json() for o in outcomes], "restart": False}
 
 
-def _finish(outcome: CandidateOutcome, state: Any) -> CandidateOutcome:
+def _check_candidate(
+    job: Job, state: Any, problem, name: str, source: str
+) -> tuple[CandidateOutcome, Loaded | None]:
+    folder = state.workdir / f"candidate-{uuid.uuid4().hex[:12]}"
+    host = CandidateProcess(folder, state.device, state.sandbox)
+    try:
+        host.start()
+    except HostError as exc:
+        host.close()
+        reason = Reason("evaluator-error", str(exc))
+        return CandidateOutcome(False, Stage.LOAD, (reason,), output=host.output()), None
+    deadline = Deadline(job.candidate_timeout_s)
+    try:
+        item = _load(job, state, problem, host, name, source, deadline)
+        results = _check(job, state, problem, item, deadline)
+        outcome = CandidateOutcome(True, Stage.CORRECTNESS, (), results)
+    except _Rejected as rejected:
+        outcome = CandidateOutcome(False, rejected.stage, (rejected.reason,))
+        item = None
+    except CandidateCrashed as crashed:
+        outcome = CandidateOutcome(False, Stage.CORRECTNESS, (crashed.reason,))
+        item = None
+    except CandidateLost as lost:
+        outcome = CandidateOutcome(False, Stage.CORRECTNESS, (lost.reason,))
+        item = None
+    outcome = replace(outcome, output=host.output())
+    outcome = _sandbox_refusals(outcome, host)
+    if item is None or not outcome.accepted or not job.time:
+        host.close()
+        return outcome, None
+    return outcome, item
+
+
+def _sandbox_refusals(outcome: CandidateOutcome, host: CandidateProcess) -> CandidateOutcome:
+    """Anything the audit hooks refused rejects the candidate, whatever else it did."""
+    if not host.refused:
+        return outcome
+    more = f" (and {len(host.refused) - 1} more)" if len(host.refused) > 1 else ""
+    reason = Reason("sandbox", f"the candidate's process tried {host.refused[0]}{more}")
+    return replace(outcome, accepted=False, reasons=(reason, *outcome.reasons))
+
+
+def _finish(outcome: CandidateOutcome, item: Loaded | None) -> CandidateOutcome:
+    if item is not None:
+        outcome = _sandbox_refusals(outcome, item.host)
     if not outcome.accepted:
         return outcome
-    stage = Stage.DONE
-    return CandidateOutcome(True, stage, outcome.reasons, outcome.cases, outcome.notes)
+    return replace(outcome, stage=Stage.DONE)
 
 
 def _problem(job: Job, state: Any):
@@ -170,21 +177,11 @@ def _warm_reference(job: Job, state: Any, problem) -> None:
         ) from None
 
 
-def _load(job: Job, state: Any, problem, name: str, source: str) -> Loaded:
-    folder = state.workdir / uuid.uuid4().hex[:12]
-    folder.mkdir()
-    # Triton reads a kernel's source through inspect, so the candidate must be a real file.
-    path = folder / (re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "candidate.py")
+def _load(
+    job: Job, state: Any, problem, host: CandidateProcess, name: str, source: str, deadline
+) -> Loaded:
+    path = host.folder / "source" / (_safe_name(name) or "candidate.py")
     path.write_text(source, encoding="utf-8")
-    try:
-        module = import_file(path, prefix="kbot_candidate")
-    except BaseException as exc:
-        raise _Rejected(
-            Stage.LOAD, Reason("load", f"importing the candidate raised {_short(exc)}")
-        ) from None
-    model_new = getattr(module, "ModelNew", None)
-    if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
-        raise _Rejected(Stage.LOAD, Reason("model-new", "ModelNew is not an nn.Module subclass"))
     try:
         init = init_inputs(problem)
         torch.manual_seed(job.base_seed)
@@ -193,59 +190,38 @@ def _load(job: Job, state: Any, problem, name: str, source: str) -> Loaded:
         raise _Rejected(
             Stage.INPUT, Reason("problem", f"building the problem's Model raised {_short(exc)}")
         ) from None
-    try:
-        torch.manual_seed(job.base_seed)
-        candidate = model_new(*init)
-    except BaseException as exc:
-        raise _Rejected(
-            Stage.LOAD, Reason("load", f"ModelNew(*get_init_inputs()) raised {_short(exc)}")
-        ) from None
-    _load_state(reference, candidate)
     reference.to(state.device).eval()
-    candidate.to(state.device).eval()
-    return Loaded(module.__name__, candidate, reference)
+    # Non-persistent buffers (a rotary cos/sin cache) are state too: sent like the rest.
+    shared = {**reference.state_dict(), **dict(reference.named_buffers())}
+    try:
+        host.request(
+            "load",
+            deadline.left(),
+            source=str(path),
+            init=init,
+            state={k: v.detach() for k, v in shared.items()},
+        )
+    except CandidateFailed as failed:
+        raise _Rejected(Stage.LOAD, failed.reason) from None
+    except CandidateLost as lost:
+        raise _Rejected(Stage.LOAD, lost.reason) from None
+    return Loaded(host, reference)
 
 
-def _load_state(reference: torch.nn.Module, candidate: torch.nn.Module) -> None:
-    # Non-persistent buffers (a rotary cos/sin cache) are state too: copied like the rest.
-    theirs = {**reference.state_dict(), **dict(reference.named_buffers())}
-    ours = {**candidate.state_dict(), **dict(candidate.named_buffers())}
-    shared = {}
-    for key, value in theirs.items():
-        if key not in ours:
-            continue
-        if ours[key].shape != value.shape:
-            raise _Rejected(
-                Stage.LOAD,
-                Reason(
-                    "load",
-                    f"ModelNew.{key} has shape {tuple(ours[key].shape)}; Model's is {tuple(value.shape)}",
-                ),
-            )
-        if ours[key].dtype != value.dtype:
-            raise _Rejected(
-                Stage.LOAD,
-                Reason(
-                    "load", f"ModelNew.{key} has dtype {ours[key].dtype}; Model's is {value.dtype}"
-                ),
-            )
-        shared[key] = value
-    with torch.no_grad():
-        for key, value in shared.items():
-            ours[key].copy_(value)
+def _safe_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "_.-" else "_" for c in name)
 
 
-def _check(job: Job, state: Any, problem, item: Loaded) -> tuple[CaseResult, ...]:
+def _check(job: Job, state: Any, problem, item: Loaded, deadline) -> tuple[CaseResult, ...]:
     results = []
-    for case in job.cases:
+    for index, case in enumerate(job.cases):
         try:
             outcome = check_case(
                 problem,
                 item.reference,
-                item.candidate,
+                _remote_call(item.host, index, deadline),
                 case,
                 job.seeds,
-                job.base_seed,
                 state.device,
                 job.atol,
                 job.rtol,
@@ -264,9 +240,26 @@ def _check(job: Job, state: Any, problem, item: Loaded) -> tuple[CaseResult, ...
     return tuple(results)
 
 
-def _sticky_text(text: str) -> bool:
-    lowered = text.lower()
-    return any(m in lowered for m in ("illegal memory access", "device-side assert", "cuda error"))
+def _remote_call(host: CandidateProcess, case_index: int, deadline):
+    """The candidate's forward as the correctness check calls it: inputs out, outputs and the
+    inputs as they are after the call back."""
+
+    def call(inputs: list, poison_bytes: list[int], where: str) -> tuple[tuple, list]:
+        try:
+            reply = host.request(
+                "call",
+                deadline.left(),
+                case=case_index,
+                inputs=inputs,
+                poison_bytes=poison_bytes,
+                return_inputs=True,
+            )
+        except CandidateFailed as failed:
+            reason = Reason(failed.reason.rule, f"{failed.reason.message} {where}".strip())
+            raise CandidateCrashed(reason, failed.fatal) from None
+        return tuple(reply["outputs"]), list(reply["inputs_after"])
+
+    return call
 
 
 def _short(exc: BaseException) -> str:

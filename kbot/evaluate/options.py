@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 from kbot.errors import UsageError
 
@@ -23,6 +24,13 @@ class EvalOptions:
     compile_baselines: bool = True
     baseline_timeout_s: float = 900.0
     timing_budget_s: float = 1.0  # per case, all implementations together
+    # auto: namespaces where the machine allows them; namespaces: required (an error if not);
+    # off: plain processes (benchmarks of the sandbox's cost; refused beside a credential).
+    sandbox: str = "auto"
+    # Run candidates unconfined where namespaces cannot be set up, even beside a credential.
+    allow_unsandboxed: bool = field(
+        default_factory=lambda: os.environ.get("KBOT_ALLOW_UNSANDBOXED", "") in ("1", "true", "yes")
+    )
 
     def __post_init__(self) -> None:
         if self.device not in ("auto", "cpu", "cuda"):
@@ -33,5 +41,7 @@ class EvalOptions:
             raise UsageError("timeouts and the timing budget must be positive numbers of seconds")
         if any(g < 0 for g in self.gpus) or len(set(self.gpus)) != len(self.gpus):
             raise UsageError(f"--gpus must list distinct GPU indices like 0,1 (got {self.gpus})")
+        if self.sandbox not in ("auto", "namespaces", "off"):
+            raise UsageError(f"sandbox must be auto, namespaces or off, not {self.sandbox!r}")
         if self.gpus and self.device == "cpu":
             raise UsageError("--gpus cannot be combined with --device cpu")

@@ -17,7 +17,7 @@ from typing import Any
 
 from kbot.evaluate.verdict import CaseCorrectness, CaseResult, CaseTiming, Reason, Stage, Stat
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -64,9 +64,11 @@ class CandidateOutcome:
     reasons: tuple[Reason, ...]
     cases: tuple[CaseResult, ...] = ()
     notes: tuple[Reason, ...] = field(default_factory=tuple)
+    output: str = ""  # what the candidate's process printed, trimmed
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "output": self.output,
             "accepted": self.accepted,
             "stage": self.stage.value,
             "reasons": [asdict(r) for r in self.reasons],
@@ -82,6 +84,7 @@ class CandidateOutcome:
             reasons=tuple(Reason(**r) for r in data["reasons"]),
             notes=tuple(Reason(**r) for r in data.get("notes", ())),
             cases=tuple(_case(c) for c in data["cases"]),
+            output=str(data.get("output", "")),
         )
 
 

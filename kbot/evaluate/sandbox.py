@@ -1,12 +1,12 @@
-"""The parent's handle on one worker child: spawn `python -m kbot.evaluate.worker` in its own
+"""The parent's handle on one judge child: spawn `python -m kbot.evaluate.worker` in its own
 process group with a scrubbed environment, send a job, wait with a hard deadline that follows
-the worker's phases, kill the whole group on a timeout, report crashes, respawn on demand."""
+the judge's phases, kill the whole group on a timeout, report crashes, respawn on demand. The
+judge itself starts a sandboxed process per candidate (kbot.evaluate.remote)."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import selectors
 import shutil
 import signal
@@ -18,45 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kbot.evaluate.credentials import scrub_environment
 from kbot.evaluate.protocol import PROTOCOL_VERSION, Job
 
-# Environment variables a candidate must never see: anything that looks like a credential,
-# and the namespaces of services kbot talks to.
-_SECRET_WORDS = re.compile(r"TOKEN|KEY|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE", re.I)
-_SECRET_PREFIXES = (
-    "GITHUB_",
-    "GH_",
-    "OPENAI_",
-    "ANTHROPIC_",
-    "AWS_",
-    "AZURE_",
-    "GOOGLE_",
-    "GCP_",
-    "HF_",
-    "HUGGING",
-    "ACTIONS_",
-    "RUNNER_",
-    "SSH_",
-    "NPM_",
-    "PYPI_",
-    "TWINE_",
-    "KBOT_LLM_",
-    "KBOT_PUBLISH_",
-)
 OUTPUT_LIMIT_CHARS = 4000
 STARTUP_TIMEOUT_S = 300.0
 # A long search loads hundreds of candidate modules and kernels into one worker; a fresh one
 # every so often bounds that growth.
 JOBS_PER_WORKER = 500
-
-
-def scrub_environment(environ: dict[str, str]) -> dict[str, str]:
-    """A copy of `environ` without credentials or the variables of services kbot uses."""
-    return {
-        name: value
-        for name, value in environ.items()
-        if not _SECRET_WORDS.search(name) and not name.upper().startswith(_SECRET_PREFIXES)
-    }
 
 
 @dataclass(frozen=True)
@@ -85,9 +54,12 @@ class WorkerStartError(RuntimeError):
 class WorkerProcess:
     """One worker child, started lazily and again after it dies."""
 
-    def __init__(self, device: str = "auto", gpu: int | None = None) -> None:
+    def __init__(
+        self, device: str = "auto", gpu: int | None = None, sandbox: str = "confined"
+    ) -> None:
         self.device = device
         self.gpu = gpu
+        self.sandbox = sandbox  # how the judge starts candidates' processes: confined | plain
         self.info = WorkerInfo()
         self._process: subprocess.Popen | None = None
         self._folder = Path(tempfile.mkdtemp(prefix="kbot-eval-"))
@@ -122,6 +94,8 @@ class WorkerProcess:
                 str(self._capture),
                 "--device",
                 self.device,
+                "--sandbox",
+                self.sandbox,
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -45,6 +45,10 @@ class Implementation:
     graph_us: list[float] = field(default_factory=list)
     plain_us: list[float] = field(default_factory=list)
 
+    def take(self, flush: torch.Tensor, n: int) -> None:
+        sample_graph(self, flush, n)
+        sample_plain(self, n)
+
 
 def capture(call: Callable[[], Any]) -> tuple[torch.cuda.CUDAGraph, Any]:
     """Warms `call` up on a side stream (compiles, autotunes) and captures it in a graph."""
@@ -134,15 +138,16 @@ def _stable(samples_us: list[float]) -> bool:
     return 1.58 * stat.iqr_us / math.sqrt(stat.runs) <= STABLE_FRACTION * stat.median_us
 
 
-def measure(impls: list[Implementation], flush: torch.Tensor, budget_s: float) -> None:
-    """Interleaves batches of every implementation, rotating the order each round."""
+def measure(impls: list, flush: torch.Tensor, budget_s: float) -> None:
+    """Interleaves batches of every implementation, rotating the order each round. An
+    implementation is anything with `graph_us`, `plain_us` and `take(flush, n)`: one timed
+    here, or a candidate timed in its own process at the judge's request."""
     started = time.perf_counter()
     round_index = 0
     while True:
         order = impls[round_index % len(impls) :] + impls[: round_index % len(impls)]
         for impl in order:
-            sample_graph(impl, flush, BATCH)
-            sample_plain(impl, BATCH)
+            impl.take(flush, BATCH)
         round_index += 1
         elapsed = time.perf_counter() - started
         enough = all(len(i.graph_us) >= MIN_RUNS and len(i.plain_us) >= MIN_RUNS for i in impls)

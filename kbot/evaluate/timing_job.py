@@ -5,6 +5,8 @@ CUDA graph checked once more on fresh values, and the result held against the ro
 from __future__ import annotations
 
 import math
+import secrets
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -12,6 +14,7 @@ import torch
 
 from kbot.evaluate.compare import as_outputs, compare_outputs
 from kbot.evaluate.protocol import CandidateOutcome, Job
+from kbot.evaluate.remote import CandidateFailed, CandidateLost
 from kbot.evaluate.roofline import (
     ROOFLINE_LIMIT,
     DevicePeaks,
@@ -32,7 +35,7 @@ from kbot.evaluate.timing import (
     to_stat,
 )
 from kbot.evaluate.verdict import CaseResult, CaseTiming, Reason, Stage
-from kbot.problem.runtime import apply_distribution, init_inputs, refill_, seeded_inputs
+from kbot.problem.runtime import apply_distribution, init_inputs, seeded_inputs
 
 COMPILE_MODES = {"compile": None, "compile_max_autotune": "max-autotune-no-cudagraphs"}
 # Input copies rotated through so that small (decode-size) working sets miss L2: 2x L2 over
@@ -97,10 +100,12 @@ def time_outcomes(
     outcomes: list[CandidateOutcome],
     loaded: list,
     send,
-) -> tuple[list[CandidateOutcome], bool]:
-    timed = [i for i, o in enumerate(outcomes) if o.accepted]
+) -> list[CandidateOutcome]:
+    """Times every accepted candidate (each in its own process) interleaved with the baselines
+    (here), case by case. What a candidate's process fails at rejects that candidate alone."""
+    timed = [i for i, o in enumerate(outcomes) if o.accepted and loaded[i] is not None]
     if not timed:
-        return outcomes, False
+        return outcomes
     budget = job.timing_budget_s * len(job.cases) * (HARD_CAP_FACTOR + 1)
     send({"event": "phase", "name": "timing", "timeout_s": job.candidate_timeout_s + budget})
     peaks, notes_peaks = _peaks(state.device)
@@ -108,8 +113,7 @@ def time_outcomes(
     timings: dict[int, list[CaseTiming | None]] = {i: [] for i in timed}
     rejected: dict[int, Reason] = {}
     notes = list(baselines.notes) + notes_peaks
-    restart = False
-    for case in job.cases:
+    for index, case in enumerate(job.cases):
         live = [i for i in timed if i not in rejected]
         if not live:
             break
@@ -127,22 +131,24 @@ def time_outcomes(
             for i in live:
                 timings[i].append(None)
             continue
-        candidates: dict[int, Implementation] = {}
+        candidates: dict[int, RemoteImplementation] = {}
         for i in live:
-            model = loaded[i].candidate
             try:
-                graph, outputs = capture(_all_copies(lambda c, m=model: m(*c), copies))
-            except CaptureError as exc:
-                rejected[i] = Reason(
-                    "cuda-graph", f"case {case}: forward cannot be captured in a CUDA graph: {exc}"
+                candidates[i] = RemoteImplementation.capture(
+                    loaded[i].host, index, inputs, len(copies), job.candidate_timeout_s
                 )
-                restart = restart or _sticky(str(exc))
-                continue
-            calls = [lambda m=model, c=c: m(*c) for c in copies]
-            candidates[i] = Implementation(f"candidate {i}", graph, calls, outputs, len(copies))
-        if restart:
-            break
-        measure(list(references.values()) + list(candidates.values()), flush, job.timing_budget_s)
+            except (CandidateFailed, CandidateLost) as exc:
+                rejected[i] = _timing_reason(exc.reason, case, "cuda-graph")
+        try:
+            measure(
+                list(references.values()) + list(candidates.values()), flush, job.timing_budget_s
+            )
+        except _RemoteLost as lost:
+            rejected[lost.index] = _timing_reason(lost.reason, case, "timing")
+            candidates = {i: c for i, c in candidates.items() if i != lost.index}
+            for i in candidates:  # the others' samples are incomplete: not timed this case
+                timings[i].append(None)
+            continue
         bytes_count = bytes_moved(
             inputs, baselines.model, as_outputs(references["eager"].keep_alive)
         )
@@ -154,10 +160,7 @@ def time_outcomes(
                 Reason("timing", f"FLOP counting failed ({type(exc).__name__}); bytes only")
             )
         for i, impl in candidates.items():
-            # The job's reference: the one whose parameters the candidate loaded.
-            failure = _recheck_graph(
-                impl, inputs, loaded[i].reference, problem, case, job, state.device
-            )
+            failure = _audit_candidate(impl, inputs, loaded[i].reference, problem, case, job)
             if failure is not None:
                 rejected[i] = failure
                 continue
@@ -171,8 +174,137 @@ def time_outcomes(
                 )
                 continue
             timings[i].append(timing)
+        for impl in candidates.values():
+            impl.release()
         del references, candidates
-    return _merge(outcomes, timed, timings, rejected, notes), restart
+    return _merge(outcomes, timed, timings, rejected, notes)
+
+
+def _timing_reason(reason: Reason, case, rule_if_lost: str) -> Reason:
+    rule = reason.rule if reason.rule not in ("protocol",) else rule_if_lost
+    return Reason(rule, f"case {case}: {reason.message}")
+
+
+class _RemoteLost(Exception):
+    def __init__(self, index: int, reason: Reason) -> None:
+        super().__init__(reason.message)
+        self.index = index
+        self.reason = reason
+
+
+# The judge's own clock must see at least this share of the time a candidate's process claims
+# for a batch of back-to-back replays: its claimed replays run L2-cold with a flush before each,
+# so an honest claim is at least the back-to-back wall time; a patched timer claims less.
+_CLOCK_AGREEMENT = 0.7
+# Below this wall time per replay the judge's clock sees the host's launch cost, not the GPU's.
+_CLOCK_FLOOR_US = 30.0
+_CLOCK_BATCH_US = 20_000.0
+
+
+@dataclass
+class RemoteImplementation:
+    """A candidate timed in its own process: samples are requested per batch, as `measure`
+    interleaves it with the baselines."""
+
+    host: Any  # kbot.evaluate.remote.CandidateProcess
+    index: int  # the candidate's position in the job
+    calls_per_replay: int
+    timeout_s: float
+    name: str = "candidate"
+    graph_us: list[float] = field(default_factory=list)
+    plain_us: list[float] = field(default_factory=list)
+
+    @classmethod
+    def capture(cls, host, case_index: int, inputs: list, copies: int, timeout_s: float):
+        # The timing inputs are the baselines' own: one call puts them in the case's buffers.
+        host.request("call", timeout_s, case=case_index, inputs=inputs, poison_bytes=[])
+        host.request("capture", timeout_s, case=case_index, copies=copies)
+        return cls(host, case_index, copies, timeout_s)
+
+    def take(self, flush, n: int) -> None:
+        try:
+            reply = self.host.request("sample", self.timeout_s, n=n)
+        except (CandidateFailed, CandidateLost) as exc:
+            raise _RemoteLost(self.index, exc.reason) from None
+        graph, plain = reply.get("graph_us"), reply.get("plain_us")
+        if not _samples(graph, n) or not _samples(plain, n):
+            raise _RemoteLost(
+                self.index, Reason("timing", "the candidate's process sent malformed times")
+            )
+        self.graph_us += [float(v) for v in graph]
+        self.plain_us += [float(v) for v in plain]
+
+    def clock_check(self) -> Reason | None:
+        """Replays the timed graph back to back and holds the claimed time against the judge's
+        own clock over the batch."""
+        claimed_us = to_stat(self.graph_us).median_us * self.calls_per_replay
+        times = int(min(100_000, max(3, _CLOCK_BATCH_US // max(claimed_us, 1e-3))))
+        started = time.perf_counter()
+        self.host.request("ping", self.timeout_s)
+        round_trip_s = time.perf_counter() - started
+        started = time.perf_counter()
+        self.host.request("replay", self.timeout_s, times=times)
+        seen_us = max(0.0, (time.perf_counter() - started - round_trip_s) * 1e6 / times)
+        if seen_us > _CLOCK_FLOOR_US and claimed_us < _CLOCK_AGREEMENT * seen_us:
+            return Reason(
+                "timing-integrity",
+                f"the candidate's process reported {claimed_us:.2f} us per graph replay, but the "
+                f"judge's clock saw {seen_us:.2f} us per replay over {times} replays",
+            )
+        return None
+
+    def recheck(self, fresh: list) -> tuple:
+        return tuple(self.host.request("recheck", self.timeout_s, inputs=fresh)["outputs"])
+
+    def release(self) -> None:
+        try:
+            self.host.request("release", self.timeout_s)
+        except (CandidateFailed, CandidateLost):
+            pass
+
+
+def _samples(values: Any, n: int) -> bool:
+    return (
+        isinstance(values, list)
+        and len(values) == n
+        and all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values)
+    )
+
+
+def _audit_candidate(
+    impl: RemoteImplementation, inputs: list, model, problem, case, job: Job
+) -> Reason | None:
+    """The timed graph must compute the answer on fresh inputs (not just the calls made during
+    the correctness checks), and its claimed time must agree with the judge's clock."""
+    try:
+        clock = impl.clock_check()
+        if clock is not None:
+            return Reason(clock.rule, f"case {case}: {clock.message}")
+        seed = secrets.randbits(31)
+        fresh = apply_distribution(
+            seeded_inputs(problem, case, seed, inputs_device(inputs)), "normal", seed
+        )
+        outputs = impl.recheck(fresh)
+    except (CandidateFailed, CandidateLost) as exc:
+        return _timing_reason(exc.reason, case, "timing")
+    with torch.no_grad():
+        references = as_outputs(
+            model(*[v.clone() if isinstance(v, torch.Tensor) else v for v in fresh])
+        )
+    result = compare_outputs(outputs, references, job.atol, job.rtol)
+    if result.failure is None:
+        return None
+    return Reason(
+        result.failure.rule,
+        f"case {case}: the timed CUDA graph is wrong on fresh inputs: {result.failure.message}",
+    )
+
+
+def inputs_device(inputs: list):
+    for value in inputs:
+        if isinstance(value, torch.Tensor):
+            return value.device
+    return torch.device("cuda")
 
 
 def _peaks(device) -> tuple[DevicePeaks | None, list[Reason]]:
@@ -228,29 +360,6 @@ def _rotated_copies(inputs: list, l2_flush_bytes: int) -> list[list]:
     ]
 
 
-def _recheck_graph(
-    impl: Implementation, inputs: list, model, problem, case, job: Job, device
-) -> Reason | None:
-    """Refills the graph's static inputs with new values, replays it, and compares: the timed
-    graph must compute the answer, not just the calls made during the correctness checks."""
-    seed = job.base_seed + 10_000
-    fresh = apply_distribution(seeded_inputs(problem, case, seed, device), "normal", seed)
-    refill_(inputs, fresh)
-    impl.graph.replay()
-    torch.cuda.synchronize()
-    with torch.no_grad():
-        references = as_outputs(
-            model(*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
-        )
-    result = compare_outputs(as_outputs(impl.keep_alive), references, job.atol, job.rtol)
-    if result.failure is None:
-        return None
-    return Reason(
-        result.failure.rule,
-        f"case {case}: the timed CUDA graph is wrong on fresh inputs: {result.failure.message}",
-    )
-
-
 def _case_timing(
     impl: Implementation, refs: dict[str, Implementation], bytes_count: int, flops: int, peaks
 ) -> CaseTiming:
@@ -300,8 +409,3 @@ def _merge(outcomes, timed, timings, rejected, notes) -> list[CandidateOutcome]:
         )
         merged[i] = CandidateOutcome(True, Stage.DONE, outcome.reasons, cases, tuple(notes))
     return merged
-
-
-def _sticky(text: str) -> bool:
-    lowered = text.lower()
-    return any(m in lowered for m in ("illegal memory access", "device-side assert", "cuda error"))

@@ -106,7 +106,8 @@ class Verdict:
     wall_s: float = 0.0
     worker_output: str = ""  # the candidate's stdout/stderr, trimmed
     versions: dict[str, str] = field(default_factory=dict)  # torch, triton, driver, cuda
-    base_seed: int | None = None  # trial k of every case draws its inputs with base_seed + 1 + k
+    base_seed: int | None = None  # seeds the reference's construction and the timing inputs;
+    # correctness trials draw their seeds from the OS (a rejection names the one it failed on)
 
     @property
     def timed(self) -> bool:

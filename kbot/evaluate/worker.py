@@ -1,10 +1,10 @@
-"""The sandbox child: `python -m kbot.evaluate.worker --capture FILE [--device auto|cpu|cuda]`.
+"""The judge: `python -m kbot.evaluate.worker --capture FILE [--device ...] [--sandbox ...]`.
 
-Reads one JSON `Job` per line from stdin and answers on stdout (kbot.evaluate.protocol). The
-candidate's own prints never reach the protocol: fds 1 and 2 are pointed at the capture file
-before any candidate code runs, and the protocol uses private duplicates of the original fds.
-The parent kills this process's whole group on a timeout and respawns it after a crash; the
-worker exits by itself after a sticky CUDA error or when a candidate changed torch's state.
+The trusted side of the evaluator. Reads one JSON `Job` per line from stdin and answers on
+stdout (kbot.evaluate.protocol). It imports the problem, makes inputs, runs the reference and
+the baselines, compares and times; every candidate runs in a process of its own that this one
+starts (kbot.evaluate.remote), so no candidate code ever runs here. The parent kills this
+process's whole group on a timeout and respawns it after a crash.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _versions(device: str) -> dict[str, str]:
 class WorkerState:
     device: Any  # torch.device
     workdir: Path
-    fingerprint: dict[str, int]
+    sandbox: Any  # kbot.evaluate.remote.Sandbox: how candidates' processes are started
     problems: dict[str, ModuleType] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)  # baselines and peaks, per problem/device
     warmed: set[str] = field(default_factory=set)  # problems whose reference ran before candidates
@@ -78,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kbot.evaluate.worker")
     parser.add_argument("--capture", required=True)
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    parser.add_argument(
+        "--sandbox",
+        default="confined",
+        choices=("confined", "plain"),
+        help="run each candidate's process in Linux namespaces, or plainly (the parent decides)",
+    )
     args = parser.parse_args(argv)
     proto_in, proto_out = _redirect_output(args.capture)
 
@@ -94,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     import torch
 
-    from kbot.evaluate.integrity import fingerprint
+    from kbot.evaluate.confine import Sandbox
     from kbot.evaluate.jobs import run_job
     from kbot.evaluate.protocol import PROTOCOL_VERSION, Job
 
@@ -112,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         device=torch.device("cuda:0" if device == "cuda" else "cpu"),
         # Inside the parent's scratch folder (our cwd), which the parent removes when it closes.
         workdir=Path(tempfile.mkdtemp(prefix="jobs-", dir=Path.cwd())),
-        fingerprint=fingerprint(),
+        sandbox=Sandbox(confined=args.sandbox == "confined"),
     )
     import json
 

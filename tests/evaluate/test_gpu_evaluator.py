@@ -82,3 +82,18 @@ def test_pool_over_two_gpus_gives_the_same_verdict_form(problem, candidate):
     assert all(v.accepted and v.timed for v in verdicts)
     assert all(v.stage == Stage.DONE for v in verdicts)
     assert all(math.isfinite(v.cases[0].timing.candidate_graph.median_us) for v in verdicts)
+
+
+@pytest.mark.parametrize("compile_baselines", [False, True])
+def test_correct_candidates_pass_in_fresh_evaluators_with_and_without_compile(
+    problem, candidate, compile_baselines
+):
+    # Once rejected as `module-patching` without compile baselines: torch._dynamo, imported
+    # lazily during the run, rebinds torch attributes. The judge no longer fingerprints torch
+    # (no candidate code runs there), so what trusted code imports cannot be blamed on one.
+    options = EvalOptions(device="cuda", timing_budget_s=0.2, compile_baselines=compile_baselines)
+    for problem_name, candidate_name in [("quick_gelu", "quick_gelu"), ("rope", "rope")]:
+        with Evaluator(options) as fresh:
+            verdict = fresh.evaluate(problem(problem_name), candidate(candidate_name))
+        assert verdict.accepted, [str(r) for r in verdict.reasons]
+        assert verdict.timed

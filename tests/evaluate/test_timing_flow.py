@@ -1,22 +1,25 @@
 """The timing stage's control flow on a CPU, with the GPU primitives replaced by fakes: graphs
-that re-run the call, a `measure` that records fixed samples, fixed device peaks. What is
-checked is kbot's own logic: which implementations are timed, speedups, roofline, the recheck
-of the timed graph on fresh inputs, and how results merge into the verdict."""
+that re-run the call, a `measure` that records fixed samples, fixed device peaks, and a fake
+candidate process that answers the judge's requests. What is checked is the judge's own logic:
+which implementations are timed, speedups, roofline, the recheck of the timed graph on fresh
+inputs, the cross-check of claimed times against the judge's clock, and how results merge."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
+import time
 from types import SimpleNamespace
 
 import pytest
 import torch
 
-from kbot.evaluate import jobs, timing_job
+from kbot.evaluate import timing_job
 from kbot.evaluate.compare import as_outputs
+from kbot.evaluate.jobs import Loaded
 from kbot.evaluate.protocol import CandidateJob, CandidateOutcome, Job
+from kbot.evaluate.remote import CandidateFailed, CandidateLost
 from kbot.evaluate.roofline import DevicePeaks
-from kbot.evaluate.verdict import Stage
+from kbot.evaluate.verdict import CaseCorrectness, CaseResult, Reason, Stage
+from kbot.problem.runtime import import_file, init_inputs
 
 # The interpreter's sigmoid overflows in exp for large negative inputs; harmless here.
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
@@ -40,11 +43,49 @@ def fake_capture(call):
     return FakeGraph(call, outputs), outputs
 
 
+class FakeHost:
+    """A candidate's process that computes with `model` and claims `claimed_us` per call.
+    `replay_s` is what one replay really takes (the judge's clock sees it)."""
+
+    def __init__(self, model, claimed_us=10.0, replay_s=0.0, stale=False, fail=None):
+        self.model, self.claimed_us, self.replay_s = model, claimed_us, replay_s
+        self.stale, self.fail = stale, fail or {}
+        self.refused: list[str] = []
+        self.inputs = None
+        self.closed = False
+
+    def request(self, op, timeout_s, **fields):
+        if op in self.fail:
+            raise self.fail[op]
+        if op == "call":
+            self.inputs = fields["inputs"]
+            return {"outputs": as_outputs(self.model(*self.inputs))}
+        if op == "sample":
+            n = fields["n"]
+            return {
+                "graph_us": [self.claimed_us + 0.01 * i for i in range(n)],
+                "plain_us": [self.claimed_us + 5.0] * n,
+            }
+        if op == "replay":
+            time.sleep(self.replay_s * fields["times"])
+            return {}
+        if op == "recheck":
+            inputs = self.inputs if self.stale else fields["inputs"]
+            with torch.no_grad():
+                return {"outputs": as_outputs(self.model(*inputs))}
+        return {}
+
+    def close(self):
+        self.closed = True
+
+
 def fake_measure(impls, flush, budget_s):
     for impl in impls:
-        base = 10.0 if impl.name.startswith("candidate") else 20.0
-        impl.graph_us = [base + 0.01 * i for i in range(100)]
-        impl.plain_us = [base + 5.0 + 0.01 * i for i in range(100)]
+        if isinstance(impl, timing_job.RemoteImplementation):
+            impl.take(flush, 100)
+            continue
+        impl.graph_us = [20.0 + 0.01 * i for i in range(100)]
+        impl.plain_us = [25.0 + 0.01 * i for i in range(100)]
 
 
 @pytest.fixture
@@ -58,36 +99,39 @@ def fakes(monkeypatch):
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
 
 
-def _run(problem, source, compile_baselines=False):
-    state = SimpleNamespace(
-        device=torch.device("cpu"),
-        workdir=Path(tempfile.mkdtemp()),
-        fingerprint={},
-        problems={},
-        cache={},
-    )
+def _run(problem, hosts, compile_baselines=False):
+    """Times one fake candidate process per entry of `hosts` (each a FakeHost factory taking
+    the reference model)."""
+    state = SimpleNamespace(device=torch.device("cpu"), problems={}, cache={})
     job = Job(
         kind="evaluate",
         problem_path=str(problem.path.resolve()),
         problem_sha256=problem.source_sha256,
         cases=problem.cases,
-        candidates=(CandidateJob("c.py", source),),
+        candidates=tuple(CandidateJob(f"c{i}.py", "") for i in range(len(hosts))),
         compile_baselines=compile_baselines,
         base_seed=7,
     )
-    module = jobs._problem(job, state)
-    item = jobs._load(job, state, module, "c.py", source)
-    outcome = CandidateOutcome(True, Stage.CORRECTNESS, (), jobs._check(job, state, module, item))
+    module = import_file(problem.path)
+    outcomes, loaded = [], []
+    for make in hosts:
+        torch.manual_seed(0)
+        reference = module.Model(*init_inputs(module)).eval()
+        loaded.append(Loaded(make(reference), reference))
+        cases = tuple(
+            CaseResult(
+                dict(c), CaseCorrectness(dict(c), 5, ("normal",), 0.0, 0.0, 0, 0, True), None
+            )
+            for c in job.cases
+        )
+        outcomes.append(CandidateOutcome(True, Stage.CORRECTNESS, (), cases))
     baselines = timing_job.prepare_baselines(job, state, module, lambda message: None)
-    return timing_job.time_outcomes(
-        job, state, module, baselines, [outcome], [item], lambda m: None
-    )
+    return timing_job.time_outcomes(job, state, module, baselines, outcomes, loaded, lambda m: None)
 
 
 def test_timed_candidate_gets_stats_speedup_and_roofline(fakes, problem, candidate):
-    outcomes, restart = _run(problem("add_rmsnorm"), candidate("add_rmsnorm"))
-    (outcome,) = outcomes
-    assert outcome.accepted and outcome.stage == Stage.DONE and not restart
+    (outcome,) = _run(problem("add_rmsnorm"), [FakeHost])
+    assert outcome.accepted and outcome.stage == Stage.DONE
     for result in outcome.cases:
         t = result.timing
         assert t.candidate_graph.runs == 100 and t.eager_plain.runs == 100
@@ -99,45 +143,50 @@ def test_timed_candidate_gets_stats_speedup_and_roofline(fakes, problem, candida
         assert result.correctness.passed
 
 
-def test_timed_graph_that_stops_computing_is_rejected(problem, candidate, fakes, monkeypatch):
-    def frozen_capture(call):
-        graph, outputs = fake_capture(call)
-        graph.replay = lambda: None  # the captured work no longer follows its inputs
-        return graph, outputs
-
-    monkeypatch.setattr(timing_job, "capture", frozen_capture)
-    (outcome,), _ = _run(problem("quick_gelu"), candidate("quick_gelu"))
+def test_timed_graph_that_stops_computing_is_rejected(problem, fakes):
+    stale = lambda model: FakeHost(model, stale=True)  # the graph ignores refilled inputs
+    (outcome,) = _run(problem("quick_gelu"), [stale])
     assert not outcome.accepted and outcome.stage == Stage.TIMING
     assert outcome.reasons[0].rule == "mismatch"
     assert "timed CUDA graph" in outcome.reasons[0].message
 
 
-def test_above_the_roofline_is_an_evaluator_error(problem, candidate, fakes, monkeypatch):
+def test_above_the_roofline_is_an_evaluator_error(problem, fakes, monkeypatch):
     monkeypatch.setattr(timing_job, "device_peaks", lambda device: DevicePeaks("slow", 1e3, 1e3))
-    (outcome,), _ = _run(problem("quick_gelu"), candidate("quick_gelu"))
+    (outcome,) = _run(problem("quick_gelu"), [FakeHost])
     assert not outcome.accepted and outcome.reasons[0].rule == "evaluator-error"
 
 
-def test_uncapturable_candidate_is_rejected(problem, candidate, fakes, monkeypatch):
-    calls = {"n": 0}
-
-    def picky_capture(call):
-        calls["n"] += 1
-        if calls["n"] > 1:  # the reference (first) captures; the candidate does not
-            raise timing_job.CaptureError("RuntimeError: operation not permitted when capturing")
-        return fake_capture(call)
-
-    monkeypatch.setattr(timing_job, "capture", picky_capture)
-    (outcome,), _ = _run(problem("gelu_fp32"), candidate("quick_gelu"))
-    assert outcome.reasons[0].rule == "cuda-graph"
+def test_uncapturable_candidate_is_rejected(problem, fakes):
+    lost = CandidateFailed(Reason("cuda-graph", "operation not permitted when capturing"), False)
+    (outcome,) = _run(problem("gelu_fp32"), [lambda model: FakeHost(model, fail={"capture": lost})])
+    assert not outcome.accepted and outcome.reasons[0].rule == "cuda-graph"
 
 
-def test_speedup_inside_the_noise_is_one(problem, candidate, fakes, monkeypatch):
+def test_speedup_inside_the_noise_is_one(problem, fakes, monkeypatch):
     def same_speed(impls, flush, budget_s):
         for impl in impls:
             impl.graph_us = [10.0 + 0.1 * (i % 10) for i in range(100)]
             impl.plain_us = list(impl.graph_us)
 
     monkeypatch.setattr(timing_job, "measure", same_speed)
-    (outcome,), _ = _run(problem("gelu_fp32"), candidate("quick_gelu"))
+    (outcome,) = _run(problem("gelu_fp32"), [FakeHost])
     assert outcome.cases[0].timing.speedup_vs_eager == 1.0
+
+
+def test_a_claimed_time_the_judges_clock_contradicts_is_rejected(problem, fakes):
+    # Claims 1 us per call (50 calls a replay) while a replay takes 2 ms on the judge's clock.
+    liar = lambda model: FakeHost(model, claimed_us=1.0, replay_s=0.002)
+    honest = lambda model: FakeHost(model, claimed_us=2000.0, replay_s=0.002)
+    lying, truthful = _run(problem("gelu_fp32"), [liar, honest])
+    assert not lying.accepted and lying.reasons[0].rule == "timing-integrity"
+    assert "judge's clock" in lying.reasons[0].message
+    assert truthful.accepted, [str(r) for r in truthful.reasons]
+
+
+def test_a_process_lost_while_timed_costs_that_candidate_only(problem, fakes):
+    died = CandidateLost(Reason("crash", "the candidate's process was killed by SIGSEGV"))
+    dying = lambda model: FakeHost(model, fail={"sample": died})
+    lost, healthy = _run(problem("gelu_fp32"), [dying, FakeHost])
+    assert not lost.accepted and lost.reasons[0].rule == "crash"
+    assert healthy.accepted

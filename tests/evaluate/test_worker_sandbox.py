@@ -1,13 +1,14 @@
-"""The sandbox: hangs and crashes cost one candidate, never the parent; secrets never reach
-the candidate; a candidate that patches torch at run time is caught and its worker retired."""
+"""The sandbox: hangs and crashes cost one candidate, never the judge or the parent; secrets
+never reach the candidate; what a candidate patches in its own process changes no other verdict."""
 
 import os
 
 import pytest
 
 from kbot.evaluate import EvalOptions, Evaluator, Stage
+from kbot.evaluate.credentials import scrub_environment
 from kbot.evaluate.protocol import CandidateJob, Job
-from kbot.evaluate.sandbox import WorkerProcess, scrub_environment
+from kbot.evaluate.sandbox import WorkerProcess
 
 
 @pytest.fixture(scope="module")
@@ -26,16 +27,16 @@ def test_hang_times_out_and_the_next_candidate_still_evaluates(short_evaluator, 
     assert after.accepted, [str(r) for r in after.reasons]
 
 
-def test_segfaulting_kernel_is_a_crash_and_the_worker_respawns(short_evaluator, problem, candidate):
+def test_segfaulting_kernel_costs_its_own_process_only(short_evaluator, problem, candidate):
     spec = problem("gelu_fp32")
+    short_evaluator.evaluate(spec, candidate("quick_gelu"))  # the judge is up
     spawned = short_evaluator.workers_spawned
     crashed = short_evaluator.evaluate(spec, candidate("crash_wild_pointer"))
     assert not crashed.accepted
     assert crashed.reasons[0].rule in ("crash", "forward-error"), [str(r) for r in crashed.reasons]
     after = short_evaluator.evaluate(spec, candidate("quick_gelu"))
     assert after.accepted
-    if crashed.reasons[0].rule == "crash":
-        assert short_evaluator.workers_spawned == spawned + 1
+    assert short_evaluator.workers_spawned == spawned  # the judge itself never went down
 
 
 def _job(problem, source, name="candidate.py"):
@@ -58,12 +59,18 @@ def raw_worker():
     worker.close()
 
 
+def _outcome(reply) -> dict:
+    assert reply.result is not None, reply.message
+    return reply.result["outcomes"][0]
+
+
 def test_abort_is_reported_as_a_crash_with_the_signal(raw_worker, problem, candidate):
     spec = problem("gelu_fp32")
-    reply = raw_worker.run(_job(spec, candidate("crash_abort")))
-    assert reply.failure == "crash" and "SIGABRT" in reply.message
-    healthy = raw_worker.run(_job(spec, candidate("quick_gelu")))
-    assert healthy.result is not None and healthy.result["outcomes"][0]["accepted"]
+    crashed = _outcome(raw_worker.run(_job(spec, candidate("crash_abort"))))
+    assert not crashed["accepted"]
+    assert crashed["reasons"][0]["rule"] == "crash"
+    assert "SIGABRT" in crashed["reasons"][0]["message"]
+    assert _outcome(raw_worker.run(_job(spec, candidate("quick_gelu"))))["accepted"]
 
 
 def test_secrets_are_scrubbed_from_the_candidate_environment(raw_worker, problem, monkeypatch):
@@ -76,9 +83,10 @@ def test_secrets_are_scrubbed_from_the_candidate_environment(raw_worker, problem
         "print('visible:', 'PATH' in os.environ)\n"
     )
     reply = raw_worker.run(_job(problem("gelu_fp32"), spy))
-    assert "token: None None" in reply.output
-    assert "visible: True" in reply.output
-    assert "do-not-leak" not in reply.output
+    printed = _outcome(reply)["output"]
+    assert "token: None None" in printed
+    assert "visible: True" in printed
+    assert "do-not-leak" not in printed + reply.output
 
 
 def test_scrub_environment_drops_credentials_and_keeps_the_rest():
@@ -107,21 +115,27 @@ def test_candidate_output_is_captured_not_mixed_into_the_protocol(raw_worker, pr
     noisy = candidate("quick_gelu").replace(
         "def quick_gelu(x):\n", 'def quick_gelu(x):\n    print(\'{"event": "result"}\')\n'
     )
-    reply = raw_worker.run(_job(problem("gelu_fp32"), noisy))
-    assert reply.result is not None and reply.result["outcomes"][0]["accepted"]
-    assert '{"event": "result"}' in reply.output
+    outcome = _outcome(raw_worker.run(_job(problem("gelu_fp32"), noisy)))
+    assert outcome["accepted"]
+    assert '{"event": "result"}' in outcome["output"]
 
 
-def test_run_time_patching_of_torch_is_caught_and_retires_the_worker(
+def test_what_a_candidate_patches_in_its_process_changes_no_later_verdict(
     raw_worker, problem, candidate
 ):
-    patcher = candidate("quick_gelu") + "\n\ntorch.Tensor.sum = lambda self, *a, **k: 0\n"
-    reply = raw_worker.run(_job(problem("gelu_fp32"), patcher))
-    outcome = reply.result["outcomes"][0]
+    # Patches of the comparison's building blocks: harmless where the comparison runs elsewhere.
+    patcher = candidate("quick_gelu") + (
+        "\n\ntorch.Tensor.sum = lambda self, *a, **k: 0\n"
+        "torch.equal = lambda *a, **k: True\n"
+        "torch.allclose = lambda *a, **k: True\n"
+    )
+    raw_worker.run(_job(problem("gelu_fp32"), patcher))
+    wrong = candidate("quick_gelu").replace("1.702", "1.5")
+    assert wrong != candidate("quick_gelu")
+    outcome = _outcome(raw_worker.run(_job(problem("gelu_fp32"), wrong)))
     assert not outcome["accepted"]
-    assert outcome["reasons"][0]["rule"] == "module-patching"
-    assert "torch.Tensor.sum" in outcome["reasons"][0]["message"]
-    assert not raw_worker.alive
+    assert outcome["reasons"][0]["rule"] == "mismatch"
+    assert raw_worker.alive
 
 
 def test_problem_that_fails_is_bad_input(evaluator, tmp_path, candidate):

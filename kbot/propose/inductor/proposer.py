@@ -25,7 +25,7 @@ class CaptureFailed(Exception):
 def capture_in_child(problem_path: Path, timeout_s: float) -> dict:
     """Runs the capture in `python -m kbot.propose.inductor.capture` with the evaluator's scrubbed
     environment (no tokens) in its own process group, killed whole at the time limit."""
-    from kbot.evaluate.sandbox import scrub_environment
+    from kbot.evaluate.credentials import scrub_environment
 
     with tempfile.TemporaryDirectory(prefix="kbot-inductor-") as folder:
         out = Path(folder) / "capture.json"

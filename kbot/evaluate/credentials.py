@@ -1,0 +1,76 @@
+"""Which environment variables hold credentials, and keeping their values out of text.
+
+One definition for the evaluator (what a judge or candidate process may never inherit) and for
+everything that prints what a candidate printed (the value of every such variable is masked).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+# Anything that looks like a credential, and the namespaces of services kbot talks to.
+_SECRET_WORDS = re.compile(r"TOKEN|KEY|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE", re.I)
+_SECRET_PREFIXES = (
+    "GITHUB_",
+    "GH_",
+    "OPENAI_",
+    "ANTHROPIC_",
+    "AWS_",
+    "AZURE_",
+    "GOOGLE_",
+    "GCP_",
+    "HF_",
+    "HUGGING",
+    "ACTIONS_",
+    "RUNNER_",
+    "SSH_",
+    "NPM_",
+    "PYPI_",
+    "TWINE_",
+    "KBOT_LLM_",
+    "KBOT_PUBLISH_",
+)
+# A user's own credentials under other names: `KBOT_SECRET_ENV=DEPLOY_VALUE,OTHER`.
+EXTRA_NAMES_VARIABLE = "KBOT_SECRET_ENV"
+MASK = "***"
+
+
+def _extra_names(environ: Mapping[str, str]) -> set[str]:
+    return {n.strip() for n in environ.get(EXTRA_NAMES_VARIABLE, "").split(",") if n.strip()}
+
+
+def is_secret_name(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    extra = _extra_names(os.environ if environ is None else environ)
+    return (
+        name in extra
+        or bool(_SECRET_WORDS.search(name))
+        or name.upper().startswith(_SECRET_PREFIXES)
+    )
+
+
+def scrub_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """A copy of `environ` without credentials or the variables of services kbot uses."""
+    return {n: v for n, v in environ.items() if not is_secret_name(n, environ)}
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The values of the credential variables set here (at least 4 characters long)."""
+    environ = os.environ if environ is None else environ
+    return tuple(
+        v for n, v in environ.items() if is_secret_name(n, environ) and v and len(v.strip()) >= 4
+    )
+
+
+def held_credentials(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The names of the credential variables set (non-empty) in `environ`."""
+    environ = os.environ if environ is None else environ
+    return sorted(n for n, v in environ.items() if v and is_secret_name(n, environ))
+
+
+def mask(text: str, values: Iterable[str]) -> str:
+    """`text` with every value in `values` replaced by ***, longest first."""
+    for value in sorted({v for v in values if v}, key=len, reverse=True):
+        text = text.replace(value, MASK)
+    return text

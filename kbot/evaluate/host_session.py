@@ -1,0 +1,265 @@
+"""What a candidate's process does for the judge, one request at a time (see candidate_host).
+
+Requests and replies are JSON; tensors travel as payload files in the process's own folder
+(kbot.evaluate.wire). The process keeps one set of input buffers per case: the first call
+allocates them, later calls refill the same memory (so a candidate caching by pointer answers
+the previous trial). On a GPU it captures the timed CUDA graph, samples it and plain calls,
+replays it for the judge's clock, and refills the graph's inputs for the judge's recheck.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kbot.evaluate import wire
+from kbot.evaluate.audit import Policy
+from kbot.evaluate.cuda_errors import is_sticky
+from kbot.problem.runtime import import_file
+
+_POISON_MIN_BYTES = 64 << 20
+
+
+class _Refused(Exception):
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+
+
+class Session:
+    def __init__(self, device: torch.device, folder: Path, policy: Policy) -> None:
+        self.device = device
+        self.folder = folder
+        self.policy = policy
+        self.model: torch.nn.Module | None = None
+        self.buffers: dict[int, list] = {}
+        self.timed = None  # kbot.evaluate.timing.Implementation of the case being timed
+        self.timed_case: int | None = None
+        self._flush: torch.Tensor | None = None
+        self._replies = itertools.count()
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = str(request.get("op"))
+        handlers = {
+            "load": self._load,
+            "call": self._call,
+            "capture": self._capture,
+            "sample": self._sample,
+            "replay": self._replay,
+            "recheck": self._recheck,
+            "release": self._release,
+            "ping": lambda request: {},
+        }
+        if op not in handlers:
+            return {"ok": False, "rule": "protocol", "message": f"unknown request {op!r}"}
+        try:
+            return {"ok": True, **handlers[op](request)}
+        except _Refused as refused:
+            return {"ok": False, "rule": refused.rule, "message": refused.message}
+        except BaseException as exc:  # the candidate's own code raised: that is its verdict
+            rule = {"load": "load", "capture": "cuda-graph"}.get(op, "forward-error")
+            return {"ok": False, "rule": rule, "message": _short(exc), "fatal": is_sticky(str(exc))}
+
+    # --- requests ------------------------------------------------------------------------
+
+    def _load(self, request: dict[str, Any]) -> dict[str, Any]:
+        payload = self._payload(request)
+        init = wire.decode(request["init"], payload, torch.device("cpu"))
+        state = wire.decode(request["state"], payload, self.device)
+        try:
+            module = import_file(self._inside(request["source"]), prefix="kbot_candidate")
+        except BaseException as exc:
+            raise _Refused("load", f"importing the candidate raised {_short(exc)}") from None
+        model_new = getattr(module, "ModelNew", None)
+        if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
+            raise _Refused("model-new", "ModelNew is not an nn.Module subclass")
+        try:
+            model = model_new(*init)
+        except BaseException as exc:
+            raise _Refused("load", f"ModelNew(*get_init_inputs()) raised {_short(exc)}") from None
+        _load_state(model, state)
+        self.model = model.to(self.device).eval()
+        return {}
+
+    def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.model is None:
+            raise _Refused("protocol", "call before load")
+        fresh = wire.decode(request["inputs"], self._payload(request), self.device)
+        case = int(request["case"])
+        buffers = self.buffers.get(case)
+        if buffers is None:
+            self.buffers[case] = buffers = list(fresh)
+        else:
+            _refill(buffers, fresh)
+        _poison([int(n) for n in request.get("poison_bytes", [])], self.device)
+        with torch.no_grad():
+            outputs = _as_outputs(self.model(*buffers))
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        _check_types(outputs)
+        reply = {"outputs": outputs}
+        if request.get("return_inputs"):
+            reply["inputs_after"] = buffers
+        return self._with_payload(reply)
+
+    def _capture(self, request: dict[str, Any]) -> dict[str, Any]:
+        from kbot.evaluate.timing import Implementation, capture
+
+        case = int(request["case"])
+        if self.model is None or case not in self.buffers:
+            raise _Refused("protocol", "capture before a call on this case")
+        self._release({})
+        model = self.model
+        first = self.buffers[case]
+        copies = [first] + [
+            [v.clone() if isinstance(v, torch.Tensor) else v for v in first]
+            for _ in range(max(0, int(request["copies"]) - 1))
+        ]
+
+        def run_all():
+            out = model(*copies[0])
+            for copy in copies[1:]:
+                model(*copy)
+            return out
+
+        graph, outputs = capture(run_all)
+        calls = [lambda c=c: model(*c) for c in copies]
+        self.timed = Implementation("candidate", graph, calls, outputs, len(copies))
+        self.timed_case = case
+        if self._flush is None:
+            from kbot.evaluate.timing import l2_flush_buffer
+
+            self._flush = l2_flush_buffer(self.device)
+        return {}
+
+    def _sample(self, request: dict[str, Any]) -> dict[str, Any]:
+        from kbot.evaluate.timing import sample_graph, sample_plain
+
+        impl = self._timed()
+        n = max(1, min(int(request.get("n", 10)), 1000))
+        graph_before, plain_before = len(impl.graph_us), len(impl.plain_us)
+        sample_graph(impl, self._flush, n)
+        sample_plain(impl, n)
+        return {"graph_us": impl.graph_us[graph_before:], "plain_us": impl.plain_us[plain_before:]}
+
+    def _replay(self, request: dict[str, Any]) -> dict[str, Any]:
+        impl = self._timed()
+        for _ in range(max(1, min(int(request.get("times", 1)), 100_000))):
+            impl.graph.replay()
+        torch.cuda.synchronize(self.device)
+        return {}
+
+    def _recheck(self, request: dict[str, Any]) -> dict[str, Any]:
+        impl = self._timed()
+        fresh = wire.decode(request["inputs"], self._payload(request), self.device)
+        _refill(self.buffers[self.timed_case], fresh)
+        impl.graph.replay()
+        torch.cuda.synchronize(self.device)
+        return self._with_payload({"outputs": _as_outputs(impl.keep_alive)})
+
+    def _release(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.timed = None
+        self.timed_case = None
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            torch.cuda.empty_cache()
+        return {}
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def _timed(self):
+        if self.timed is None:
+            raise _Refused("protocol", "no graph captured")
+        return self.timed
+
+    def _inside(self, path: str) -> Path:
+        resolved = Path(path).resolve()
+        if self.folder.resolve() not in resolved.parents:
+            raise _Refused("protocol", "a path outside the candidate's folder")
+        return resolved
+
+    def _payload(self, request: dict[str, Any]) -> str | None:
+        path = request.get("payload")
+        return None if path is None else str(self._inside(path))
+
+    def _with_payload(self, values: dict[str, Any]) -> dict[str, Any]:
+        outbox = wire.Outbox.at(self.folder / "exchange" / f"reply-{next(self._replies)}.bin")
+        encoded = {key: wire.encode(value, outbox) for key, value in values.items()}
+        encoded["payload"] = outbox.write()
+        return encoded
+
+
+def _as_outputs(value: object) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _check_types(outputs: tuple) -> None:
+    for index, value in enumerate(outputs):
+        if isinstance(value, torch.Tensor):
+            if type(value) is not torch.Tensor:
+                raise _Refused(
+                    "output-type", f"output {index} is a {type(value).__name__}, not a torch.Tensor"
+                )
+        elif not (value is None or isinstance(value, (bool, int, float))):
+            raise _Refused("output-type", f"output {index} is a {type(value).__name__}")
+        elif isinstance(value, float) and not math.isfinite(value):
+            continue
+
+
+def _refill(buffers: list, fresh: list) -> None:
+    if len(buffers) != len(fresh):
+        raise _Refused("protocol", "a different number of inputs than the first call")
+    for index, (buffer, value) in enumerate(zip(buffers, fresh)):
+        if isinstance(buffer, torch.Tensor):
+            wire.refill_into(buffer, value)
+        elif buffer != value:
+            buffers[index] = value
+
+
+def _load_state(candidate: torch.nn.Module, state: dict[str, torch.Tensor]) -> None:
+    # Non-persistent buffers (a rotary cos/sin cache) are state too: copied like the rest.
+    ours = {**candidate.state_dict(), **dict(candidate.named_buffers())}
+    for key, value in state.items():
+        if key not in ours:
+            continue
+        if ours[key].shape != value.shape:
+            raise _Refused(
+                "load",
+                f"ModelNew.{key} has shape {tuple(ours[key].shape)}; Model's is {tuple(value.shape)}",
+            )
+        if ours[key].dtype != value.dtype:
+            raise _Refused(
+                "load", f"ModelNew.{key} has dtype {ours[key].dtype}; Model's is {value.dtype}"
+            )
+    with torch.no_grad():
+        for key, value in state.items():
+            if key in ours:
+                ours[key].copy_(value)
+
+
+def _poison(sizes: list[int], device: torch.device) -> None:
+    """Fills freed allocator blocks with NaN bytes so an output the candidate allocates but
+    does not write holds NaN rather than an earlier result."""
+    blocks = [torch.empty(max(n, 1), dtype=torch.uint8, device=device).fill_(0xFF) for n in sizes]
+    if device.type == "cuda":
+        total = max(_POISON_MIN_BYTES, 2 * sum(sizes))
+        blocks.append(torch.empty(total, dtype=torch.uint8, device=device).fill_(0xFF))
+    del blocks
+
+
+def _short(exc: BaseException) -> str:
+    """`TypeError: ... (file.py:12)`: the exception and where in the candidate it was raised."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    for frame in reversed(frames):
+        if "kbot/evaluate" not in frame.filename and "kbot/problem" not in frame.filename:
+            where = f" ({frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})"
+            break
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {(text[0] if text else '')[:300]}{where}"

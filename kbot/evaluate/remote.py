@@ -1,0 +1,283 @@
+"""The judge's handle on one candidate's process (kbot.evaluate.candidate_host).
+
+A fresh process per candidate, in its own process group and, where the machine allows, in the
+namespaces of kbot.evaluate.confine; nothing of one candidate survives into the next. Requests
+go out as JSON lines with tensors in payload files; every wait has a deadline, after which the
+whole group is killed (`timeout`); an exit or a signal is a `crash` with the last line the
+process printed. What it prints is read back bounded.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kbot.evaluate import confine, wire
+from kbot.evaluate.confine import Sandbox
+from kbot.evaluate.verdict import Reason
+
+OUTPUT_LIMIT_CHARS = 4000
+STARTUP_TIMEOUT_S = 180.0
+_MAX_LINE_BYTES = 16 << 20
+
+
+class CandidateLost(Exception):
+    """The candidate's process timed out, crashed or broke the protocol; it is gone."""
+
+    def __init__(self, reason: Reason) -> None:
+        super().__init__(reason.message)
+        self.reason = reason
+
+
+class CandidateFailed(Exception):
+    """The candidate's process answered with a failure (a rule and a message)."""
+
+    def __init__(self, reason: Reason, fatal: bool) -> None:
+        super().__init__(reason.message)
+        self.reason = reason
+        self.fatal = fatal
+
+
+class HostError(RuntimeError):
+    """The candidate's process could not be started: the evaluator's failure, not the candidate's."""
+
+
+class CandidateProcess:
+    def __init__(self, folder: Path, device: torch.device, sandbox: Sandbox) -> None:
+        self.folder = folder
+        self.device = device
+        self.sandbox = sandbox
+        self.refused: list[str] = []
+        self._process: subprocess.Popen | None = None
+        self._buffer = b""
+        self._names = itertools.count()
+        for sub in ("exchange", "home", "tmp", "triton-cache", "source"):
+            (folder / sub).mkdir(parents=True, exist_ok=True)
+
+    # --- life ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        package_dir = Path(__file__).resolve().parents[1]
+        package_root = str(package_dir.parent)
+        env = confine.candidate_environment(dict(os.environ), self.folder, package_root)
+        if self.device.type == "cpu":
+            env["TRITON_INTERPRET"] = "1"
+            env["CUDA_VISIBLE_DEVICES"] = ""
+        else:
+            env.pop("TRITON_INTERPRET", None)
+            env["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]
+            libcuda = _libcuda_dir()
+            if libcuda:
+                env.setdefault("TRITON_LIBCUDA_PATH", libcuda)
+        args = [
+            "-m",
+            "kbot.evaluate.candidate_host",
+            "--folder",
+            str(self.folder),
+            "--device",
+            self.device.type,
+        ]
+        if self.sandbox.confined:
+            root = self.folder.parent / f"{self.folder.name}-root"
+            root.mkdir(exist_ok=True)
+            plan = confine.plan_for(self.folder, root, package_dir)
+            args += ["--confine", plan.to_json()]
+            argv = confine.command(args)
+        else:
+            argv = [sys.executable, *args]
+        self._process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=open(self.folder / "startup.txt", "wb"),
+            cwd=self.folder,
+            env=env,
+            start_new_session=True,
+        )
+        try:
+            ready = self._read(time.monotonic() + STARTUP_TIMEOUT_S)
+        except CandidateLost as lost:
+            raise HostError(
+                f"the candidate's process did not start: {lost.reason.message}"
+            ) from None
+        if ready.get("event") != "ready":
+            self.kill()
+            raise HostError(f"the candidate's process did not start: {ready.get('message', ready)}")
+
+    def kill(self) -> None:
+        if self._process is None:
+            return
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for pipe in (self._process.stdin, self._process.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        self._process = None
+
+    def close(self) -> None:
+        self.kill()
+        shutil.rmtree(self.folder, ignore_errors=True)
+        shutil.rmtree(self.folder.parent / f"{self.folder.name}-root", ignore_errors=True)
+
+    def output(self) -> str:
+        """What the process printed, trimmed to its head and tail."""
+        text = ""
+        for name in ("startup.txt", "output.txt"):
+            try:
+                with open(self.folder / name, "rb") as handle:
+                    text += handle.read(1 << 20).decode("utf-8", "replace")
+            except OSError:
+                pass
+        if len(text) <= OUTPUT_LIMIT_CHARS:
+            return text
+        half = OUTPUT_LIMIT_CHARS // 2
+        return f"{text[:half]}\n... [{len(text) - 2 * half} characters trimmed] ...\n{text[-half:]}"
+
+    # --- requests ------------------------------------------------------------------------
+
+    def request(self, op: str, timeout_s: float, **fields: Any) -> dict[str, Any]:
+        """Sends one request; returns the reply's fields with its tensors decoded. Raises
+        CandidateFailed for an answered failure, CandidateLost for a lost process."""
+        outbox = wire.Outbox.at(self.folder / "exchange" / f"request-{next(self._names)}.bin")
+        message: dict[str, Any] = {"op": op}
+        for key, value in fields.items():
+            message[key] = wire.encode(value, outbox) if key in _TENSOR_FIELDS else value
+        if outbox.chunks:
+            message["payload"] = outbox.write()
+        started = time.monotonic()
+        self._send(message)
+        reply = self._read(started + timeout_s)
+        if outbox.chunks:
+            os.unlink(outbox.path)
+        self.refused = [str(r) for r in reply.get("refused", [])][:20]
+        if not reply.get("ok"):
+            rule = str(reply.get("rule", "protocol"))
+            fatal = bool(reply.get("fatal"))
+            if fatal:
+                self.kill()
+            said = str(reply.get("message") or "").strip()[:500]
+            said = said or f"the candidate's process reported a failure ({rule}) without saying why"
+            raise CandidateFailed(Reason(rule, said), fatal)
+        return self._decoded(reply)
+
+    def _decoded(self, reply: dict[str, Any]) -> dict[str, Any]:
+        payload = reply.get("payload")
+        if payload is not None:
+            path = Path(str(payload)).resolve()
+            if self.folder.resolve() not in path.parents:
+                raise CandidateLost(Reason("protocol", "a reply named a file outside its folder"))
+            payload = str(path)
+        values = {}
+        try:
+            for key in _TENSOR_FIELDS & set(reply):
+                values[key] = wire.decode(reply[key], payload, self.device)
+        except (wire.WireError, OSError) as exc:
+            raise CandidateLost(Reason("protocol", f"an unreadable reply: {exc}")) from None
+        finally:
+            if payload is not None and os.path.exists(payload):
+                os.unlink(payload)
+        return {**{k: v for k, v in reply.items() if k not in _TENSOR_FIELDS}, **values}
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        try:
+            self._process.stdin.write((json.dumps(message) + "\n").encode())
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise CandidateLost(self._crash_reason()) from None
+
+    def _read(self, deadline: float) -> dict[str, Any]:
+        if self._process is None or self._process.stdout is None:
+            raise CandidateLost(Reason("crash", "the candidate's process is gone"))
+        stream = self._process.stdout
+        with selectors.DefaultSelector() as selector:
+            selector.register(stream, selectors.EVENT_READ)
+            while b"\n" not in self._buffer:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not selector.select(timeout=remaining):
+                    self.kill()
+                    raise CandidateLost(
+                        Reason("timeout", "timed out: killed the candidate's process group")
+                    )
+                chunk = os.read(stream.fileno(), 1 << 16)
+                if not chunk:
+                    raise CandidateLost(self._crash_reason())
+                self._buffer += chunk
+                if len(self._buffer) > _MAX_LINE_BYTES:
+                    self.kill()
+                    raise CandidateLost(
+                        Reason("protocol", "the candidate's process flooded its reply")
+                    )
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            reply = json.loads(line)
+        except json.JSONDecodeError:
+            self.kill()
+            raise CandidateLost(
+                Reason("protocol", "the candidate's process sent garbage")
+            ) from None
+        if not isinstance(reply, dict):
+            self.kill()
+            raise CandidateLost(Reason("protocol", "the candidate's process sent garbage"))
+        return reply
+
+    def _crash_reason(self) -> Reason:
+        code = None
+        if self._process is not None:
+            try:
+                code = self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                code = None
+        self.kill()
+        if code is not None and code < 0:
+            try:
+                how = f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"was killed by signal {-code}"
+        elif code is not None and code > 128 and self.sandbox.confined:
+            # Under unshare --kill-child the status is the shell convention, 128 + signal.
+            try:
+                how = f"was killed by {signal.Signals(code - 128).name}"
+            except ValueError:
+                how = f"exited with status {code}"
+        else:
+            how = f"exited with status {code}"
+        output = self.output()
+        last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+        said = f": {last[:300]}" if last else ""
+        return Reason("crash", f"the candidate's process {how}{said}")
+
+
+_TENSOR_FIELDS = frozenset({"init", "state", "inputs", "outputs", "inputs_after"})
+
+
+def _libcuda_dir() -> str:
+    """Where libcuda lives, found by the judge (Triton would run ldconfig for it, which the
+    candidate's process may not)."""
+    try:
+        from triton.backends.nvidia.driver import libcuda_dirs
+
+        dirs = libcuda_dirs()
+        return dirs[0] if dirs else ""
+    except Exception:  # an older Triton: the candidate's own lookup then has to find it
+        return ""

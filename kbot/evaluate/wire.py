@@ -1,0 +1,198 @@
+"""Values crossing between the judge and a candidate's process: JSON for structure, raw bytes in
+a file for every tensor. Data only, in both directions: nothing is unpickled or executed, and a
+value the judge reads back is rebuilt from its declared dtype, shape and strides, checked
+against the bytes that actually arrived.
+
+A tensor travels as the span of storage its view can reach (so transposed, sliced and expanded
+inputs keep their strides), as bytes, and is rebuilt with `as_strided` over a fresh buffer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+# The dtypes a tensor may travel in; anything else is refused by name (a candidate cannot make
+# the judge build an object of a type it names).
+DTYPES: dict[str, torch.dtype] = {
+    name: getattr(torch, name)
+    for name in (
+        "float64",
+        "float32",
+        "float16",
+        "bfloat16",
+        "int64",
+        "int32",
+        "int16",
+        "int8",
+        "uint8",
+        "bool",
+        "complex64",
+        "complex128",
+        "float8_e4m3fn",
+        "float8_e5m2",
+    )
+    if hasattr(torch, name)
+}
+_DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
+# A reply may not make the judge allocate without bound: a declared tensor larger than this is
+# refused before any memory is reserved for it.
+MAX_TENSOR_BYTES = 64 << 30
+MAX_DEPTH = 8
+
+
+class WireError(ValueError):
+    """A value that cannot travel, or a reply that does not describe what arrived."""
+
+
+@dataclass
+class Outbox:
+    """Collects the tensors of one message into one payload file."""
+
+    path: Path
+    chunks: list[Any]  # numpy uint8 arrays, written in order
+    offset: int = 0
+
+    @classmethod
+    def at(cls, path: Path) -> Outbox:
+        return cls(path, [])
+
+    def add(self, tensor: torch.Tensor) -> dict[str, Any]:
+        span, offset = _span(tensor)
+        if tensor.dtype not in _DTYPE_NAMES:
+            raise WireError(f"a tensor of dtype {tensor.dtype} cannot be sent")
+        raw = (
+            torch.as_strided(tensor, (span,), (1,), offset)
+            .detach()
+            .contiguous()
+            .cpu()
+            .view(torch.uint8)
+            .numpy()
+        )
+        entry = {
+            "tensor": {
+                "dtype": _DTYPE_NAMES[tensor.dtype],
+                "shape": list(tensor.shape),
+                "stride": list(tensor.stride()),
+                "span": span,
+                "at": self.offset,
+                "nbytes": int(raw.nbytes),
+                "device": tensor.device.type,
+            }
+        }
+        self.chunks.append(raw)
+        self.offset += int(raw.nbytes)
+        return entry
+
+    def write(self) -> str:
+        with open(self.path, "wb") as handle:
+            for chunk in self.chunks:
+                chunk.tofile(handle)
+        return str(self.path)
+
+
+def encode(value: Any, outbox: Outbox, depth: int = 0) -> Any:
+    """`value` (tensors, numbers, strings, None, dtypes, lists/tuples/dicts of them) as JSON."""
+    if depth > MAX_DEPTH:
+        raise WireError("a value nested deeper than 8 levels cannot be sent")
+    if isinstance(value, torch.Tensor):
+        return outbox.add(value)
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"float": repr(value)}
+    if isinstance(value, torch.dtype):
+        if value not in _DTYPE_NAMES:
+            raise WireError(f"dtype {value} cannot be sent")
+        return {"dtype": _DTYPE_NAMES[value]}
+    if isinstance(value, (list, tuple)):
+        kind = "list" if isinstance(value, list) else "tuple"
+        return {kind: [encode(v, outbox, depth + 1) for v in value]}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"dict": {k: encode(v, outbox, depth + 1) for k, v in value.items()}}
+    raise WireError(f"a {type(value).__name__} cannot be sent between processes")
+
+
+def decode(data: Any, payload: str | None, device: torch.device, depth: int = 0) -> Any:
+    """The value `encode` described, its tensors read from `payload` onto `device` (a tensor
+    declared on the CPU stays there, so a wrong output device is still seen)."""
+    if depth > MAX_DEPTH:
+        raise WireError("a value nested deeper than 8 levels")
+    if data is None or isinstance(data, (bool, int, str, float)):
+        return data
+    if isinstance(data, dict) and len(data) == 1:
+        ((kind, body),) = data.items()
+        if kind == "tensor":
+            return _read_tensor(body, payload, device)
+        if kind == "float" and body in ("inf", "-inf", "nan"):
+            return float(body)
+        if kind == "dtype" and body in DTYPES:
+            return DTYPES[body]
+        if kind in ("list", "tuple") and isinstance(body, list):
+            items = [decode(v, payload, device, depth + 1) for v in body]
+            return items if kind == "list" else tuple(items)
+        if kind == "dict" and isinstance(body, dict):
+            return {str(k): decode(v, payload, device, depth + 1) for k, v in body.items()}
+    raise WireError(f"an undecodable value: {str(data)[:80]}")
+
+
+def _read_tensor(body: Any, payload: str | None, device: torch.device) -> torch.Tensor:
+    if payload is None or not isinstance(body, dict):
+        raise WireError("a tensor without its payload")
+    dtype = DTYPES.get(body.get("dtype"))
+    shape, stride = body.get("shape"), body.get("stride")
+    span, at, nbytes = body.get("span"), body.get("at"), body.get("nbytes")
+    if dtype is None or not _ints(shape) or not _ints(stride) or len(shape) != len(stride):
+        raise WireError("a tensor with an unknown dtype or a malformed shape")
+    if not all(isinstance(v, int) and v >= 0 for v in (span, at, nbytes)):
+        raise WireError("a tensor with a malformed extent")
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    if nbytes != span * itemsize or nbytes > MAX_TENSOR_BYTES:
+        raise WireError("a tensor whose byte count does not match its extent")
+    if any(s < 0 for s in shape) or any(s < 0 for s in stride):
+        raise WireError("a tensor with negative sizes or strides")
+    reach = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
+    if reach > span:
+        raise WireError("a tensor whose strides reach past the bytes sent")
+    with open(payload, "rb") as handle:
+        handle.seek(at)
+        raw = handle.read(nbytes)
+    if len(raw) != nbytes:
+        raise WireError("a tensor's bytes are missing from the payload")
+    flat = (
+        torch.frombuffer(bytearray(raw), dtype=torch.uint8)
+        if nbytes
+        else torch.empty(0, dtype=torch.uint8)
+    )
+    flat = flat.view(dtype) if nbytes else torch.empty(0, dtype=dtype)
+    target = torch.device("cpu") if body.get("device") == "cpu" else device
+    flat = flat.to(target)
+    return torch.as_strided(flat, tuple(shape), tuple(stride), 0)
+
+
+def _ints(values: Any) -> bool:
+    return isinstance(values, list) and all(isinstance(v, int) for v in values)
+
+
+def _span(tensor: torch.Tensor) -> tuple[int, int]:
+    """(elements of storage the view reaches, from its first one; that first one's offset)."""
+    if tensor.numel() == 0:
+        return 0, tensor.storage_offset()
+    if any(s < 0 for s in tensor.stride()):
+        raise WireError("a tensor with negative strides cannot be sent")
+    reach = 1 + sum((n - 1) * s for n, s in zip(tensor.shape, tensor.stride()))
+    return reach, tensor.storage_offset()
+
+
+def refill_into(buffer: torch.Tensor, fresh: torch.Tensor) -> None:
+    """Copies `fresh`'s storage span into `buffer`'s (same pointers), strides included."""
+    span, offset = _span(buffer)
+    fresh_span, fresh_offset = _span(fresh)
+    if span != fresh_span or buffer.shape != fresh.shape or buffer.dtype != fresh.dtype:
+        raise WireError("an input changed shape, strides or dtype between trials")
+    target = torch.as_strided(buffer, (span,), (1,), offset)
+    target.copy_(torch.as_strided(fresh, (span,), (1,), fresh_offset))
