@@ -20,7 +20,9 @@ TORCH_QUERIES = frozenset(
     "cuda.get_device_properties cuda.is_available device double dtype finfo float float16 "
     "float32 float64 get_default_dtype half iinfo inference_mode int int16 int32 int64 int8 "
     "is_complex is_floating_point is_tensor long no_grad numel promote_types result_type "
-    "short uint8".split()
+    "short uint8 uint16 uint32 uint64 float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz "
+    "cfloat cdouble contiguous_format preserve_format channels_last channels_last_3d strided "
+    "layout memory_format".split()
 )
 
 VIEW_METHODS = frozenset(
@@ -50,8 +52,8 @@ SCALAR_ATTRS = frozenset("device dtype is_cpu is_cuda itemsize layout ndim requi
 TENSOR_ATTRS = frozenset("H T data imag mH mT real".split())
 
 SCALAR_BUILTINS = frozenset(
-    "abs all any bool callable divmod float hasattr hash int isinstance len max min pow round "
-    "str sum".split()
+    "abs all any bool callable divmod float hasattr hash int isinstance issubclass len max min "
+    "pow round str sum".split()
 )
 
 OTHER_BUILTINS = frozenset(
@@ -75,3 +77,70 @@ EXTERN_CALLS: dict[str, tuple[str, ...]] = {
         "torch.nn.ConvTranspose2d",
     ),
 }
+
+# The triton API outside kernel bodies: the decorators, their Config, the two grid helpers, and
+# triton.language's dtypes and constexpr (inside @triton.jit bodies all of triton.language is
+# allowed). Two device queries of Triton's driver are the honest way to size persistent grids.
+TRITON_API = frozenset(
+    "triton triton.jit triton.autotune triton.Config triton.heuristics triton.cdiv "
+    "triton.next_power_of_2 triton.__version__ triton.language triton.language.constexpr "
+    "triton.language.dtype triton.runtime.driver.active.get_current_device "
+    "triton.runtime.driver.active.utils.get_device_properties".split()
+)
+TRITON_DTYPES = frozenset(
+    "int1 int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 bfloat16 float32 float64 "
+    "float8e4nv float8e5 float8e4b15 float8e4b8 float8e5b16 float8e4nv".split()
+)
+# What forward's call graph may call of the above: numbers in, numbers out.
+TRITON_HELPERS = frozenset({"triton.cdiv", "triton.next_power_of_2"})
+
+# `triton.autotune(...)` keywords: its configs and keys. The others run candidate code at
+# launch (`prune_configs_by`, `pre_hook`, `post_hook`) or replace its timer (`do_bench`).
+AUTOTUNE_KEYWORDS = frozenset(
+    "configs key reset_to_zero restore_value warmup rep use_cuda_graph cache_results".split()
+)
+CONFIG_KEYWORDS = frozenset("kwargs num_warps num_stages num_ctas maxnreg".split())
+JIT_KEYWORDS = frozenset("do_not_specialize do_not_specialize_on_alignment debug noinline".split())
+
+# Context managers forward may enter: none of them swallows an exception.
+CONTEXT_MANAGERS = frozenset(
+    "torch.no_grad torch.inference_mode torch.enable_grad torch.cuda.device torch.device".split()
+)
+
+# Decorators a function or method that is not a kernel may carry.
+FUNCTION_DECORATORS = frozenset(
+    "staticmethod classmethod property functools.cached_property torch.no_grad "
+    "torch.inference_mode".split()
+)
+
+# Calls allowed in code that runs at import (module level, class bodies, default values,
+# decorator arguments): constructors of numbers, dtypes and launch configs.
+IMPORT_TIME_CALLS = frozenset(
+    "triton.cdiv triton.next_power_of_2 triton.Config triton.language.constexpr torch.finfo "
+    "torch.iinfo torch.device torch.Size dataclasses.field enum.auto typing.TypeVar "
+    "int float str bool complex len range tuple list dict set frozenset min max abs round sum "
+    "sorted reversed zip enumerate pow divmod isinstance any all".split()
+)
+IMPORT_TIME_MODULES = ("math.", "itertools.", "operator.")
+
+# nn.Module methods the evaluator's calls go through: ModelNew must not define them (it would
+# run code around forward, or change what is loaded, moved or returned).
+NN_MODULE_MACHINERY = frozenset(
+    "__call__ _call_impl _wrapped_call_impl __getattr__ __getattribute__ __setattr__ "
+    "__delattr__ __dir__ __setstate__ __getstate__ __reduce__ __reduce_ex__ __new__ __del__ "
+    "_apply apply to to_empty cuda cpu type float double half bfloat16 train eval "
+    "requires_grad_ zero_grad state_dict load_state_dict _load_from_state_dict "
+    "_save_to_state_dict named_parameters parameters buffers named_buffers children "
+    "named_children modules named_modules register_buffer register_parameter register_module "
+    "add_module get_submodule get_parameter get_buffer get_extra_state set_extra_state "
+    "share_memory compile _named_members _get_name _replicate_for_data_parallel".split()
+)
+
+# Special methods that Python runs implicitly, at times no call graph shows (attribute access,
+# class creation, garbage collection); no class of a candidate may define them.
+IMPLICIT_DUNDERS = frozenset(
+    "__call__ __getattr__ __getattribute__ __setattr__ __delattr__ __get__ __set__ __delete__ "
+    "__set_name__ __init_subclass__ __class_getitem__ __prepare__ __instancecheck__ "
+    "__subclasscheck__ __new__ __del__ __missing__ __index__ __torch_function__ "
+    "__torch_dispatch__ __reduce__ __reduce_ex__ __setstate__ __getstate__".split()
+)

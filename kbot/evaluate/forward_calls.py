@@ -1,12 +1,19 @@
 """The call rules of the forward check: what each call in forward's call graph is (a Triton
-launch, a followed helper or method, an allowed `torch` allocation/view/query, a declared extern
-op, a Python builtin) and the rejection, with its hint, for everything else. Tables of what is
-allowed live in `allowed`; the statement and expression walk lives in `forward_walk`."""
+launch, a followed helper, method or local function, an allowed `torch` allocation/view/query,
+a declared extern op, a Python builtin) and the rejection, with its hint, for everything else.
+Tables of what is allowed live in `allowed`; the statement and expression walk lives in
+`forward_walk`.
+
+A function value is followed where it is called: a local def or lambda called by name, one
+passed to a helper that calls it, and one handed to anything else (`map`, `sorted(key=)`,
+`functools.reduce`) is walked with tensors for its parameters, since that is what it may get.
+"""
 
 from __future__ import annotations
 
 import ast
 import builtins
+from dataclasses import dataclass, field
 
 from kbot.evaluate.allowed import (
     ALLOC_METHODS,
@@ -19,84 +26,192 @@ from kbot.evaluate.allowed import (
     TORCH_ALLOC,
     TORCH_QUERIES,
     TORCH_VIEWS,
+    TRITON_API,
+    TRITON_HELPERS,
     VIEW_METHODS,
 )
-from kbot.evaluate.forward_kinds import MAYBE_TENSOR, ForwardFacts, Kind
-from kbot.evaluate.names import forbidden
+from kbot.evaluate.forbidden import forbidden
+from kbot.evaluate.forward_kinds import (
+    MAYBE_TENSOR,
+    Callable,
+    ForwardFacts,
+    Kind,
+    container_of,
+    element_of,
+    holds_tensor,
+)
+
+# Keywords of an allocation that say where and how, never with what values.
+_ALLOC_KEYWORDS = frozenset(
+    "device dtype layout requires_grad pin_memory memory_format size stride".split()
+)
+_COMPARING_METHODS = frozenset("sort index count remove".split())
+
+
+@dataclass
+class CallSite:
+    """The arguments of one call, as the callee will see them."""
+
+    arg_kinds: tuple[Kind, ...]
+    keyword_kinds: dict[str, Kind]
+    star_kind: Kind | None  # f(*xs) / f(**kw): the kind of any parameter they may fill
+    callables: dict[int | str, Callable] = field(default_factory=dict)
+    consumed: bool = False  # the callables were bound into a followed callee
+
+    @property
+    def kinds(self) -> list[Kind]:
+        extra = [self.star_kind] if self.star_kind is not None else []
+        return [*self.arg_kinds, *self.keyword_kinds.values(), *extra]
 
 
 class CallRules:
     """The call half of `forward_walk.Walker`, which mixes it in and supplies `expr` (an
-    expression's kind), `taint` (a container now holds a tensor) and the state below; `follow`
-    walks a called function with a fresh walker of the same class."""
+    expression's kind), `taint`, `run_callable` and the state below; `follow` walks a called
+    function with a fresh walker of the same class."""
 
     m: ForwardFacts
     env: dict[str, Kind]
     depth: int
+    local_fns: dict[str, Callable]
 
     def _Call(self, node: ast.Call) -> Kind:
         func = node.func
-        arg_kinds = tuple(self.expr(a) for a in node.args)
-        self.keyword_kinds = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
-        # kernel[grid](...): a launch.
+        site = self.call_site(node)
+        # kernel[grid](...): a launch (of the module's kernel, not a local of that name).
         if (
             isinstance(func, ast.Subscript)
             and isinstance(func.value, ast.Name)
             and func.value.id in self.m.kernels
+            and func.value.id not in self.env
         ):
             self.expr(func.slice)
             self.m.launches += 1
-            return Kind.UNKNOWN
+            kind = Kind.UNKNOWN
+        else:
+            kind = self.dispatch(node, func, site)
+        if not site.consumed:
+            for target in site.callables.values():  # handed to code that may pass tensors
+                self.run_callable(target, (), Kind.TENSOR)
+        return kind
+
+    def dispatch(self, node: ast.Call, func: ast.expr, site: CallSite) -> Kind:
         dotted = self.m.aliases.qualname(func)
         if dotted is not None:
-            return self.torch_call(node, dotted, arg_kinds)
+            return self.torch_call(node, dotted, site)
         if isinstance(func, ast.Name):
-            return self.name_call(node, func.id, arg_kinds)
+            return self.name_call(node, func.id, site)
         if isinstance(func, ast.Attribute):
-            return self.method_call(node, func, arg_kinds)
+            return self.method_call(node, func, site)
         self.expr(func)
         self.m.reject(node, f"`{ast.unparse(func)}(...)` calls something kbot cannot check")
         return Kind.UNKNOWN
 
-    def name_call(self, node: ast.Call, name: str, arg_kinds: tuple[Kind, ...]) -> Kind:
+    def call_site(self, node: ast.Call) -> CallSite:
+        arg_kinds: list[Kind] = []
+        star_kind: Kind | None = None
+        starred = False
+        for arg in node.args:
+            kind = self.expr(arg)
+            if isinstance(arg, ast.Starred):
+                starred = True
+                star_kind = _widest(star_kind, _spread(kind))
+            elif not starred:
+                arg_kinds.append(kind)
+            else:
+                star_kind = _widest(star_kind, kind)
+        keyword_kinds: dict[str, Kind] = {}
+        for keyword in node.keywords:
+            kind = self.expr(keyword.value)
+            if keyword.arg is None:  # **table
+                star_kind = _widest(star_kind, _spread(kind))
+            else:
+                keyword_kinds[keyword.arg] = kind
+        site = CallSite(tuple(arg_kinds), keyword_kinds, star_kind)
+        for index, arg in enumerate(node.args):
+            target = self.as_callable(arg)
+            if target is not None:
+                site.callables[index] = target
+        for keyword in node.keywords:
+            target = self.as_callable(keyword.value)
+            if target is not None and keyword.arg:
+                site.callables[keyword.arg] = target
+        return site
+
+    def as_callable(self, node: ast.AST) -> Callable | None:
+        """The function a call argument is, when it is one the walker can follow."""
+        if isinstance(node, ast.Starred):
+            return self.as_callable(node.value)
+        if isinstance(node, ast.Lambda):
+            return Callable(node, dict(self.env), owner=id(self))
+        if isinstance(node, ast.Name):
+            if node.id in self.local_fns:
+                return self.local_fns[node.id]
+            if node.id in self.m.functions and node.id not in self.env:
+                return Callable(self.m.functions[node.id], module_key=f"fn:{node.id}")
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and node.attr in self.m.methods
+        ):
+            method = self.m.methods[node.attr]
+            return Callable(
+                method, module_key=f"method:{node.attr}", is_method=not _is_static(method)
+            )
+        return None
+
+    def name_call(self, node: ast.Call, name: str, site: CallSite) -> Kind:
+        if name in self.local_fns:
+            site.consumed = True
+            return self.run_callable(
+                self.local_fns[name],
+                site.arg_kinds,
+                Kind.UNKNOWN,
+                keyword_kinds=site.keyword_kinds,
+                star_kind=site.star_kind,
+                callable_args=site.callables,
+            )
         if name in self.env:
-            if self.env[name] != Kind.FUNCTION:
-                self.m.reject(node, f"`{name}(...)` calls a value kbot cannot check")
+            self.m.reject(node, f"`{name}(...)` calls a value kbot cannot check")
             return Kind.UNKNOWN
         if name in self.m.kernels:
             self.m.reject(node, f"`{name}(...)` calls a Triton kernel without a grid")
             return Kind.UNKNOWN
         if name in self.m.functions:
-            return self.follow(f"fn:{name}", self.m.functions[name], arg_kinds, is_method=False)
+            return self.follow(
+                f"fn:{name}", self.m.functions[name], site.arg_kinds, False, site=site
+            )
+        tensors = holds_tensor(site.kinds)
         if name in SCALAR_BUILTINS:
-            if (Kind.TENSOR in arg_kinds or Kind.TENSORS in arg_kinds) and name not in (
-                "isinstance",
-                "len",
-                "hasattr",
-                "callable",
-            ):
+            if tensors and name not in ("isinstance", "len", "hasattr", "callable"):
                 self.m.reject(
                     node, f"`{name}(...)` on a tensor runs PyTorch compute; do it in the kernel"
                 )
             return Kind.SCALAR
         if name in OTHER_BUILTINS:
-            return (
-                Kind.CONTAINER
-                if name in ("tuple", "list", "dict", "set", "range", "enumerate", "zip")
-                else Kind.UNKNOWN
-            )
+            if tensors and name in ("sorted", "range", "repr", "slice"):
+                self.m.reject(
+                    node, f"`{name}(...)` on tensors reads their values; do it in the kernel"
+                )
+            if name in ("tuple", "list", "dict", "set", "range", "enumerate", "zip", "reversed",
+                        "sorted", "map", "filter", "iter"):  # fmt: skip
+                return container_of(site.kinds)
+            if name == "next":
+                return Kind.TENSOR if tensors else Kind.UNKNOWN
+            return Kind.UNKNOWN
         if hasattr(builtins, name):
             self.m.reject(node, f"`{name}(...)` is not allowed in forward")
             return Kind.UNKNOWN
         self.m.reject(node, f"`{name}(...)` is not defined in the candidate")
         return Kind.UNKNOWN
 
-    def method_call(self, node: ast.Call, func: ast.Attribute, arg_kinds: tuple[Kind, ...]) -> Kind:
+    def method_call(self, node: ast.Call, func: ast.Attribute, site: CallSite) -> Kind:
         name = func.attr
         if isinstance(func.value, ast.Name) and func.value.id == "self":
             if name in self.m.methods:
+                method = self.m.methods[name]
                 return self.follow(
-                    f"method:{name}", self.m.methods[name], arg_kinds, is_method=True
+                    f"method:{name}", method, site.arg_kinds, not _is_static(method), site=site
                 )
             layer = self.m.self_modules.get(name)
             if layer is not None and self.m.extern_allowed(layer):
@@ -108,25 +223,29 @@ class CallRules:
             )
             return Kind.UNKNOWN
         receiver = self.expr(func.value)
-        if receiver == Kind.CONTAINER and any(k in MAYBE_TENSOR for k in arg_kinds):
-            self.taint(func.value)  # parts.append(x)
+        tensors = holds_tensor(site.kinds)
+        if receiver == Kind.TENSORS and name in _COMPARING_METHODS:
+            self.m.reject(node, f"`{ast.unparse(func)}(...)` compares tensors with PyTorch")
             return Kind.UNKNOWN
+        if receiver == Kind.CONTAINER and any(k in MAYBE_TENSOR for k in site.kinds):
+            self.taint(func.value)  # parts.append(x)
+            return Kind.TENSORS
         if receiver == Kind.TENSORS:
             return Kind.TENSOR  # parts.pop(), table.get(key)
         if receiver in (Kind.CONTAINER, Kind.SCALAR, Kind.META):
-            return Kind.UNKNOWN
+            return Kind.TENSORS if tensors else Kind.UNKNOWN
         if name in QUERY_METHODS:
             return Kind.SHAPE if name in ("size", "stride") and not node.args else Kind.SCALAR
         if name in VIEW_METHODS:
             return Kind.TENSOR
         if name in ALLOC_METHODS:
-            if name == "fill_" and Kind.TENSOR in arg_kinds:
+            if name == "fill_" and tensors:
                 self.m.reject(node, "`fill_` with a tensor value is a copy in PyTorch")
             return Kind.TENSOR
         if self.m.extern_allowed(f"torch.Tensor.{name}"):
             return Kind.TENSOR
         if receiver == Kind.UNKNOWN and name in CONTAINER_METHODS:
-            return Kind.UNKNOWN
+            return Kind.TENSORS if tensors else Kind.UNKNOWN
         if name in CAST_METHODS:
             self.m.reject(
                 node,
@@ -139,22 +258,33 @@ class CallRules:
         )
         return Kind.TENSOR
 
-    def torch_call(self, node: ast.Call, dotted: str, arg_kinds: tuple[Kind, ...]) -> Kind:
+    def torch_call(self, node: ast.Call, dotted: str, site: CallSite) -> Kind:
         root = dotted.split(".")[0]
+        tensors = holds_tensor(site.kinds)
         if root == "triton":
-            return Kind.SCALAR
+            if dotted in TRITON_HELPERS:
+                if tensors:
+                    self.m.reject(
+                        node, f"`{dotted}(...)` on a tensor is PyTorch arithmetic in forward"
+                    )
+                return Kind.SCALAR
+            # Anything else of triton is its own rule (`triton-api`); the value is opaque.
+            return Kind.SCALAR if dotted in TRITON_API else Kind.UNKNOWN
         if root != "torch":
-            return (
-                Kind.SCALAR
-                if root in ("math", "operator") and Kind.TENSOR not in arg_kinds
-                else self._other_module_call(node, dotted, arg_kinds)
-            )
-        return self.check_torch_name(node, dotted, called=True)
-
-    def _other_module_call(self, node: ast.Call, dotted: str, arg_kinds) -> Kind:
-        if Kind.TENSOR in arg_kinds:
-            self.m.reject(node, f"`{dotted}(...)` on a tensor in forward")
-        return Kind.UNKNOWN
+            if tensors:
+                self.m.reject(node, f"`{dotted}(...)` on a tensor in forward")
+            numbers = all(k in (Kind.SCALAR, Kind.SHAPE, Kind.CONTAINER) for k in site.kinds)
+            return Kind.SCALAR if root in ("math", "operator") and numbers else Kind.UNKNOWN
+        kind = self.check_torch_name(node, dotted, called=True)
+        rest = dotted[len("torch.") :]
+        if rest in TORCH_ALLOC:
+            values = list(site.arg_kinds[1:] if rest.endswith("_like") else site.arg_kinds)
+            values += [k for key, k in site.keyword_kinds.items() if key not in _ALLOC_KEYWORDS]
+            if site.star_kind is not None:
+                values.append(site.star_kind)
+            if holds_tensor(values):
+                self.m.reject(node, f"`{dotted}(...)` from a tensor's values is a copy in PyTorch")
+        return kind
 
     def check_torch_name(self, node: ast.AST, dotted: str, called: bool) -> Kind:
         """A `torch.*` name used in forward's call graph: allowed, or a rejection."""
@@ -179,16 +309,47 @@ class CallRules:
         return Kind.TENSOR
 
     def follow(
-        self, key: str, fn: ast.FunctionDef, arg_kinds: tuple[Kind, ...], is_method: bool
+        self,
+        key: str,
+        fn: ast.FunctionDef | ast.Lambda,
+        arg_kinds: tuple[Kind, ...],
+        is_method: bool,
+        default_kind: Kind = Kind.UNKNOWN,
+        site: CallSite | None = None,
+        **binding,
     ) -> Kind:
-        visit = (key, arg_kinds)
+        if site is not None:
+            site.consumed = True
+            binding = dict(
+                keyword_kinds=site.keyword_kinds,
+                star_kind=site.star_kind,
+                callable_args=site.callables,
+            )
+        visit = (f"{key}:{default_kind.value}", tuple(arg_kinds))
         if visit in self.m.visiting or self.depth > 20:
             return Kind.UNKNOWN
         self.m.visiting.add(visit)
-        keyword_kinds = dict(getattr(self, "keyword_kinds", {}))
         try:
             return type(self)(self.m, {}, self.depth + 1).run(
-                fn, is_method=is_method, arg_kinds=arg_kinds, keyword_kinds=keyword_kinds
+                fn, is_method=is_method, arg_kinds=arg_kinds, default_kind=default_kind, **binding
             )
         finally:
             self.m.visiting.discard(visit)
+
+
+def _is_static(method: ast.FunctionDef) -> bool:
+    """A @staticmethod has no `self` to skip among its parameters."""
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
+
+
+def _spread(kind: Kind) -> Kind:
+    """The kind of each value `*xs` or `**kw` spreads into parameters."""
+    return element_of(kind) if kind != Kind.TENSOR else Kind.TENSOR
+
+
+def _widest(a: Kind | None, b: Kind) -> Kind:
+    if a is None or a == b:
+        return b
+    if Kind.TENSOR in (a, b):
+        return Kind.TENSOR
+    return Kind.TENSORS if Kind.TENSORS in (a, b) else Kind.UNKNOWN

@@ -21,9 +21,21 @@ class Kind(enum.Enum):
     TENSOR = "tensor"
     CONTAINER = "container"  # a list/tuple/dict of Python numbers (grids, block-size tables)
     TENSORS = "tensors"  # a list/tuple/dict that may hold tensors
-    FUNCTION = "function"  # a local grid function or lambda
-    META = "meta"  # the parameter of a grid lambda: META["BLOCK"] is a scalar
+    FUNCTION = "function"  # a local function or lambda, or a module function as a value
+    META = "meta"  # the parameter of a grid lambda: META["BLOCK"] may be any kernel argument
     UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Callable:
+    """A function value the walker can follow when it is called: a local def or lambda (with
+    the names it closes over), or a module-level function (`module_key` set, no closure)."""
+
+    node: ast.FunctionDef | ast.Lambda
+    closure: dict[str, Kind] | None = None
+    module_key: str | None = None
+    is_method: bool = False  # `self.helper` passed as a value
+    owner: int = 0  # id() of the walker whose scope defined it: calls there see its names now
 
 
 @dataclass
@@ -38,15 +50,18 @@ class ForwardFacts:
     methods: dict[str, ast.FunctionDef]
     self_kinds: dict[str, Kind]
     self_modules: dict[str, str]  # attribute -> dotted nn class, e.g. "torch.nn.Linear"
+    properties: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    self_default: Kind = Kind.UNKNOWN  # an attribute of `self` not assigned in __init__
+    where: str | None = None  # code other than forward's call graph that runs during a call
     reasons: list[Reason] = field(default_factory=list)
     launches: int = 0
     # The call graph is followed once per (function, argument kinds); this stops recursion.
     visiting: set[tuple[str, tuple[Kind, ...]]] = field(default_factory=set)
 
-    def reject(self, node: ast.AST, message: str) -> None:
-        self.reasons.append(
-            Reason("torch-compute-in-forward", message, getattr(node, "lineno", None))
-        )
+    def reject(self, node: ast.AST, message: str, rule: str = "torch-compute-in-forward") -> None:
+        if self.where:
+            message += f" (in {self.where}, which runs during a call)"
+        self.reasons.append(Reason(rule, message, getattr(node, "lineno", None)))
 
     def extern_allowed(self, dotted: str) -> bool:
         return any(dotted in EXTERN_CALLS.get(op, ()) for op in self.options.extern_ops)
@@ -63,6 +78,16 @@ def element_of(kind: Kind) -> Kind:
     if kind in (Kind.TENSOR, Kind.TENSORS):
         return Kind.TENSOR
     return Kind.UNKNOWN
+
+
+def container_of(kinds) -> Kind:
+    """The kind of a list/tuple/dict built from elements of these kinds."""
+    return Kind.TENSORS if any(k in MAYBE_TENSOR for k in kinds) else Kind.CONTAINER
+
+
+def holds_tensor(kinds) -> bool:
+    """Whether any of these kinds is known to be, or to hold, a tensor."""
+    return any(k in (Kind.TENSOR, Kind.TENSORS) for k in kinds)
 
 
 def join_arith(left: Kind, right: Kind) -> Kind:

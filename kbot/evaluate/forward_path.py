@@ -1,17 +1,23 @@
 """The rules about what `ModelNew.forward` may do: launch at least one Triton kernel, and use
 PyTorch only for allocation, views/shape queries and the problem's declared extern ops.
 
-The check follows forward's call graph through `self.<method>(...)` and module-level functions
-(the launcher `<op>(...)` of the candidate convention), tracking just enough of each value's
-kind (tensor, Python number, container) to tell grid arithmetic on sizes from tensor math.
+The check follows forward's call graph through `self.<method>(...)`, properties and
+module-level functions (the launcher `<op>(...)` of the candidate convention), tracking just
+enough of each value's kind (tensor, Python number, container) to tell grid arithmetic on
+sizes from tensor math. The same walk judges the other code that can run during a call:
+special methods and properties of every class, triton.heuristics functions, and functions
+made in `__init__` or at module level.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 
+from kbot.evaluate.allowed import IMPLICIT_DUNDERS
 from kbot.evaluate.forward_kinds import ForwardFacts, Kind
 from kbot.evaluate.forward_walk import Walker
+from kbot.evaluate.module_rules import kernel_names
 from kbot.evaluate.names import Aliases
 from kbot.evaluate.verdict import Reason
 from kbot.problem.spec import ProblemOptions
@@ -20,13 +26,14 @@ from kbot.problem.spec import ProblemOptions
 def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[Reason]:
     """model-new, no-triton-kernel and torch-compute-in-forward on one parsed candidate."""
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    kernels = {name for name, fn in functions.items() if _is_kernel(fn, aliases)}
+    functions.update(_module_lambdas(tree))
+    kernels = kernel_names(tree, aliases)
     model = next(
         (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"), None
     )
     if model is None:
         return [Reason("model-new", "no module-level `class ModelNew(nn.Module)`")]
-    methods = {n.name: n for n in model.body if isinstance(n, ast.FunctionDef)}
+    methods = _methods(model)
     if "forward" not in methods:
         return [Reason("model-new", "`ModelNew` has no `forward` method", model.lineno)]
     if not kernels:
@@ -37,27 +44,9 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
                 model.lineno,
             )
         ]
-    self_kinds, self_modules = _self_attributes(methods.get("__init__"), aliases)
-    for name, method in methods.items():
-        if name == "__init__":
-            continue
-        for node in ast.walk(method):
-            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    if _is_self_attribute(target):
-                        self_kinds[target.attr] = Kind.TENSOR  # state kept across calls
-    module = ForwardFacts(
-        aliases=aliases,
-        options=options,
-        functions=functions,
-        kernels=kernels,
-        constants=_module_constants(tree, aliases),
-        methods=methods,
-        self_kinds=self_kinds,
-        self_modules=self_modules,
-    )
-    Walker(module, {}).run(methods["forward"], is_method=True)
+    constants = _module_constants(tree, aliases)
+    module = _class_facts(model, aliases, options, functions, kernels, constants, Kind.UNKNOWN)
+    Walker(module, {}).run(methods["forward"], is_method=True, default_kind=Kind.TENSOR)
     if module.launches == 0:
         module.reasons.append(
             Reason(
@@ -67,15 +56,102 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
                 methods["forward"].lineno,
             )
         )
+    # Code that runs during a call without being called by name: special methods and
+    # properties of every class in the file, and triton.heuristics functions. Judged like
+    # forward, each parameter taken for a tensor.
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        if cls is model:
+            facts = dataclasses.replace(module)
+        else:
+            facts = _class_facts(cls, aliases, options, functions, kernels, constants, Kind.TENSOR)
+            facts.reasons = module.reasons
+        for name, method in _methods(cls).items():
+            implicit = name.startswith("__") and name.endswith("__") and name != "__init__"
+            if not (implicit or _is_property(method, aliases)) or name in _REJECTED:
+                continue  # rejected outright (module_rules)
+            facts.where = f"`{cls.name}.{name}`"
+            Walker(facts, {}).run(method, is_method=True, default_kind=Kind.TENSOR)
+    facts = dataclasses.replace(module, where="a triton.heuristics function")
+    for fn in (functions[name] for name in sorted(kernels)):
+        for decorator in fn.decorator_list:
+            if isinstance(decorator, ast.Call):
+                for node in ast.walk(decorator):
+                    if isinstance(node, ast.Lambda):
+                        Walker(facts, {}).run(node, default_kind=Kind.UNKNOWN)
+    # Functions made where forward's rule does not look (in __init__, at module level) can
+    # still run during a call: a grid lambda kept on self, a module-level lambda.
+    facts = dataclasses.replace(module, where="a function defined outside forward")
+    for fn in _module_lambdas(tree).values():
+        Walker(facts, {}).run(fn, default_kind=Kind.UNKNOWN)
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        init = _methods(cls).get("__init__")
+        for node in ast.walk(init) if init is not None else ():
+            if isinstance(node, ast.Lambda) or (
+                isinstance(node, ast.FunctionDef) and node is not init
+            ):
+                Walker(facts, {}).run(node, default_kind=Kind.UNKNOWN)
     return module.reasons
 
 
-def _is_kernel(fn: ast.FunctionDef, aliases: Aliases) -> bool:
-    for decorator in fn.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if aliases.qualname(target) in ("triton.jit", "triton.runtime.jit.jit"):
+def _module_lambdas(tree: ast.Module) -> dict[str, ast.Lambda]:
+    """`name = lambda ...` at module level: functions like any `def`."""
+    return {
+        n.targets[0].id: n.value
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Name)
+        and isinstance(n.value, ast.Lambda)
+    }
+
+
+_REJECTED = IMPLICIT_DUNDERS | {"__enter__", "__exit__", "__aenter__", "__aexit__"}
+
+
+def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
+    return {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
+
+
+def _is_property(method: ast.FunctionDef, aliases: Aliases) -> bool:
+    for decorator in method.decorator_list:
+        dotted = aliases.qualname(decorator) or (
+            decorator.id if isinstance(decorator, ast.Name) else ""
+        )
+        if dotted in ("property", "functools.cached_property") or (
+            isinstance(decorator, ast.Attribute) and decorator.attr in ("setter", "deleter")
+        ):
             return True
     return False
+
+
+def _class_facts(
+    cls: ast.ClassDef, aliases, options, functions, kernels, constants, self_default: Kind
+) -> ForwardFacts:
+    """What the walker knows inside one class's methods."""
+    methods = _methods(cls)
+    self_kinds, self_modules = _self_attributes(methods.get("__init__"), aliases)
+    for name, method in methods.items():
+        if name == "__init__":
+            continue
+        for node in ast.walk(method):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    for sub in ast.walk(target):
+                        if _is_self_attribute(sub):
+                            self_kinds[sub.attr] = Kind.TENSOR  # state kept across calls
+    return ForwardFacts(
+        aliases=aliases,
+        options=options,
+        functions=functions,
+        kernels=kernels,
+        constants=constants,
+        methods={n: m for n, m in methods.items() if not _is_property(m, aliases)},
+        properties={n: m for n, m in methods.items() if _is_property(m, aliases)},
+        self_kinds=self_kinds,
+        self_modules=self_modules,
+        self_default=self_default,
+    )
 
 
 def _module_constants(tree: ast.Module, aliases: Aliases) -> dict[str, Kind]:
@@ -83,7 +159,13 @@ def _module_constants(tree: ast.Module, aliases: Aliases) -> dict[str, Kind]:
     tuples of numbers are containers, mutable containers that the file mutates may hold
     tensors, anything else (a tensor built at import, say) counts as a tensor."""
     mutated = _mutated_names(tree)
-    kinds: dict[str, Kind] = {}
+    rebound = {
+        name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Global, ast.Nonlocal))
+        for name in node.names
+    }
+    kinds: dict[str, Kind] = {name: Kind.TENSOR for name in rebound}  # state across calls
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
@@ -91,7 +173,10 @@ def _module_constants(tree: ast.Module, aliases: Aliases) -> dict[str, Kind]:
             target, value = node.target, node.value
         else:
             continue
-        if not isinstance(target, ast.Name) or target.id in aliases.names:
+        if not isinstance(target, ast.Name) or target.id in aliases.names or target.id in rebound:
+            continue
+        if isinstance(value, ast.Lambda):
+            kinds[target.id] = Kind.FUNCTION
             continue
         if _is_scalar_expr(value, aliases, kinds):
             kinds[target.id] = Kind.SCALAR

@@ -8,63 +8,62 @@ from __future__ import annotations
 
 import ast
 
-from kbot.evaluate.allowed import SCALAR_ATTRS, TENSOR_ATTRS
+from kbot.evaluate.allowed import CONTEXT_MANAGERS, SCALAR_ATTRS, TENSOR_ATTRS
 from kbot.evaluate.forward_calls import CallRules
 from kbot.evaluate.forward_kinds import (
     MAYBE_TENSOR,
+    Callable,
     ForwardFacts,
     Kind,
+    container_of,
     element_of,
     join_arith,
 )
+from kbot.evaluate.forward_params import bind_parameters
 
 
 class Walker(CallRules):
     """Walks one function body in order, binding names to kinds and recording violations.
     Calls are judged by `CallRules` (forward_calls)."""
 
-    def __init__(self, module: ForwardFacts, env: dict[str, Kind], depth: int = 0) -> None:
+    def __init__(
+        self,
+        module: ForwardFacts,
+        env: dict[str, Kind],
+        depth: int = 0,
+        local_fns: dict[str, Callable] | None = None,
+    ) -> None:
         self.m = module
         self.env = dict(env)
         self.depth = depth
+        self.local_fns = dict(local_fns or {})
         self.return_kinds: list[Kind] = []
 
     def run(
-        self, fn: ast.FunctionDef, is_method: bool = False, arg_kinds=None, keyword_kinds=None
+        self,
+        fn: ast.FunctionDef | ast.Lambda,
+        is_method: bool = False,
+        arg_kinds=None,
+        keyword_kinds=None,
+        default_kind: Kind = Kind.UNKNOWN,
+        star_kind: Kind | None = None,
+        callable_args: dict | None = None,
     ) -> Kind:
-        keyword_kinds = keyword_kinds or {}
-        args = fn.args.posonlyargs + fn.args.args
-        defaults = fn.args.defaults
-        first_default = len(args) - len(defaults)
-        for index, arg in enumerate(args):
-            if is_method and index == 0:
-                continue
-            if arg_kinds is not None and index - int(is_method) < len(arg_kinds):
-                kind = arg_kinds[index - int(is_method)]
-            elif arg.arg in keyword_kinds:
-                kind = keyword_kinds[arg.arg]
-            elif index >= first_default and isinstance(
-                defaults[index - first_default], ast.Constant
-            ):
-                kind = Kind.SCALAR
-            elif _annotation_is_number(arg.annotation):
-                kind = Kind.SCALAR
-            else:
-                kind = Kind.TENSOR if is_method and fn.name == "forward" else Kind.UNKNOWN
-            self.env[arg.arg] = kind
-        for arg in fn.args.kwonlyargs:
-            if arg.arg in keyword_kinds:
-                self.env[arg.arg] = keyword_kinds[arg.arg]
-            else:
-                number = _annotation_is_number(arg.annotation)
-                self.env[arg.arg] = Kind.SCALAR if number else Kind.UNKNOWN
-        for extra in (fn.args.vararg, fn.args.kwarg):
-            if extra is not None:
-                self.env[extra.arg] = Kind.TENSORS
-        for stmt in fn.body:
-            self.stmt(stmt)
+        """Binds the parameters (forward_params), walks the body and returns the kind of what
+        it returns."""
+        bind_parameters(
+            self, fn, is_method, arg_kinds, keyword_kinds or {}, default_kind, star_kind,
+            callable_args or {},
+        )  # fmt: skip
+        if isinstance(fn, ast.Lambda):
+            self.return_kinds.append(self.expr(fn.body))
+        else:
+            for stmt in fn.body:
+                self.stmt(stmt)
         if self.return_kinds and all(k == Kind.SCALAR for k in self.return_kinds):
             return Kind.SCALAR
+        if Kind.TENSORS in self.return_kinds:
+            return Kind.TENSORS
         return Kind.TENSOR if Kind.TENSOR in self.return_kinds else Kind.UNKNOWN
 
     # ---- statements -------------------------------------------------------------------
@@ -88,49 +87,90 @@ class Walker(CallRules):
         elif isinstance(node, ast.Expr):
             self.expr(node.value)
         elif isinstance(node, (ast.If, ast.While)):
-            self.expr(node.test)
+            self.test(node.test)
             for child in node.body + node.orelse:
                 self.stmt(child)
         elif isinstance(node, ast.For):
-            iter_kind = self.expr(node.iter)
-            is_range = (
-                isinstance(node.iter, ast.Call)
-                and isinstance(node.iter.func, ast.Name)
-                and node.iter.func.id == "range"
-            )
-            element = Kind.SCALAR if is_range else element_of(iter_kind)
-            self.bind(node.target, element, None)
+            self.bind(node.target, self.iteration(node.iter), None)
             for child in node.body + node.orelse:
                 self.stmt(child)
         elif isinstance(node, ast.With):
             for item in node.items:
-                self.expr(item.context_expr)
+                self.context_manager(item.context_expr)
                 if item.optional_vars is not None:
                     self.bind(item.optional_vars, Kind.UNKNOWN, None)
             for child in node.body:
                 self.stmt(child)
         elif isinstance(node, ast.Assert):
-            self.expr(node.test)
+            self.test(node.test)
         elif isinstance(node, ast.FunctionDef):
-            self.env[node.name] = Kind.FUNCTION  # a local grid function
-            self.m.functions.setdefault(f"<local>{node.name}", node)
-            Walker(
-                self.m, {**self.env, **{a.arg: Kind.META for a in node.args.args}}, self.depth + 1
-            ).body(node)
-        elif isinstance(node, ast.Try):
-            for child in node.body + node.orelse + node.finalbody:
-                self.stmt(child)
+            for decorator in node.decorator_list:
+                self.expr(decorator)
+            self.env[node.name] = Kind.FUNCTION
+            self.local_fns[node.name] = Callable(node, dict(self.env), owner=id(self))
+            self.run_callable(self.local_fns[node.name], (), Kind.UNKNOWN)
         elif isinstance(node, ast.Raise) and node.exc is not None:
             self.expr(node.exc)
-        # pass/break/continue/global/nonlocal/del/import carry no compute.
+        elif isinstance(node, (ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)):
+            pass  # carry no compute; `global` names are tensors (forward_path)
+        elif isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, ast.Delete)):
+            pass  # imports and classes have rules of their own; `del name` computes nothing
+        else:  # try, match, and whatever else holds statements and expressions
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    self.stmt(child)
+                elif isinstance(child, ast.expr):
+                    self.expr(child)
+                else:
+                    for grandchild in ast.iter_child_nodes(child):
+                        if isinstance(grandchild, ast.stmt):
+                            self.stmt(grandchild)
+                        elif isinstance(grandchild, ast.expr):
+                            self.expr(grandchild)
 
-    def body(self, fn: ast.FunctionDef) -> None:
-        for stmt in fn.body:
-            self.stmt(stmt)
+    def test(self, node: ast.expr) -> Kind:
+        """A condition: branching on a tensor reads its values (`if x:`, `while t[0]:`)."""
+        kind = self.expr(node)
+        if kind in (Kind.TENSOR, Kind.TENSORS):
+            self.m.reject(
+                node, f"`{ast.unparse(node)}` as a condition reads a tensor's values in Python"
+            )
+        return kind
+
+    def context_manager(self, node: ast.expr) -> None:
+        target = node.func if isinstance(node, ast.Call) else node
+        dotted = self.m.aliases.qualname(target)
+        if isinstance(node, ast.Call) and dotted in CONTEXT_MANAGERS:
+            self.expr(node)
+            return
+        self.expr(node)
+        self.m.reject(
+            node,
+            f"`with {ast.unparse(node)}:` the checks cannot see what its __exit__ does (it may "
+            "swallow a failing kernel); only torch.no_grad(), torch.inference_mode() and "
+            "torch.cuda.device(...) may be entered",
+            rule="try-except-fallback",
+        )
+
+    def iteration(self, iterable: ast.expr) -> Kind:
+        """The kind of each element of a loop or comprehension over `iterable`."""
+        kind = self.expr(iterable)
+        if (
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Name)
+            and iterable.func.id == "range"
+        ):
+            return Kind.SCALAR
+        return element_of(kind)
 
     def bind(self, target: ast.AST, kind: Kind, value: ast.AST | None) -> None:
         if isinstance(target, ast.Name):
             self.env[target.id] = kind
+            self.local_fns.pop(target.id, None)
+            if isinstance(value, ast.Lambda):
+                self.local_fns[target.id] = Callable(value, dict(self.env), owner=id(self))
+            elif isinstance(value, ast.Name) and value.id in self.local_fns:
+                self.local_fns[target.id] = self.local_fns[value.id]
         elif isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
                 for sub, sub_value in zip(target.elts, value.elts):
@@ -176,6 +216,12 @@ class Walker(CallRules):
         return Kind.SCALAR
 
     def _JoinedStr(self, node: ast.JoinedStr) -> Kind:
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue) and self.expr(value.value) in (
+                Kind.TENSOR,
+                Kind.TENSORS,
+            ):
+                self.m.reject(value, "formatting a tensor reads its values in Python")
         return Kind.SCALAR
 
     def _Name(self, node: ast.Name) -> Kind:
@@ -186,6 +232,8 @@ class Walker(CallRules):
         if node.id in self.m.aliases.names:
             self.check_torch_name(node, self.m.aliases.names[node.id], called=False)
             return Kind.SCALAR
+        if node.id in self.m.functions:
+            return Kind.FUNCTION
         return Kind.UNKNOWN
 
     def _Attribute(self, node: ast.Attribute) -> Kind:
@@ -194,7 +242,11 @@ class Walker(CallRules):
             self.check_torch_name(node, dotted, called=False)
             return Kind.SCALAR
         if isinstance(node.value, ast.Name) and node.value.id == "self":
-            return self.m.self_kinds.get(node.attr, Kind.UNKNOWN)
+            if node.attr in self.m.properties:  # a property's body runs on every access
+                return self.follow(
+                    f"property:{node.attr}", self.m.properties[node.attr], (), is_method=True
+                )
+            return self.m.self_kinds.get(node.attr, self.m.self_default)
         base = self.expr(node.value)
         if node.attr == "shape":
             return Kind.SHAPE
@@ -207,66 +259,73 @@ class Walker(CallRules):
     def _Subscript(self, node: ast.Subscript) -> Kind:
         base = self.expr(node.value)
         index = self.expr(node.slice)
-        if base in (Kind.SHAPE, Kind.META, Kind.CONTAINER):
+        if base in (Kind.SHAPE, Kind.CONTAINER):
             return Kind.SCALAR
         if base == Kind.TENSORS:
             return Kind.TENSOR
         if base == Kind.TENSOR:
-            if index == Kind.TENSOR:
+            if index in (Kind.TENSOR, Kind.TENSORS):
                 self.m.reject(
                     node, f"`{ast.unparse(node)}` gathers with a tensor index; gather in the kernel"
                 )
             return Kind.TENSOR
-        return Kind.UNKNOWN
+        return Kind.UNKNOWN  # includes META["x"]: a grid's meta dict holds the kernel's tensors
 
     def _Slice(self, node: ast.Slice) -> Kind:
-        for part in (node.lower, node.upper, node.step):
-            if part is not None:
-                self.expr(part)
-        return Kind.SCALAR
+        kinds = [self.expr(part) for part in (node.lower, node.upper, node.step) if part]
+        return Kind.TENSOR if Kind.TENSOR in kinds else Kind.SCALAR
 
     def _Tuple(self, node: ast.Tuple) -> Kind:
-        kinds = [self.expr(element) for element in node.elts]
-        return Kind.TENSORS if any(k in MAYBE_TENSOR for k in kinds) else Kind.CONTAINER
+        return container_of([self.expr(element) for element in node.elts])
 
     _List = _Set = _Tuple
 
     def _Dict(self, node: ast.Dict) -> Kind:
-        kinds = [self.expr(v) for v in list(node.keys) + list(node.values) if v is not None]
-        return Kind.TENSORS if any(k in MAYBE_TENSOR for k in kinds) else Kind.CONTAINER
+        return container_of([self.expr(v) for v in list(node.keys) + list(node.values) if v])
 
     def _Starred(self, node: ast.Starred) -> Kind:
         return self.expr(node.value)
 
     def _Lambda(self, node: ast.Lambda) -> Kind:
-        inner = Walker(
-            self.m, {**self.env, **{a.arg: Kind.META for a in node.args.args}}, self.depth + 1
-        )
-        inner.expr(node.body)
+        self.run_callable(Callable(node, dict(self.env)), (), Kind.UNKNOWN)
         return Kind.FUNCTION
 
+    def run_callable(
+        self, target: Callable, arg_kinds: tuple[Kind, ...], default_kind: Kind, **binding
+    ) -> Kind:
+        """Walks a local def or lambda (with its closure) or a module function, its
+        parameters bound to `arg_kinds`, else to `default_kind`."""
+        if target.module_key is not None:
+            return self.follow(
+                target.module_key,
+                target.node,
+                arg_kinds,
+                target.is_method,
+                default_kind,
+                **binding,
+            )
+        visit = (f"local:{id(target.node)}:{default_kind.value}", arg_kinds)
+        if visit in self.m.visiting or self.depth > 20:
+            return Kind.UNKNOWN
+        self.m.visiting.add(visit)
+        closure = dict(target.closure or {})
+        if target.owner == id(self):
+            closure.update(self.env)  # closures see their scope's names as they are now
+        try:
+            inner = type(self)(self.m, closure, self.depth + 1, self.local_fns)
+            return inner.run(target.node, arg_kinds=arg_kinds, default_kind=default_kind, **binding)
+        finally:
+            self.m.visiting.discard(visit)
+
     def _comprehension(self, node) -> Kind:
-        inner = Walker(self.m, self.env, self.depth)
+        inner = Walker(self.m, self.env, self.depth, self.local_fns)
         for generator in node.generators:
-            iter_kind = inner.expr(generator.iter)
-            is_range = (
-                isinstance(generator.iter, ast.Call)
-                and isinstance(generator.iter.func, ast.Name)
-                and generator.iter.func.id == "range"
-            )
-            inner.bind(
-                generator.target,
-                Kind.SCALAR if is_range else element_of(iter_kind),
-                None,
-            )
+            inner.bind(generator.target, inner.iteration(generator.iter), None)
             for condition in generator.ifs:
                 inner.expr(condition)
         if isinstance(node, ast.DictComp):
-            inner.expr(node.key)
-            inner.expr(node.value)
-        else:
-            inner.expr(node.elt)
-        return Kind.CONTAINER
+            return container_of([inner.expr(node.key), inner.expr(node.value)])
+        return container_of([inner.expr(node.elt)])
 
     _ListComp = _SetComp = _GeneratorExp = _DictComp = _comprehension
 
@@ -276,18 +335,27 @@ class Walker(CallRules):
         return kind
 
     def _IfExp(self, node: ast.IfExp) -> Kind:
-        self.expr(node.test)
+        self.test(node.test)
         a, b = self.expr(node.body), self.expr(node.orelse)
-        return a if a == b else (Kind.TENSOR if Kind.TENSOR in (a, b) else Kind.UNKNOWN)
+        if a == b:
+            return a
+        if Kind.TENSOR in (a, b):
+            return Kind.TENSOR
+        return Kind.TENSORS if Kind.TENSORS in (a, b) else Kind.UNKNOWN
 
     def _BoolOp(self, node: ast.BoolOp) -> Kind:
-        kinds = [self.expr(v) for v in node.values]
-        return Kind.SCALAR if all(k == Kind.SCALAR for k in kinds) else Kind.UNKNOWN
+        kinds = [self.test(v) for v in node.values[:-1]] + [self.expr(node.values[-1])]
+        if all(k == Kind.SCALAR for k in kinds):
+            return Kind.SCALAR
+        # `a or b` evaluates to one of its operands: a tensor stays a tensor.
+        if Kind.TENSOR in kinds:
+            return Kind.TENSOR
+        return Kind.TENSORS if Kind.TENSORS in kinds else Kind.UNKNOWN
 
     def _Compare(self, node: ast.Compare) -> Kind:
         kinds = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
         identity = all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
-        if Kind.TENSOR in kinds and not identity:
+        if (Kind.TENSOR in kinds or Kind.TENSORS in kinds) and not identity:
             self.m.reject(
                 node, f"`{ast.unparse(node)}` compares tensors with PyTorch; do it in the kernel"
             )
@@ -295,11 +363,11 @@ class Walker(CallRules):
 
     def _UnaryOp(self, node: ast.UnaryOp) -> Kind:
         kind = self.expr(node.operand)
-        if kind == Kind.TENSOR and not isinstance(node.op, ast.Not):
+        if kind in (Kind.TENSOR, Kind.TENSORS):
             self.m.reject(
                 node, f"`{ast.unparse(node)}` is tensor arithmetic in PyTorch; do it in the kernel"
             )
-        return Kind.SCALAR if kind == Kind.SCALAR else kind
+        return Kind.SCALAR if kind == Kind.SCALAR or isinstance(node.op, ast.Not) else kind
 
     def _BinOp(self, node: ast.BinOp) -> Kind:
         left, right = self.expr(node.left), self.expr(node.right)
@@ -319,10 +387,6 @@ class Walker(CallRules):
             self.m.reject(
                 node, f"`{ast.unparse(node)}` is tensor arithmetic in PyTorch; do it in the kernel"
             )
-
-
-def _annotation_is_number(annotation: ast.AST | None) -> bool:
-    return isinstance(annotation, ast.Name) and annotation.id in ("int", "float", "bool", "str")
 
 
 def _as_load(target: ast.AST) -> ast.AST:

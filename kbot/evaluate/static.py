@@ -9,15 +9,13 @@ from __future__ import annotations
 import ast
 import re
 
-from kbot.evaluate import forward_path
+from kbot.evaluate import forward_path, module_rules, name_rules
+from kbot.evaluate.forbidden import forbidden
 from kbot.evaluate.names import (
     ALLOWED_IMPORTS,
-    FORBIDDEN_DUNDERS,
     LOW_PRECISION_DTYPES,
     LOW_PRECISION_METHODS,
     Aliases,
-    forbidden,
-    is_getattr_literal,
 )
 from kbot.evaluate.verdict import Reason
 from kbot.problem.spec import ProblemOptions
@@ -25,9 +23,11 @@ from kbot.problem.spec import ProblemOptions
 # Every rule a static check can report, with what it protects against (docs/evaluator.md).
 RULES: dict[str, str] = {
     "syntax": "the candidate must parse as Python",
-    "model-new": "`class ModelNew` with a `forward` method must exist",
+    "model-new": "`class ModelNew(nn.Module)` with a `forward` method, overriding nothing else "
+    "of nn.Module",
     "no-triton-kernel": "at least one @triton.jit kernel must be launched from forward",
-    "try-except-fallback": "no try/except: a failing kernel must fail, not fall back",
+    "try-except-fallback": "no try/except, __exit__ or unchecked `with`: a failing kernel must "
+    "fail, not fall back",
     "threads": "no threads, processes or asyncio",
     "streams": "no CUDA streams, events, graphs or synchronisation",
     "module-patching": "no assignment to attributes of modules, no global torch state changes",
@@ -40,6 +40,15 @@ RULES: dict[str, str] = {
     "torch-compute-in-forward": "PyTorch in forward's call graph limited to allocation, views "
     "and declared extern ops",
     "precision-downgrade": "an fp32 problem is not computed in fp16/bf16/fp8 or TF32",
+    "import-time-code": "module level holds only imports, definitions and constants",
+    "rebinding": "kernels, classes, functions and methods keep the code the checks judged",
+    "decorators": "no decorators beyond triton's on kernels and a few plain ones",
+    "hooks": "no forward/backward/module/parameter hooks or launch hooks",
+    "special-methods": "no special methods Python runs implicitly (__call__, __getattr__, "
+    "__del__, descriptors, metaclasses)",
+    "triton-api": "triton used through its kernel API only (jit, autotune, heuristics, Config, "
+    "cdiv, next_power_of_2, triton.language)",
+    "kernel-code": "kernel bodies use triton.language and other @triton.jit functions only",
 }
 
 _LOW_PRECISION_PROBLEM = re.compile(r"\b(float16|half|bfloat16|bf16|fp16|float8\w*)\b")
@@ -62,8 +71,9 @@ def check_source(
     aliases = Aliases.of(tree)
     reasons: list[Reason] = []
     reasons += _check_imports(tree)
-    reasons += _check_names(tree, aliases)
+    reasons += name_rules.check(tree, aliases)
     reasons += _check_structure(tree, aliases)
+    reasons += module_rules.check(tree, aliases)
     reasons += forward_path.check(tree, aliases, options)
     if problem_dtype_hint == "float32" and not options.allow_low_precision:
         reasons += _check_precision(tree, aliases)
@@ -104,71 +114,9 @@ def _check_imports(tree: ast.AST) -> list[Reason]:
                         node.lineno,
                     )
                 )
+            elif module.split(".")[0] == "triton" and not name_rules.triton_import_ok(module):
+                reasons.append(Reason("triton-api", name_rules.triton_message(module), node.lineno))
     return reasons
-
-
-def _check_names(tree: ast.AST, aliases: Aliases) -> list[Reason]:
-    """Forbidden modules, builtins and dunders wherever they are mentioned."""
-    reasons = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            if node.attr in FORBIDDEN_DUNDERS:
-                reasons.append(
-                    Reason(
-                        "introspection",
-                        f"`{node.attr}` reaches into interpreter internals",
-                        node.lineno,
-                    )
-                )
-                continue
-            dotted = aliases.qualname(node)
-            if dotted is not None:
-                hit = forbidden(dotted)
-                if hit is not None:
-                    reasons.append(Reason(hit[0], f"uses `{dotted}`: {hit[1]}", node.lineno))
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            if node.id in aliases.names:
-                hit = forbidden(aliases.names[node.id])
-                name = aliases.names[node.id]
-            else:
-                hit = forbidden(node.id) if node.id in _BUILTIN_HOOKS else None
-                name = node.id
-            if hit is not None:
-                reasons.append(Reason(hit[0], f"uses `{name}`: {hit[1]}", node.lineno))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id == "getattr" and not is_getattr_literal(node):
-                reasons.append(
-                    Reason(
-                        "dynamic-import",
-                        "getattr with a computed name hides what is used",
-                        node.lineno,
-                    )
-                )
-        elif isinstance(node, (ast.AsyncFunctionDef, ast.Await, ast.AsyncFor, ast.AsyncWith)):
-            reasons.append(
-                Reason("threads", "async code runs outside the timed stream", node.lineno)
-            )
-    return reasons
-
-
-# Builtins that are hooks into the interpreter; a plain `Name` of these is forbidden.
-_BUILTIN_HOOKS = frozenset(
-    {
-        "open",
-        "input",
-        "exec",
-        "eval",
-        "compile",
-        "__import__",
-        "globals",
-        "locals",
-        "vars",
-        "setattr",
-        "delattr",
-        "__builtins__",
-        "__file__",
-    }
-)
 
 
 def _check_structure(tree: ast.AST, aliases: Aliases) -> list[Reason]:

@@ -1,0 +1,278 @@
+"""Rules over the candidate module's structure, beside forward's call graph: decorators
+(`decorators`), classes whose special methods run implicitly (`special-methods`, `model-new`,
+and `__exit__` as a `try-except-fallback`) and what a kernel body may call (`kernel-code`);
+`check` also runs the `import-time-code` (import_time.py) and `rebinding` (rebinding.py) rules.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kbot.evaluate import import_time, rebinding
+from kbot.evaluate.allowed import (
+    AUTOTUNE_KEYWORDS,
+    CONFIG_KEYWORDS,
+    FUNCTION_DECORATORS,
+    IMPLICIT_DUNDERS,
+    JIT_KEYWORDS,
+    NN_MODULE_MACHINERY,
+    TRITON_API,
+)
+from kbot.evaluate.names import Aliases
+from kbot.evaluate.rebinding import local_bindings
+from kbot.evaluate.verdict import Reason
+
+KERNEL_DECORATORS = ("triton.jit", "triton.runtime.jit.jit")
+_KERNEL_WRAPPERS = ("triton.autotune", "triton.heuristics")
+_KERNEL_BUILTINS = frozenset(
+    "range float int bool min max len isinstance print abs tuple zip enumerate getattr hasattr "
+    "type list repr str all any".split()
+)
+
+
+def kernel_names(tree: ast.Module, aliases: Aliases) -> set[str]:
+    """Module-level functions decorated with @triton.jit."""
+    return {
+        n.name
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef) and any(_is_jit(d, aliases) for d in n.decorator_list)
+    }
+
+
+def _is_jit(decorator: ast.AST, aliases: Aliases) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return aliases.qualname(target) in KERNEL_DECORATORS
+
+
+def check(tree: ast.Module, aliases: Aliases) -> list[Reason]:
+    kernels = kernel_names(tree, aliases)
+    reasons: list[Reason] = []
+    reasons += import_time.check(tree, aliases)
+    reasons += rebinding.check(tree, kernels)
+    reasons += _decorators(tree, aliases, kernels)
+    reasons += _classes(tree, aliases)
+    reasons += _kernel_bodies(tree, aliases, kernels)
+    return reasons
+
+
+# ---- decorators -------------------------------------------------------------------------
+def _decorators(tree: ast.Module, aliases: Aliases, kernels: set[str]) -> list[Reason]:
+    reasons: list[Reason] = []
+    module_functions = {id(n) for n in tree.body if isinstance(n, ast.FunctionDef)}
+    methods = {id(m) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for m in c.body}
+
+    def reject(node: ast.AST, message: str) -> None:
+        reasons.append(Reason("decorators", message, node.lineno))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            properties = {
+                m.name
+                for m in node.body
+                if isinstance(m, ast.FunctionDef)
+                and any(_decorator_name(d, aliases) == "property" for d in m.decorator_list)
+            }
+            for decorator in node.decorator_list:
+                name = _decorator_name(decorator, aliases)
+                if node.name == "ModelNew" or name != "dataclasses.dataclass":
+                    reject(
+                        decorator,
+                        f"`@{ast.unparse(decorator)}` on class {node.name} wraps the class in "
+                        "code the checks do not follow; remove it",
+                    )
+            for method in (m for m in node.body if isinstance(m, ast.FunctionDef)):
+                for decorator in method.decorator_list:
+                    name = _decorator_name(decorator, aliases)
+                    accessor = (
+                        isinstance(decorator, ast.Attribute)
+                        and isinstance(decorator.value, ast.Name)
+                        and decorator.value.id in properties
+                        and decorator.attr in ("setter", "getter", "deleter")
+                    )
+                    plain = name in ("torch.no_grad", "torch.inference_mode")
+                    if method.name == "forward" and not plain:
+                        reject(
+                            decorator,
+                            f"`@{ast.unparse(decorator)}` on forward: forward must be a plain "
+                            "method (only @torch.no_grad() / @torch.inference_mode())",
+                        )
+                    elif not (accessor or name in FUNCTION_DECORATORS):
+                        reject(decorator, _wraps(decorator, method.name))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) not in methods:
+            is_kernel = node.name in kernels and id(node) in module_functions
+            for decorator in node.decorator_list:
+                name = _decorator_name(decorator, aliases)
+                if is_kernel and name in KERNEL_DECORATORS + _KERNEL_WRAPPERS:
+                    if isinstance(decorator, ast.Call):
+                        for message in _kernel_decorator_arguments(decorator, name):
+                            reject(decorator, message)
+                elif name in KERNEL_DECORATORS:
+                    reject(
+                        decorator,
+                        f"the @triton.jit function `{node.name}` must be defined at module level",
+                    )
+                elif name not in FUNCTION_DECORATORS or name == "property":
+                    reject(decorator, _wraps(decorator, node.name))
+        elif isinstance(node, ast.Call) and aliases.qualname(node.func) == "triton.Config":
+            for message in _kernel_decorator_arguments(node, "triton.Config"):
+                reject(node, message)
+    return reasons
+
+
+# What triton's decorators and Config take: how many leading positional arguments, which
+# keywords. The rest are callables run at launch (`prune_configs_by`, `do_bench`, `pre_hook`,
+# `launch_metadata`, `repr`), which no check reads; `*_hook` keywords are `hooks`.
+_TRITON_ARGUMENTS = {
+    "triton.autotune": (2, AUTOTUNE_KEYWORDS),
+    "triton.heuristics": (1, frozenset()),
+    "triton.Config": (3, CONFIG_KEYWORDS),
+    "triton.jit": (0, JIT_KEYWORDS),
+    "triton.runtime.jit.jit": (0, JIT_KEYWORDS),
+}
+
+
+def _kernel_decorator_arguments(call: ast.Call, name: str) -> list[str]:
+    positional, keywords = _TRITON_ARGUMENTS[name]
+    messages = []
+    if len(call.args) > positional:
+        messages.append(
+            f"`{name}(...)` with {len(call.args)} positional arguments: pass its settings by "
+            f"keyword ({', '.join(sorted(keywords)) or 'none'})"
+        )
+    for keyword in call.keywords:
+        if keyword.arg not in keywords and "hook" not in (keyword.arg or "").lower():
+            messages.append(
+                f"`{name}({keyword.arg or '**'}=...)` is not one of its settings the checks "
+                f"allow ({', '.join(sorted(keywords)) or 'none'}); callables there run at launch"
+            )
+    return messages
+
+
+def _wraps(decorator: ast.AST, name: str) -> str:
+    return (
+        f"`@{ast.unparse(decorator)}` wraps `{name}` in code the checks do not follow; remove it "
+        "(allowed: @staticmethod, @classmethod, @property, @torch.no_grad(), @triton.jit on "
+        "kernels)"
+    )
+
+
+def _decorator_name(decorator: ast.AST, aliases: Aliases) -> str | None:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    dotted = aliases.qualname(target)
+    if dotted is None and isinstance(target, ast.Name):
+        return target.id
+    return dotted
+
+
+# ---- classes ----------------------------------------------------------------------------
+def _classes(tree: ast.Module, aliases: Aliases) -> list[Reason]:
+    reasons: list[Reason] = []
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        methods = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for keyword in cls.keywords:
+            reasons.append(
+                Reason(
+                    "special-methods",
+                    f"class {cls.name}({keyword.arg}=...): a metaclass runs code when the class "
+                    "is created or called; remove it",
+                    cls.lineno,
+                )
+            )
+        for method in methods:
+            if method.name in ("__exit__", "__aexit__"):
+                reasons.append(
+                    Reason(
+                        "try-except-fallback",
+                        f"class {cls.name} defines `{method.name}`: a context manager can "
+                        "swallow a failing kernel's exception; remove the class",
+                        method.lineno,
+                    )
+                )
+            elif method.name in IMPLICIT_DUNDERS:
+                reasons.append(
+                    Reason(
+                        "special-methods",
+                        f"class {cls.name} defines `{method.name}`, which Python runs "
+                        "implicitly, outside forward's call graph; remove it",
+                        method.lineno,
+                    )
+                )
+        if cls.name != "ModelNew" or cls not in tree.body:
+            continue
+        bases = [aliases.qualname(b) or ast.unparse(b) for b in cls.bases]
+        if bases != ["torch.nn.Module"]:
+            reasons.append(
+                Reason(
+                    "model-new",
+                    f"`class ModelNew({', '.join(bases)})` must subclass nn.Module directly, "
+                    "so that no inherited code runs around forward",
+                    cls.lineno,
+                )
+            )
+        for method in methods:
+            if method.name in NN_MODULE_MACHINERY and method.name not in IMPLICIT_DUNDERS:
+                reasons.append(
+                    Reason(
+                        "model-new",
+                        f"ModelNew overrides nn.Module's `{method.name}`, which the evaluator "
+                        "calls; define only __init__, forward and helpers of your own",
+                        method.lineno,
+                    )
+                )
+    return reasons
+
+
+# ---- kernel-code ------------------------------------------------------------------------
+def _kernel_bodies(tree: ast.Module, aliases: Aliases, kernels: set[str]) -> list[Reason]:
+    reasons: list[Reason] = []
+    python_defs = {
+        n.name
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name not in kernels
+    } | {
+        target.id
+        for n in tree.body
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Lambda)
+        for target in n.targets
+        if isinstance(target, ast.Name)
+    }
+    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in kernels):
+        local = {name for name, _ in local_bindings(fn)}
+
+        def reject(node: ast.AST, message: str, fn=fn) -> None:
+            reasons.append(
+                Reason(
+                    "kernel-code",
+                    f"{message} inside the @triton.jit kernel `{fn.name}`: kernel bodies use "
+                    "triton.language and other @triton.jit functions only",
+                    getattr(node, "lineno", None),
+                )
+            )
+
+        body = ast.Module(body=fn.body, type_ignores=[])
+        inner = {id(n.value) for n in ast.walk(body) if isinstance(n, ast.Attribute)}
+        for node in ast.walk(body):
+            if isinstance(node, (ast.Attribute, ast.Name)) and id(node) not in inner:
+                dotted = aliases.qualname(node)
+                if dotted is not None and dotted.split(".")[0] == "torch":
+                    reject(node, f"`{dotted}`")
+                elif isinstance(node, ast.Name) and node.id in python_defs and node.id not in local:
+                    reject(node, f"`{node.id}` (Python code, not a kernel)")
+            if isinstance(node, ast.Call):
+                func = node.func
+                dotted = aliases.qualname(func)
+                if dotted is not None:
+                    if not (dotted.startswith("triton.language") or dotted in TRITON_API):
+                        if dotted.split(".")[0] != "torch":
+                            reject(node, f"`{dotted}(...)`")
+                elif isinstance(func, ast.Name):
+                    known = (
+                        func.id in kernels
+                        or func.id in local
+                        or (func.id in _KERNEL_BUILTINS and func.id not in python_defs)
+                    )
+                    if not known and func.id not in python_defs:
+                        reject(node, f"`{func.id}(...)`")
+                elif not isinstance(func, ast.Attribute):
+                    reject(node, f"`{ast.unparse(func)}(...)`")
+    return reasons
