@@ -11,11 +11,10 @@ each stage (the parent's hard deadline follows the phase); {"event": "result", .
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kbot.evaluate.verdict import CaseCorrectness, CaseResult, CaseTiming, Reason, Stage, Stat
+from kbot.evaluate.verdict import CaseResult, Reason, Stage, finite_json
 
 PROTOCOL_VERSION = 2
 
@@ -73,7 +72,7 @@ class CandidateOutcome:
             "stage": self.stage.value,
             "reasons": [asdict(r) for r in self.reasons],
             "notes": [asdict(r) for r in self.notes],
-            "cases": [_finite(asdict(c)) for c in self.cases],
+            "cases": [finite_json(asdict(c)) for c in self.cases],
         }
 
     @classmethod
@@ -81,67 +80,12 @@ class CandidateOutcome:
         return cls(
             accepted=bool(data["accepted"]),
             stage=Stage(data["stage"]),
-            reasons=tuple(Reason(**r) for r in data["reasons"]),
-            notes=tuple(Reason(**r) for r in data.get("notes", ())),
-            cases=tuple(_case(c) for c in data["cases"]),
+            reasons=tuple(Reason.from_json(r) for r in data["reasons"]),
+            notes=tuple(Reason.from_json(r) for r in data.get("notes", ())),
+            cases=tuple(CaseResult.from_json(c) for c in data["cases"]),
             output=str(data.get("output", "")),
         )
 
 
-def _finite(value: Any) -> Any:
-    """JSON has no NaN/inf: unmeasured figures travel as null and come back as NaN."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def _float(value: Any) -> float:
-    return float("nan") if value is None else float(value)
-
-
-def _stat(data: dict[str, Any] | None) -> Stat | None:
-    if data is None:
-        return None
-    return Stat(
-        median_us=_float(data["median_us"]), iqr_us=_float(data["iqr_us"]), runs=int(data["runs"])
-    )
-
-
-def _case(data: dict[str, Any]) -> CaseResult:
-    correctness = None
-    if data.get("correctness") is not None:
-        c = data["correctness"]
-        correctness = CaseCorrectness(
-            case=dict(c["case"]),
-            trials=int(c["trials"]),
-            distributions=tuple(c["distributions"]),
-            max_abs_error=_float(c["max_abs_error"]),
-            max_rel_norm_error=_float(c["max_rel_norm_error"]),
-            atol=_float(c["atol"]),
-            rtol=_float(c["rtol"]),
-            passed=bool(c["passed"]),
-            float32_reference_trials=int(c.get("float32_reference_trials", 0)),
-        )
-    timing = None
-    if data.get("timing") is not None:
-        t = dict(data["timing"])
-        stats = {
-            k: _stat(v)
-            for k, v in t.items()
-            if isinstance(v, dict) or (v is None and k.endswith(("_graph", "_plain")))
-        }
-        scalars = {k: v for k, v in t.items() if k not in stats}
-        for key in ("roofline_fraction", "speedup_vs_eager"):
-            scalars[key] = _float(scalars.get(key))
-        if scalars.get("speedup_vs_compile") is not None:
-            scalars["speedup_vs_compile"] = float(scalars["speedup_vs_compile"])
-        timing = CaseTiming(**stats, **scalars)
-    return CaseResult(case=dict(data["case"]), correctness=correctness, timing=timing)
-
-
 def encode(message: dict[str, Any]) -> bytes:
-    return (json.dumps(_finite(message)) + "\n").encode()
+    return (json.dumps(finite_json(message)) + "\n").encode()

@@ -330,6 +330,7 @@ def body_context(
         + (f" (line {target.line})." if target.line else "."),
         "timed": bool(timing_rows) and verdict.timed,
         "timing_rows": timing_rows,
+        "untimed_cases": list(verdict.untimed_cases),
         "not_timed": NOT_TIMED,
         "device": verdict.device,
         "seeds": verdict.seeds,

@@ -9,6 +9,7 @@ from typing import Any
 
 import jinja2
 
+from kbot.evaluate.verdict import NOT_MEASURED, measured
 from kbot.templates_dir import strict_environment
 
 
@@ -16,8 +17,8 @@ from kbot.templates_dir import strict_environment
 def environment() -> jinja2.Environment:
     env = strict_environment()
     env.filters["us"] = _microseconds
-    env.filters["times"] = lambda v: f"{v:.2f}x"
-    env.filters["percent"] = lambda v: f"{100 * v:.1f}%" if 100 * v < 10 else f"{100 * v:.0f}%"
+    env.filters["times"] = lambda v: f"{v:.2f}x" if measured(v) else NOT_MEASURED
+    env.filters["percent"] = _percent
     env.filters["compact_json"] = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"))
     env.filters["case_label"] = case_label
     return env
@@ -33,6 +34,14 @@ def render(template: str, **context: Any) -> str:
 
 def case_label(case: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in case.items()) or "default"
+
+
+def _percent(value: float | None) -> str:
+    """A fraction as a percentage; a figure that was not measured (None, NaN) says so, never
+    "0.0%" or "nan%"."""
+    if not measured(value):
+        return NOT_MEASURED
+    return f"{100 * value:.1f}%" if 100 * value < 10 else f"{100 * value:.0f}%"
 
 
 def _microseconds(value: float) -> str:

@@ -6,7 +6,6 @@ the problem came from a scan, `target.json`. Nothing here runs the files it read
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -14,15 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kbot.errors import KbotError, ProblemError
-from kbot.evaluate.verdict import (
-    CaseCorrectness,
-    CaseResult,
-    CaseTiming,
-    Reason,
-    Stage,
-    Stat,
-    Verdict,
-)
+from kbot.evaluate.verdict import Verdict, VerdictFormatError
 from kbot.problem import ProblemSpec, load_problem
 
 REQUIRED_FILES = ("problem.py", "best_candidate.py", "kernel.py", "report.json")
@@ -140,78 +131,11 @@ def _target_info(raw: dict[str, Any], path: Path) -> TargetInfo:
 
 
 def verdict_from_json(data: dict[str, Any], where: Path) -> Verdict:
-    """Rebuilds a Verdict from `Verdict.to_json()` (timing "not timed (no GPU)" -> None)."""
+    """Rebuilds a Verdict from `Verdict.to_json()` with the one reader (`Verdict.from_json`)."""
     try:
-        cases = tuple(_case(c) for c in data.get("cases", ()))
-        return Verdict(
-            accepted=bool(data["accepted"]),
-            stage=Stage(data["stage"]),
-            reasons=tuple(
-                Reason(r["rule"], r["message"], r.get("line")) for r in data.get("reasons", ())
-            ),
-            device=str(data.get("device", "cpu")),
-            cases=cases,
-            seeds=int(data.get("seeds", 0)),
-            wall_s=float(data.get("wall_s", 0.0)),
-            worker_output=str(data.get("worker_output", "")),
-            versions={str(k): str(v) for k, v in (data.get("versions") or {}).items()},
-            **_optional_fields(data),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
+        return Verdict.from_json(data)
+    except VerdictFormatError as exc:
         raise RunDirError(
-            f"{where}: the verdict does not match kbot's format ({type(exc).__name__}: {exc}); "
+            f"{where}: the verdict does not match kbot's format ({exc}); "
             "re-run `kbot optimize` with this kbot version"
         ) from None
-
-
-def _optional_fields(data: dict[str, Any]) -> dict[str, Any]:
-    """Verdict fields newer than this reader's required set (e.g. `base_seed`), when present."""
-    known = {f.name for f in dataclasses.fields(Verdict)}
-    return {k: data[k] for k in ("base_seed",) if k in known and data.get(k) is not None}
-
-
-def _stat(raw: dict[str, Any] | None) -> Stat | None:
-    if raw is None:
-        return None
-    return Stat(float(raw["median_us"]), float(raw["iqr_us"]), int(raw["runs"]))
-
-
-def _case(raw: dict[str, Any]) -> CaseResult:
-    correctness = raw.get("correctness")
-    timing = raw.get("timing")
-    return CaseResult(
-        case=dict(raw.get("case") or {}),
-        correctness=None
-        if correctness is None
-        else CaseCorrectness(
-            case=dict(correctness.get("case") or raw.get("case") or {}),
-            trials=int(correctness["trials"]),
-            distributions=tuple(correctness.get("distributions", ())),
-            max_abs_error=float(correctness["max_abs_error"]),
-            max_rel_norm_error=float(correctness["max_rel_norm_error"]),
-            atol=float(correctness["atol"]),
-            rtol=float(correctness["rtol"]),
-            passed=bool(correctness["passed"]),
-            float32_reference_trials=int(correctness.get("float32_reference_trials", 0)),
-        ),
-        timing=None if not isinstance(timing, dict) else _timing(timing),
-    )
-
-
-def _timing(raw: dict[str, Any]) -> CaseTiming:
-    return CaseTiming(
-        candidate_graph=_stat(raw["candidate_graph"]),
-        candidate_plain=_stat(raw["candidate_plain"]),
-        eager_graph=_stat(raw["eager_graph"]),
-        eager_plain=_stat(raw["eager_plain"]),
-        compile_graph=_stat(raw.get("compile_graph")),
-        compile_plain=_stat(raw.get("compile_plain")),
-        compile_max_autotune_graph=_stat(raw.get("compile_max_autotune_graph")),
-        bytes_moved=int(raw.get("bytes_moved", 0)),
-        flops=int(raw.get("flops", 0)),
-        roofline_fraction=float(raw.get("roofline_fraction", 0.0)),
-        speedup_vs_eager=float(raw["speedup_vs_eager"]),
-        speedup_vs_compile=None
-        if raw.get("speedup_vs_compile") is None
-        else float(raw["speedup_vs_compile"]),
-    )

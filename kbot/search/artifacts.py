@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kbot import __version__
-from kbot.evaluate.verdict import Verdict
+from kbot.evaluate.verdict import NOT_MEASURED, Verdict, finite_json, measured
 from kbot.problem import ProblemSpec
 from kbot.propose.tune import find_tunables
 from kbot.search.archive import Entry
@@ -70,7 +70,10 @@ def write_winner(
     else:
         best_path = kernel_path = None
     report_json, report_md = run_dir / "report.json", run_dir / "report.md"
-    report_json.write_text(json.dumps(report, indent=2, default=str, allow_nan=False) + "\n")
+    # an unmeasured figure (NaN) is written as null; allow_nan=False keeps any other from slipping
+    report_json.write_text(
+        json.dumps(finite_json(report), indent=2, default=str, allow_nan=False) + "\n"
+    )
     report_md.write_text(render_markdown(report), encoding="utf-8")
     return RunPaths(best_path, kernel_path, report_json, report_md)
 
@@ -91,10 +94,16 @@ def header_context(
         if t is None:
             continue
         compile_us = f"{t.compile_graph.median_us:.2f}" if t.compile_graph else "n/a"
+        roofline = (
+            f"{100 * t.roofline_fraction:.0f}% of roofline"
+            if measured(t.roofline_fraction)
+            else f"roofline {NOT_MEASURED}"
+        )
         timing_lines.append(
             f"{case_label(case.case)}: {t.candidate_graph.median_us:.2f} / {compile_us} / "
-            f"{t.eager_graph.median_us:.2f}  ({100 * t.roofline_fraction:.0f}% of roofline)"
+            f"{t.eager_graph.median_us:.2f}  ({roofline})"
         )
+    timing_lines += [f"{case_label(c)}: not timed" for c in verdict.untimed_cases]
     try:
         tunables = ", ".join(f"{t.name}={t.value!r}" for t in find_tunables(entry.source))
     except SyntaxError:

@@ -8,7 +8,7 @@ import ast
 import math
 from dataclasses import dataclass
 
-from kbot.evaluate.verdict import NOT_TIMED, Verdict
+from kbot.evaluate.verdict import NOT_MEASURED, NOT_TIMED, Verdict, measured
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class Fitness:
     timed: bool
     speedup: float | None  # geomean over cases vs `baseline`; None when not timed
     baseline: str | None  # "torch.compile" or "eager"
-    roofline_fraction: float | None  # of the largest case; None when not timed
+    roofline_fraction: float | None  # of the largest timed case; None when not timed/measured
     noise: float  # the largest relative spread of the candidate's timings; 0 when not timed
     kernels: int
     code_lines: int
@@ -44,7 +44,7 @@ class Fitness:
         roof = (
             f", {100 * self.roofline_fraction:.0f}% of roofline"
             if self.roofline_fraction is not None
-            else ""
+            else f", roofline {NOT_MEASURED}"
         )
         return f"{self.speedup:.2f}x vs {self.baseline}{roof}"
 
@@ -65,7 +65,9 @@ def fitness_of(verdict: Verdict, source: str) -> Fitness:
         timed=speedup is not None,
         speedup=speedup,
         baseline=baseline if speedup is not None else None,
-        roofline_fraction=largest.roofline_fraction,
+        roofline_fraction=(
+            largest.roofline_fraction if measured(largest.roofline_fraction) else None
+        ),
         noise=max(spreads, default=0.0),
         kernels=kernels,
         code_lines=code_lines,

@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 from kbot import __version__
-from kbot.evaluate.verdict import NOT_TIMED, CaseResult, Stat, Verdict
+from kbot.evaluate.verdict import NOT_MEASURED, NOT_TIMED, CaseResult, Stat, Verdict, measured
 from kbot.problem import ProblemSpec
 from kbot.search.archive import Entry
 from kbot.search.fitness import Fitness, fitness_of
@@ -48,6 +48,8 @@ def build_report(
         },
         "device": verdict.device if verdict is not None and verdict.timed else device_name,
         "timed": bool(verdict and verdict.timed),
+        # cases of a timed winner that could not be timed; its speedups are over the others
+        "untimed_cases": [case_label(c) for c in verdict.untimed_cases] if verdict else [],
         "versions": dict(verdict.versions) if verdict else {},
         "options": dataclasses.asdict(options),
         "winner": _winner(winner) if winner else None,
@@ -128,7 +130,10 @@ def case_row(case: CaseResult) -> dict[str, Any]:
         "compile_max_autotune_graph": _stat(t.compile_max_autotune_graph),
         "speedup_vs_eager": t.speedup_vs_eager,
         "speedup_vs_compile": t.speedup_vs_compile,
-        "roofline_percent": round(100 * t.roofline_fraction, 1),
+        # null when the device's peaks could not be measured: shown as "not measured"
+        "roofline_percent": (
+            round(100 * t.roofline_fraction, 1) if measured(t.roofline_fraction) else None
+        ),
         "bytes_moved": t.bytes_moved,
         "flops": t.flops,
     }
@@ -186,4 +191,5 @@ def render_markdown(report: dict[str, Any]) -> str:
     env = strict_environment()
     env.filters["us"] = lambda stat: "—" if stat is None else f"{stat['median_us']:.2f}"
     env.filters["x"] = lambda v: "—" if v is None else f"{v:.2f}x"
+    env.filters["percent"] = lambda v: NOT_MEASURED if v is None else f"{v}%"
     return env.get_template("report.md.j2").render(r=report, not_timed=NOT_TIMED)
