@@ -135,7 +135,7 @@ def _stable(samples_us: list[float]) -> bool:
     if len(samples_us) < MIN_RUNS:
         return False
     stat = to_stat(samples_us)
-    return 1.58 * stat.iqr_us / math.sqrt(stat.runs) <= STABLE_FRACTION * stat.median_us
+    return stat.median_half_width_us <= STABLE_FRACTION * stat.median_us
 
 
 def measure(impls: list, flush: torch.Tensor, budget_s: float) -> None:
@@ -161,9 +161,15 @@ def measure(impls: list, flush: torch.Tensor, budget_s: float) -> None:
 
 
 def speedup(baseline: Stat | None, candidate: Stat) -> float | None:
-    """baseline / candidate medians; 1.0 when the difference is inside the measured spread."""
-    if baseline is None or not candidate.median_us > 0:
+    """baseline / candidate medians; 1.0 when the difference is inside the 95% confidence
+    interval of the ratio of the two medians (their relative half-widths, 1.58·IQR/√n each,
+    combined in quadrature). The spread of single samples is not the test: a consistent 3%
+    gain over 1000 runs with a 5% sample spread is a gain."""
+    if baseline is None or not candidate.median_us > 0 or not baseline.median_us > 0:
         return None
     ratio = baseline.median_us / candidate.median_us
-    noise = max(baseline.spread, candidate.spread)
+    noise = math.hypot(
+        baseline.median_half_width_us / baseline.median_us,
+        candidate.median_half_width_us / candidate.median_us,
+    )
     return 1.0 if abs(ratio - 1.0) <= noise else ratio

@@ -18,11 +18,28 @@ def test_stat_is_median_iqr_and_count():
     assert math.isclose(stat.spread, 2.0 / 3.0)
 
 
-def test_speedup_inside_the_spread_is_one():
+def test_speedup_inside_the_medians_confidence_interval_is_one():
     base = Stat(median_us=100.0, iqr_us=4.0, runs=200)
-    assert speedup(base, Stat(median_us=98.0, iqr_us=2.0, runs=200)) == 1.0
+    # 1.58 * 4 / sqrt(200) = 0.45% and 0.23%: combined 0.5%, so a 0.4% difference is noise
+    assert speedup(base, Stat(median_us=99.6, iqr_us=2.0, runs=200)) == 1.0
+    assert math.isclose(speedup(base, Stat(median_us=99.0, iqr_us=2.0, runs=200)), 100 / 99)
     assert math.isclose(speedup(base, Stat(median_us=50.0, iqr_us=1.0, runs=200)), 2.0)
     assert speedup(None, Stat(1.0, 0.1, 100)) is None
+
+
+def test_a_consistent_small_gain_over_many_runs_is_kept():
+    # 3% faster, 5% sample spread: inside the spread, but 1000 runs pin each median to
+    # 1.58 * 5 / sqrt(1000) = 0.25%, so the gain is real
+    base = Stat(median_us=100.0, iqr_us=5.0, runs=1000)
+    candidate = Stat(median_us=100.0 / 1.03, iqr_us=5.0 / 1.03, runs=1000)
+    assert candidate.spread > 0.03
+    assert math.isclose(speedup(base, candidate), 1.03)
+    # the same gain over 10 runs is inside the interval (1.58 * 5 / sqrt(10) = 2.5% each,
+    # 3.5% combined)
+    few = Stat(median_us=100.0 / 1.03, iqr_us=5.0 / 1.03, runs=10)
+    assert speedup(Stat(100.0, 5.0, 10), few) == 1.0
+    # and a slowdown is reported as one, by the same test
+    assert math.isclose(speedup(candidate, base), 1 / 1.03)
 
 
 def test_roofline_fraction_uses_the_tighter_bound():
