@@ -1,7 +1,9 @@
 """Reading a problem file's shape without executing it.
 
 A problem file defines `class Model(nn.Module)`, `get_inputs()` and `get_init_inputs()`.
-kbot's extensions, both optional module-level literals:
+kbot's extensions, both optional module-level values (literals, or expressions over literals
+such as `[dict(T=t) for t in (1, 64, 8192)]`, evaluated with a few builtins and the file's
+other plain values — never its imports or functions):
 
     CASES = [dict(T=1), dict(T=16), dict(T=4096)]   # get_inputs(**case) per case
     KBOT = dict(extern_ops=["matmul"], atol=1e-2, rtol=1e-2, allow_low_precision=False,
@@ -13,6 +15,7 @@ Files without `CASES` have one case, `{}`, and `get_inputs()` is called with no 
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,8 +112,8 @@ def parse_problem(source: str, path: Path) -> ProblemSpec:
             f"{path}:{model.lineno}: `Model` must be a class deriving from nn.Module"
         )
     cases_node = names.get("CASES")
-    cases = _literal_cases(cases_node, path) if cases_node is not None else ({},)
-    options = _literal_options(names.get("KBOT"), path)
+    cases = _literal_cases(cases_node, path, names) if cases_node is not None else ({},)
+    options = _literal_options(names.get("KBOT"), path, names)
     return ProblemSpec(
         path=path,
         source=source,
@@ -141,14 +144,95 @@ def _top_level_names(tree: ast.Module) -> dict[str, ast.AST]:
     return names
 
 
-def _literal(node: ast.AST, path: Path, what: str) -> Any:
+def _literal(node: ast.AST, path: Path, what: str, names: dict[str, ast.AST]) -> Any:
+    """The value of CASES or KBOT: a literal as it is, else the expression evaluated with a
+    few builtins (`range`, `zip`, `dict`, ...) and the file's other plain top-level values
+    (`SIZES = (1, 64)`), nothing imported or defined in code, so reading a problem still runs
+    none of it (`[dict(T=t) for t in (1, 64, 8192)]`)."""
     try:
         return ast.literal_eval(_dict_calls_to_literals(node))
-    except (ValueError, TypeError, SyntaxError):
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        pass
+    return _evaluate(node, path, what, names, (what,))
+
+
+# What an expression for CASES or KBOT may call: building and iterating plain values.
+_EXPRESSION_BUILTINS: dict[str, Any] = {
+    name: getattr(builtins, name)
+    for name in (
+        "abs", "bool", "dict", "enumerate", "float", "int", "len", "list", "max", "min",
+        "range", "reversed", "round", "sorted", "str", "sum", "tuple", "zip",
+    )
+}  # fmt: skip
+_MAX_EXPRESSION_DEPTH = 8
+
+
+def _evaluate(
+    node: ast.AST, path: Path, what: str, names: dict[str, ast.AST], chain: tuple[str, ...]
+) -> Any:
+    where = f"{path}:{node.lineno}: {what}"
+    local = {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+    local |= {
+        a.arg
+        for n in ast.walk(node)
+        if isinstance(n, ast.Lambda)
+        for a in ast.walk(n.args)
+        if isinstance(a, ast.arg)
+    }
+    scope: dict[str, Any] = {}
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and sub.attr.startswith("_"):
+            raise ProblemError(f"{where} must be plain values; it reads `.{sub.attr}`")
+        if not isinstance(sub, ast.Name) or sub.id in local or sub.id in scope:
+            continue
+        if sub.id in _EXPRESSION_BUILTINS:
+            continue
+        value_node = names.get(sub.id)
+        if not isinstance(value_node, ast.expr) or sub.id in chain:
+            raise ProblemError(
+                f"{where} uses `{sub.id}`, which is not a plain value of this file: CASES and "
+                "KBOT may use literals, comprehensions, "
+                f"{', '.join(sorted(_EXPRESSION_BUILTINS))} and the file's other top-level "
+                "values built the same way, e.g. CASES = [dict(T=t) for t in (1, 64, 8192)]"
+            )
+        if len(chain) > _MAX_EXPRESSION_DEPTH:
+            raise ProblemError(f"{where}: names refer to names too deeply ({' -> '.join(chain)})")
+        scope[sub.id] = _literal_or_evaluate(value_node, path, sub.id, names, (*chain, sub.id))
+    try:
+        code = compile(ast.Expression(_as_expression(node)), str(path), "eval")
+        return eval(code, {"__builtins__": _EXPRESSION_BUILTINS, **scope})  # noqa: S307
+    except Exception as exc:  # the user's expression failed: say where and how
         raise ProblemError(
-            f"{path}:{node.lineno}: {what} must be a literal (numbers, strings, lists, dicts), "
-            "e.g. CASES = [dict(T=1), dict(T=4096)]"
+            f"{where} could not be evaluated ({type(exc).__name__}: {exc}); write it as a "
+            "list of dicts like [dict(T=1), dict(T=4096)]"
         ) from None
+
+
+def _literal_or_evaluate(
+    node: ast.expr, path: Path, name: str, names: dict[str, ast.AST], chain: tuple[str, ...]
+) -> Any:
+    try:
+        return ast.literal_eval(_dict_calls_to_literals(node))
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return _evaluate(node, path, f"`{name}` (used by {chain[0]})", names, chain)
+
+
+def _as_expression(node: ast.AST) -> ast.expr:
+    return ast.fix_missing_locations(ast.parse(ast.unparse(node), mode="eval").body)
+
+
+def _plain(value: Any) -> bool:
+    """Numbers, strings, booleans, None, and lists/tuples/dicts of them: what a case can be
+    sent to the evaluator's judge as (JSON) and shown in a report."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
 
 
 def _dict_calls_to_literals(node: ast.AST) -> ast.AST:
@@ -173,8 +257,10 @@ def _dict_calls_to_literals(node: ast.AST) -> ast.AST:
     )
 
 
-def _literal_cases(node: ast.AST, path: Path) -> tuple[dict[str, Any], ...]:
-    value = _literal(node, path, "CASES")
+def _literal_cases(
+    node: ast.AST, path: Path, names: dict[str, ast.AST]
+) -> tuple[dict[str, Any], ...]:
+    value = _literal(node, path, "CASES", names)
     if (
         not isinstance(value, (list, tuple))
         or not value
@@ -183,19 +269,24 @@ def _literal_cases(node: ast.AST, path: Path) -> tuple[dict[str, Any], ...]:
         raise ProblemError(
             f"{path}:{node.lineno}: CASES must be a non-empty list of dicts like [dict(T=1), dict(T=4096)]"
         )
-    for case in value:
-        for key in case:
+    for index, case in enumerate(value):
+        for key, item in case.items():
             if not isinstance(key, str) or not key.isidentifier():
                 raise ProblemError(
                     f"{path}:{node.lineno}: CASES key {key!r} must be a Python identifier"
                 )
+            if not _plain(item):
+                raise ProblemError(
+                    f"{path}:{node.lineno}: CASES[{index}][{key!r}] is a {type(item).__name__}; "
+                    "case values must be numbers, strings, booleans, None or lists of them"
+                )
     return tuple(dict(c) for c in value)
 
 
-def _literal_options(node: ast.AST | None, path: Path) -> ProblemOptions:
+def _literal_options(node: ast.AST | None, path: Path, names: dict[str, ast.AST]) -> ProblemOptions:
     if node is None:
         return ProblemOptions()
-    value = _literal(node, path, "KBOT")
+    value = _literal(node, path, "KBOT", names)
     if not isinstance(value, dict):
         raise ProblemError(
             f"{path}:{node.lineno}: KBOT must be a dict, e.g. KBOT = dict(extern_ops=['matmul'])"

@@ -85,7 +85,45 @@ def test_cases_and_options_are_read_as_literals(tmp_path):
         ),
         (
             WITH_CASES.replace('CASES = [dict(T=1), {"T": 16}]', "CASES = make_cases()"),
-            "CASES must be a literal",
+            "CASES uses `make_cases`, which is not a plain value of this file",
+        ),
+        (
+            WITH_CASES.replace('CASES = [dict(T=1), {"T": 16}]', "CASES = [get_inputs(T=1)]"),
+            "CASES uses `get_inputs`, which is not a plain value of this file",
+        ),
+        (
+            WITH_CASES.replace(
+                'CASES = [dict(T=1), {"T": 16}]', "CASES = [dict(dtype=torch.float16)]"
+            ),
+            "CASES uses `torch`, which is not a plain value of this file",
+        ),
+        (
+            WITH_CASES.replace('CASES = [dict(T=1), {"T": 16}]', "CASES = dict(T=1)"),
+            "non-empty list of dicts",
+        ),
+        (
+            WITH_CASES.replace('CASES = [dict(T=1), {"T": 16}]', "CASES = [t for t in (1, 2)]"),
+            "non-empty list of dicts",
+        ),
+        (
+            WITH_CASES.replace(
+                'CASES = [dict(T=1), {"T": 16}]', "CASES = [dict(T=range(t)) for t in (1, 2)]"
+            ),
+            "CASES[0]['T'] is a range; case values must be numbers",
+        ),
+        (
+            WITH_CASES.replace('CASES = [dict(T=1), {"T": 16}]', "CASES = [dict(T=1 // 0)]"),
+            "CASES could not be evaluated (ZeroDivisionError",
+        ),
+        (
+            WITH_CASES.replace('CASES = [dict(T=1), {"T": 16}]', "CASES = [().__class__]"),
+            "it reads `.__class__`",
+        ),
+        (
+            WITH_CASES.replace(
+                'CASES = [dict(T=1), {"T": 16}]', "CASES = [dict(T=t) for t in CASES]"
+            ),
+            "CASES uses `CASES`",
         ),
         (
             WITH_CASES.replace('CASES = [dict(T=1), {"T": 16}]', "CASES = []"),
@@ -112,3 +150,36 @@ def test_missing_and_binary_files(tmp_path):
     path.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(ProblemError, match="not UTF-8"):
         load_problem(path)
+
+
+@pytest.mark.parametrize(
+    ("cases", "expected"),
+    [
+        ("[dict(T=t) for t in (1, 64, 8192)]", ({"T": 1}, {"T": 64}, {"T": 8192})),
+        ("[{'T': 2**i} for i in range(3)]", ({"T": 1}, {"T": 2}, {"T": 4})),
+        (
+            "[dict(T=t, H=h) for t, h in zip(SIZES, (8, 16))]",
+            ({"T": 1, "H": 8}, {"T": 64, "H": 16}),
+        ),
+        ("[dict(T=t) for t in SIZES] + [dict(T=LONG)]", ({"T": 1}, {"T": 64}, {"T": 4096})),
+        ("[dict(shape=(t, 8)) for t in SIZES]", ({"shape": (1, 8)}, {"shape": (64, 8)})),
+    ],
+)
+def test_cases_may_be_an_expression_over_plain_values(tmp_path, cases, expected):
+    path = tmp_path / "p.py"
+    source = WITH_CASES.replace('CASES = [dict(T=1), {"T": 16}]', "CASES = " + cases)
+    path.write_text(
+        source.replace(
+            "import torch.nn as nn\n", "import torch.nn as nn\n\nSIZES = (1, 64)\nLONG = 4 * 1024\n"
+        )
+    )
+    spec = load_problem(path)
+    assert spec.cases == expected and spec.has_cases
+
+
+def test_kbot_options_may_be_an_expression(tmp_path):
+    path = tmp_path / "p.py"
+    source = WITH_CASES.replace("KBOT = dict(", "TOL = 1e-3\nKBOT = dict(rtol=TOL * 2, ")
+    path.write_text(source.replace("atol=1e-3", "atol=TOL"))
+    spec = load_problem(path)
+    assert spec.options.atol == 1e-3 and spec.options.rtol == 2e-3
