@@ -21,18 +21,7 @@ import os
 import secrets
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO
-
-
-def _redirect_output(capture: Path) -> tuple[BinaryIO, BinaryIO]:
-    proto_in = os.fdopen(os.dup(0), "rb")
-    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
-    fd = os.open(capture, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    return proto_in, proto_out
+from typing import Any
 
 
 def _warm_up(device) -> None:
@@ -94,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         _leave_pid_one()
     # Relative paths (Triton's compiler writes its launcher's source by one) land here.
     os.chdir(folder / "tmp")
-    proto_in, proto_out = _redirect_output(folder / "output.txt")
+    from kbot.evaluate.processes import redirect_output
+
+    proto_in, proto_out = redirect_output(folder / "output.txt")
 
     def send(message: dict[str, Any]) -> None:
         proto_out.write((json.dumps(message) + "\n").encode())

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import torch
 from kbot.evaluate import wire
 from kbot.evaluate.audit import Policy
 from kbot.evaluate.cuda_errors import is_sticky
+from kbot.evaluate.processes import short
 from kbot.problem.runtime import import_file
 
 _POISON_MIN_BYTES = 64 << 20
@@ -64,7 +64,7 @@ class Session:
             return {"ok": False, "rule": refused.rule, "message": refused.message}
         except BaseException as exc:  # the candidate's own code raised: that is its verdict
             rule = {"load": "load", "capture": "cuda-graph"}.get(op, "forward-error")
-            return {"ok": False, "rule": rule, "message": _short(exc), "fatal": is_sticky(str(exc))}
+            return {"ok": False, "rule": rule, "message": short(exc), "fatal": is_sticky(str(exc))}
 
     # --- requests ------------------------------------------------------------------------
 
@@ -75,14 +75,14 @@ class Session:
         try:
             module = import_file(self._inside(request["source"]), prefix="kbot_candidate")
         except BaseException as exc:
-            raise _Refused("load", f"importing the candidate raised {_short(exc)}") from None
+            raise _Refused("load", f"importing the candidate raised {short(exc)}") from None
         model_new = getattr(module, "ModelNew", None)
         if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
             raise _Refused("model-new", "ModelNew is not an nn.Module subclass")
         try:
             model = model_new(*init)
         except BaseException as exc:
-            raise _Refused("load", f"ModelNew(*get_init_inputs()) raised {_short(exc)}") from None
+            raise _Refused("load", f"ModelNew(*get_init_inputs()) raised {short(exc)}") from None
         _load_state(model, state)
         self.model = model.to(self.device).eval()
         return {}
@@ -251,15 +251,3 @@ def _poison(sizes: list[int], device: torch.device) -> None:
         total = max(_POISON_MIN_BYTES, 2 * sum(sizes))
         blocks.append(torch.empty(total, dtype=torch.uint8, device=device).fill_(0xFF))
     del blocks
-
-
-def _short(exc: BaseException) -> str:
-    """`TypeError: ... (file.py:12)`: the exception and where in the candidate it was raised."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = ""
-    for frame in reversed(frames):
-        if "kbot/evaluate" not in frame.filename and "kbot/problem" not in frame.filename:
-            where = f" ({frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})"
-            break
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {(text[0] if text else '')[:300]}{where}"

@@ -6,7 +6,6 @@ ones interleaved with the baselines. Candidate code never runs in this process."
 from __future__ import annotations
 
 import time
-import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -15,6 +14,7 @@ from typing import Any
 import torch
 
 from kbot.evaluate.correctness import CandidateCrashed, ReferenceFailed, check_case
+from kbot.evaluate.processes import short
 from kbot.evaluate.protocol import CandidateOutcome, Job
 from kbot.evaluate.remote import (
     CandidateFailed,
@@ -71,7 +71,7 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
         try:
             baselines = prepare_baselines(job, state, problem, send)
         except Exception as exc:  # trusted code failed: the evaluator's failure, not a verdict
-            reason = Reason("evaluator-error", f"building the baselines failed: {_short(exc)}")
+            reason = Reason("evaluator-error", f"building the baselines failed: {short(exc)}")
             outcome = CandidateOutcome(False, Stage.INPUT, (reason,))
             return {"outcomes": [outcome.to_json()] * len(job.candidates), "restart": True}
     outcomes: list[CandidateOutcome] = []
@@ -158,7 +158,7 @@ def _problem(job: Job, state: Any):
         module = import_file(job.problem_path, prefix="kbot_problem")
     except BaseException as exc:  # the problem's own code: its failure is bad input
         raise _Rejected(
-            Stage.INPUT, Reason("problem", f"importing the problem raised {_short(exc)}")
+            Stage.INPUT, Reason("problem", f"importing the problem raised {short(exc)}")
         ) from None
     state.problems[job.problem_sha256] = module
     return module
@@ -173,7 +173,7 @@ def _warm_reference(job: Job, state: Any, problem) -> None:
                 model(*seeded_inputs(problem, case, job.base_seed, state.device))
     except BaseException as exc:  # the problem's own code: its failure is bad input
         raise _Rejected(
-            Stage.INPUT, Reason("problem", f"running the problem's Model raised {_short(exc)}")
+            Stage.INPUT, Reason("problem", f"running the problem's Model raised {short(exc)}")
         ) from None
 
 
@@ -188,7 +188,7 @@ def _load(
         reference = problem.Model(*init)
     except BaseException as exc:
         raise _Rejected(
-            Stage.INPUT, Reason("problem", f"building the problem's Model raised {_short(exc)}")
+            Stage.INPUT, Reason("problem", f"building the problem's Model raised {short(exc)}")
         ) from None
     reference.to(state.device).eval()
     # Non-persistent buffers (a rotary cos/sin cache) are state too: sent like the rest.
@@ -260,15 +260,3 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
         return tuple(reply["outputs"]), list(reply["inputs_after"])
 
     return call
-
-
-def _short(exc: BaseException) -> str:
-    """`TypeError: ... (file.py:12)`: the exception and where in user code it was raised."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = ""
-    for frame in reversed(frames):
-        if "kbot/evaluate" not in frame.filename and "kbot/problem" not in frame.filename:
-            where = f" ({frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})"
-            break
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {(text[0] if text else '')[:300]}{where}"

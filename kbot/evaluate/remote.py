@@ -14,7 +14,6 @@ import json
 import os
 import selectors
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ import torch
 
 from kbot.evaluate import confine, wire
 from kbot.evaluate.confine import Sandbox
+from kbot.evaluate.processes import how_it_ended, kill_group
 from kbot.evaluate.verdict import Reason
 
 OUTPUT_LIMIT_CHARS = 4000
@@ -116,23 +116,9 @@ class CandidateProcess:
             raise HostError(f"the candidate's process did not start: {ready.get('message', ready)}")
 
     def kill(self) -> None:
-        if self._process is None:
-            return
-        try:
-            os.killpg(self._process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self._process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        for pipe in (self._process.stdin, self._process.stdout):
-            if pipe is not None:
-                try:
-                    pipe.close()
-                except OSError:
-                    pass
-        self._process = None
+        if self._process is not None:
+            kill_group(self._process)
+            self._process = None
 
     def close(self) -> None:
         self.kill()
@@ -249,19 +235,7 @@ class CandidateProcess:
             except subprocess.TimeoutExpired:
                 code = None
         self.kill()
-        if code is not None and code < 0:
-            try:
-                how = f"was killed by {signal.Signals(-code).name}"
-            except ValueError:
-                how = f"was killed by signal {-code}"
-        elif code is not None and code > 128 and self.sandbox.confined:
-            # Under unshare --kill-child the status is the shell convention, 128 + signal.
-            try:
-                how = f"was killed by {signal.Signals(code - 128).name}"
-            except ValueError:
-                how = f"exited with status {code}"
-        else:
-            how = f"exited with status {code}"
+        how = how_it_ended(code, shell_convention=self.sandbox.confined)
         output = self.output()
         last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
         said = f": {last[:300]}" if last else ""

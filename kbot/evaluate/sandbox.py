@@ -9,7 +9,6 @@ import json
 import os
 import selectors
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kbot.evaluate.credentials import scrub_environment
+from kbot.evaluate.processes import how_it_ended, kill_group
 from kbot.evaluate.protocol import PROTOCOL_VERSION, Job
 
 OUTPUT_LIMIT_CHARS = 4000
@@ -164,14 +164,7 @@ class WorkerProcess:
                 return WorkerReply(message, None, "", self._output(), time.monotonic() - started)
 
     def _crashed(self, started: float, phase: str) -> WorkerReply:
-        code = self._reap()
-        if code is not None and code < 0:
-            try:
-                how = f"was killed by {signal.Signals(-code).name}"
-            except ValueError:
-                how = f"was killed by signal {-code}"
-        else:
-            how = f"exited with status {code}"
+        how = how_it_ended(self._reap())
         output = self._output()
         # The last line a dying process printed is usually its exception: say it in the reason,
         # which is what reports and rejection tables show.
@@ -228,28 +221,9 @@ class WorkerProcess:
         return code
 
     def kill(self) -> None:
-        if self._process is None:
-            return
-        try:
-            os.killpg(self._process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self._process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        self._close_pipes()
-        self._process = None
-
-    def _close_pipes(self) -> None:
-        if self._process is None:
-            return
-        for pipe in (self._process.stdin, self._process.stdout):
-            if pipe is not None:
-                try:
-                    pipe.close()
-                except OSError:
-                    pass
+        if self._process is not None:
+            kill_group(self._process)
+            self._process = None
 
     def close(self) -> None:
         self.close_worker()

@@ -17,18 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, BinaryIO
-
-
-def _redirect_output(capture: str) -> tuple[BinaryIO, BinaryIO]:
-    proto_in = os.fdopen(os.dup(0), "rb")
-    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
-    capture_fd = os.open(capture, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.dup2(capture_fd, 1)
-    os.dup2(capture_fd, 2)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    return proto_in, proto_out
+from typing import Any
 
 
 def _resolve_device(requested: str) -> str:
@@ -85,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         help="run each candidate's process in Linux namespaces, or plainly (the parent decides)",
     )
     args = parser.parse_args(argv)
-    proto_in, proto_out = _redirect_output(args.capture)
+    from kbot.evaluate.processes import redirect_output
+
+    proto_in, proto_out = redirect_output(args.capture)
 
     def send(message: dict[str, Any]) -> None:
         from kbot.evaluate.protocol import encode
