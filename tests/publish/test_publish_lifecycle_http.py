@@ -109,9 +109,12 @@ def test_pr_a_human_pushed_to_is_left_alone(publish, make_run, github, target_re
     body_before = github.pulls[1]["body"]
     # A maintainer pushes a fix-up commit onto kbot's branch.
     human = git.Repo.clone_from(_bare(tmp_path), tmp_path / "human", branch="kbot/rmsnorm")
+    with human.config_writer() as config:  # her identity, not the machine's global one
+        config.set_value("user", "name", "Ada Maintainer")
+        config.set_value("user", "email", "ada@example.com")
     (tmp_path / "human" / "NOTES.md").write_text("reviewed\n")
     human.git.add("NOTES.md")
-    human.git.commit("-m", "review notes", author="Ada Maintainer <ada@example.com>")
+    human.git.commit("-m", "review notes")
     human.git.push("origin", "kbot/rmsnorm")
     _new_kernel(run_dir)
     outcome = publish(run_dir)

@@ -124,11 +124,13 @@ def test_ctrl_c_stops_cleanly_drops_the_verdict_in_flight_and_resumes(tmp_path, 
             return super().evaluate(problem, source, name)
 
     first = Interrupted()
+    # Python's default handler, or SIG_IGN where pytest was started in the background
+    handler_before = signal.getsignal(signal.SIGINT)
     stopped = _optimize(tmp_path, problem, first, fakes.FakeProposer())
     assert stopped.status is OptimizeStatus.INTERRUPTED
     assert stopped.stop_reason is StopReason.INTERRUPTED
     assert f"--resume {stopped.run_id}" in stopped.message
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    assert signal.getsignal(signal.SIGINT) is handler_before  # handler restored
     in_flight = first.evaluated[3]
     second = fakes.FakeEvaluator()
     resumed = _optimize(
