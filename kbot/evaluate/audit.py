@@ -22,23 +22,11 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-# Modules a candidate may import beyond those already loaded (all light and pure).
-CANDIDATE_IMPORTS = frozenset(
-    {
-        "torch",
-        "triton",
-        "math",
-        "typing",
-        "functools",
-        "itertools",
-        "operator",
-        "dataclasses",
-        "enum",
-        "__future__",
-        "collections",
-        "numpy",
-    }
-)
+from kbot.evaluate.names import ALLOWED_IMPORTS
+
+# Modules a candidate may import beyond those already loaded: the static rules' allowlist,
+# plus what the interpreter's kernels use on a CPU.
+CANDIDATE_IMPORTS = frozenset(ALLOWED_IMPORTS) | {"collections", "numpy"}
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _PATH_EVENTS_WRITE = {
     "os.remove",
