@@ -17,6 +17,9 @@ from typing import Any
 
 NOT_TIMED = "not timed (no GPU)"
 NOT_MEASURED = "not measured"
+# Rules naming the evaluator's own failure, never the candidate's doing: a baseline that would
+# not build, a candidate process or judge that would not start. Such a verdict is never cached.
+EVALUATOR_FAILURE_RULES = frozenset({"evaluator-error", "worker"})
 
 
 class VerdictFormatError(ValueError):
@@ -253,6 +256,12 @@ class Verdict:
         be captured in a CUDA graph) leaves the others' measurements standing; see
         `untimed_cases` for the ones that were not."""
         return any(c.timing is not None for c in self.cases)
+
+    @property
+    def evaluator_failed(self) -> bool:
+        """The verdict reports the evaluator's own failure (EVALUATOR_FAILURE_RULES), so it
+        says nothing about the candidate: shown, but never cached as the candidate's verdict."""
+        return any(r.rule in EVALUATOR_FAILURE_RULES for r in self.reasons)
 
     @property
     def untimed_cases(self) -> tuple[dict[str, Any], ...]:

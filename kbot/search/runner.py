@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
+import hashlib
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -16,7 +18,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import kbot
+from kbot import __version__
 from kbot.errors import UsageError
+from kbot.evaluate.options import EvalOptions
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import ProblemSpec
 from kbot.propose.base import Proposer
@@ -101,7 +106,9 @@ def optimize(
         else:
             run_id = new_run_id(problem)
             spent_before_s = 0.0
-        env_key = environment_key(device_name, options.seeds)
+        env_key = environment_key(
+            device_name, evaluation_options(device, options.gpus, options.seeds)
+        )
         if resume_run_id is None:
             store.create_run(run_id, problem, env_key, options_to_json(options), target)
         run_dir = prepare_run_dir(work_dir, run_id, problem, target)
@@ -123,12 +130,18 @@ def optimize(
                        progress)  # fmt: skip
 
 
+def evaluation_options(device: str, gpus: tuple[int, ...], seeds: int) -> EvalOptions:
+    """The evaluator's options for a run: what `default_evaluator` runs with and what the
+    verdict cache key records. On a CPU (`resolve_device` found no GPU) there is no GPU pool."""
+    return EvalOptions(device=device, gpus=gpus if device != "cpu" else (), seeds=seeds)
+
+
 def default_evaluator(
     device: str, gpus: tuple[int, ...], seeds: int
 ) -> AbstractContextManager[CandidateEvaluator]:
-    from kbot.evaluate import EvalOptions, Evaluator
+    from kbot.evaluate import Evaluator
 
-    return Evaluator(EvalOptions(device=device, gpus=gpus, seeds=seeds))
+    return Evaluator(evaluation_options(device, gpus, seeds))
 
 
 def resolve_device(device: str, gpus: Sequence[int] = ()) -> tuple[str, str]:
@@ -143,15 +156,45 @@ def resolve_device(device: str, gpus: Sequence[int] = ()) -> tuple[str, str]:
     return "cuda", torch.cuda.get_device_name(gpus[0] if gpus else None)
 
 
-def environment_key(device_name: str, seeds: int) -> str:
-    """What a cached verdict depends on besides the two sources."""
-    versions = []
+# EvalOptions fields that change a verdict: trials, what is timed and against what, the time
+# limits (a timeout is a cached rejection), the sandbox (its audit hooks reject). Not `gpus`
+# (the device name is in the key) nor `allow_unsandboxed`.
+VERDICT_OPTIONS = (
+    "seeds",
+    "time",
+    "compile_baselines",
+    "timeout_s",
+    "baseline_timeout_s",
+    "timing_budget_s",
+    "sandbox",
+)
+
+
+def environment_key(device_name: str, eval_options: EvalOptions) -> str:
+    """What a cached verdict depends on besides the two sources: the device, kbot's version and
+    the digest of its evaluator code (verdicts of other evaluator code are not reused), torch
+    and Triton, and the evaluation options that change a verdict. The same options give the
+    same key, so a resumed run reuses its verdicts."""
+    versions = [f"kbot={__version__}+{evaluator_code_digest()}"]
     for package in ("torch", "triton"):
         try:
             versions.append(f"{package}={metadata.version(package)}")
         except metadata.PackageNotFoundError:
             versions.append(f"{package}=absent")
-    return "|".join([device_name, *versions, f"seeds={seeds}"])
+    settings = [f"{name}={getattr(eval_options, name)}" for name in VERDICT_OPTIONS]
+    return "|".join([device_name, *versions, *settings])
+
+
+@functools.lru_cache(maxsize=1)
+def evaluator_code_digest() -> str:
+    """sha256 (12 hex digits) of the code that reaches a verdict: kbot/evaluate and
+    kbot/problem. Edits during development change it as a release does."""
+    root = Path(kbot.__file__).parent
+    digest = hashlib.sha256()
+    for folder in ("evaluate", "problem"):
+        for path in sorted((root / folder).glob("*.py")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def new_run_id(problem: ProblemSpec) -> str:

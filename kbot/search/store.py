@@ -22,9 +22,9 @@ from kbot.search.codec import verdict_from_text, verdict_to_text
 
 SCHEMA_VERSION = 1
 
-# Rejections that say nothing about the candidate (its worker never started) are stored but
-# never served from the cache; a timeout or a crash is the candidate's own and is cached.
-UNCACHED_RULES = frozenset({"worker"})
+# Verdicts that say nothing about the candidate (Verdict.evaluator_failed: an `evaluator-error`
+# or a judge that never started) are never stored as its verdict, and any such row an older
+# kbot wrote is not served; a timeout or a crash is the candidate's own and is cached.
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -282,9 +282,7 @@ class Store:
         if row is None:
             return None
         verdict = verdict_from_text(row[0])
-        if any(reason.rule in UNCACHED_RULES for reason in verdict.reasons[:1]):
-            return None
-        return verdict
+        return None if verdict.evaluator_failed else verdict
 
     def put_verdict(
         self,
@@ -297,19 +295,20 @@ class Store:
     ) -> None:
         now = time.time()
         with self._db:  # one transaction: a Ctrl-C between the two leaves neither
-            self._db.execute(
-                "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    candidate_sha256,
-                    problem_sha256,
-                    env_key,
-                    kind,
-                    int(verdict.accepted),
-                    verdict_to_text(verdict),
-                    run_id,
-                    now,
-                ),
-            )
+            if not verdict.evaluator_failed:  # the evaluator's failure is not the candidate's
+                self._db.execute(
+                    "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        candidate_sha256,
+                        problem_sha256,
+                        env_key,
+                        kind,
+                        int(verdict.accepted),
+                        verdict_to_text(verdict),
+                        run_id,
+                        now,
+                    ),
+                )
             self._db.execute(
                 "INSERT INTO evaluations (run_id, candidate_sha256, kind, wall_s, created_at)"
                 " VALUES (?, ?, ?, ?, ?)",
