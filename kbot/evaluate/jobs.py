@@ -22,6 +22,7 @@ from kbot.evaluate.remote import (
     CandidateProcess,
     HostError,
 )
+from kbot.evaluate.roofline import tensor_bytes
 from kbot.evaluate.verdict import CaseResult, Reason, Stage
 from kbot.problem.runtime import import_file, init_inputs, seeded_inputs
 
@@ -245,6 +246,9 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
     inputs as they are after the call back."""
 
     def call(inputs: list, poison_bytes: list[int], where: str) -> tuple[tuple, list]:
+        # What may come back: the inputs as they are after the call, and outputs like the
+        # reference's (twice over, for a candidate that returns more than it should).
+        host.max_reply_bytes = tensor_bytes(inputs) + 2 * sum(poison_bytes) + (64 << 20)
         try:
             reply = host.request(
                 "call",

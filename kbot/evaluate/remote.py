@@ -29,6 +29,7 @@ from kbot.evaluate.verdict import Reason
 
 OUTPUT_LIMIT_CHARS = 4000
 STARTUP_TIMEOUT_S = 180.0
+DEFAULT_MAX_REPLY_BYTES = 1 << 30
 _MAX_LINE_BYTES = 16 << 20
 
 
@@ -59,6 +60,9 @@ class CandidateProcess:
         self.device = device
         self.sandbox = sandbox
         self.refused: list[str] = []
+        # The most bytes a reply's tensors may occupy: the judge sets it from what it sent and
+        # expects back, so a candidate cannot make it read (and allocate) without bound.
+        self.max_reply_bytes = DEFAULT_MAX_REPLY_BYTES
         self._process: subprocess.Popen | None = None
         self._buffer = b""
         self._names = itertools.count()
@@ -172,6 +176,15 @@ class CandidateProcess:
             path = Path(str(payload)).resolve()
             if self.folder.resolve() not in path.parents:
                 raise CandidateLost(Reason("protocol", "a reply named a file outside its folder"))
+            size = path.stat().st_size if path.is_file() else 0
+            if size > self.max_reply_bytes:
+                path.unlink(missing_ok=True)
+                raise CandidateLost(
+                    Reason(
+                        "protocol",
+                        f"a reply of {size} bytes where at most {self.max_reply_bytes} were due",
+                    )
+                )
             payload = str(path)
         values = {}
         try:

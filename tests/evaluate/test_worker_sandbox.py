@@ -158,3 +158,16 @@ def test_worker_is_started_as_a_module_in_its_own_session(raw_worker):
     assert os.getpgid(pid) == pid
     with open(f"/proc/{pid}/cmdline", "rb") as f:
         assert b"kbot.evaluate.worker" in f.read()
+
+
+def test_a_reply_larger_than_what_was_due_is_refused_unread(raw_worker, problem):
+    # 100 MB of "output" for a 6 x 50 problem: the judge must not read what it never asked for.
+    flood = (
+        "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return torch.zeros(100_000_000, dtype=torch.uint8)\n"
+    )
+    outcome = _outcome(raw_worker.run(_job(problem("gelu_fp32"), flood)))
+    assert not outcome["accepted"]
+    assert outcome["reasons"][0]["rule"] == "protocol"
+    assert "were due" in outcome["reasons"][0]["message"]
