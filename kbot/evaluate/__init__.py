@@ -5,7 +5,9 @@
         verdict = evaluator.evaluate(problem, candidate_source)
 
 Importing this package does not import torch: the parent only parses candidates (static
-rules); all candidate code runs in `python -m kbot.evaluate.worker` children.
+rules); the judge (`python -m kbot.evaluate.worker`) makes inputs, runs the reference and
+compares; each candidate runs in a fresh sandboxed `python -m kbot.evaluate.candidate_host`
+process of its own (docs/evaluator.md has the threat model).
 """
 
 from kbot.evaluate.evaluator import Evaluator, evaluate
