@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> CommandResult:
     from kbot.config import load_config
     from kbot.problem import load_problem
-    from kbot.search import Budget, load_run_options, optimize
+    from kbot.search import Budget, StopReason, load_run_options, optimize
     from kbot.search.options import options_from_config
     from kbot.search.progress import progress_for
 
@@ -94,7 +94,9 @@ def run(args: argparse.Namespace) -> CommandResult:
         "verdict": to_jsonable(result.verdict) if result.verdict else None,
         "notes": notes,
     }
-    code = ExitCode.OK if result.has_winner else ExitCode.REJECTED
+    # a run stopped by a signal wrote its report, but did not finish: exit 1 (docs/search.md)
+    finished = result.stop_reason is not StopReason.INTERRUPTED
+    code = ExitCode.OK if result.has_winner and finished else ExitCode.REJECTED
     return CommandResult(code, _text(result), data)
 
 

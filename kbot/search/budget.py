@@ -21,7 +21,7 @@ class StopReason(str, enum.Enum):
     ROOFLINE = "roofline"  # the best candidate reached the roofline stop fraction
     PATIENCE = "patience"  # no improvement above the noise floor for `patience` generations
     EXHAUSTED = "exhausted"  # the proposers had nothing new to offer
-    INTERRUPTED = "interrupted"  # Ctrl-C; the run can be resumed
+    INTERRUPTED = "interrupted"  # SIGINT (Ctrl-C) or SIGTERM; the run can be resumed
 
 
 STOP_MESSAGES = {
@@ -78,6 +78,13 @@ class BudgetTracker:
     def elapsed_s(self) -> float:
         return self.spent_before_s + (self.clock() - self._started)
 
+    def deadline(self) -> float | None:
+        """When the time budget ends, on `clock`; None without one. An evaluation still in
+        flight then is abandoned (kbot.search.inflight)."""
+        if self.budget.time_s is None:
+            return None
+        return self.clock() + (self.budget.time_s - self.elapsed_s())
+
     def exhausted(self) -> StopReason | None:
         """The budget that is spent, if any (checked before each evaluation)."""
         budget = self.budget
@@ -109,26 +116,35 @@ class BudgetTracker:
 
 
 class StopRequest:
-    """Ctrl-C sets a flag the loop checks between evaluations; a second Ctrl-C raises at once.
+    """SIGINT (Ctrl-C) and SIGTERM set a flag; the search abandons the evaluation in flight,
+    drops its verdict (never stored, so a resume evaluates it again) and writes its report,
+    store and envelope with what it measured. A second signal raises KeyboardInterrupt at once.
+    Re-entrant: `optimize()` holds it over the whole run, the loop enters it again."""
 
-    A verdict that arrives after Ctrl-C is dropped, not stored: the evaluator's worker shares
-    the terminal's process group, so it was interrupted too and its verdict may be a spurious
-    crash that the cache would otherwise keep forever."""
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
         self.requested = False
-        self._previous: object = None
+        self.signal_name: str | None = None
+        self._previous: dict[int, object] = {}
+        self._depth = 0
 
     def __enter__(self) -> StopRequest:
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+        self._depth += 1
+        if self._depth == 1 and threading.current_thread() is threading.main_thread():
+            for number in self.SIGNALS:
+                self._previous[number] = signal.signal(number, self._handle)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
+        self._depth -= 1
+        if self._depth == 0:
+            for number, previous in self._previous.items():
+                signal.signal(number, previous)  # type: ignore[arg-type]
+            self._previous = {}
 
     def _handle(self, signum: int, frame: object) -> None:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
+        self.signal_name = signal.Signals(signum).name

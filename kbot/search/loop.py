@@ -11,11 +11,12 @@ continues where the killed process stopped. Parent selection uses one seeded gen
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import ProblemSpec
@@ -23,6 +24,7 @@ from kbot.propose.base import Parent, Proposal, ProposeContext, Proposer
 from kbot.search.archive import Archive, Entry
 from kbot.search.budget import BudgetTracker, StopReason, StopRequest
 from kbot.search.fitness import fitness_of
+from kbot.search.inflight import Abandoned, call_bounded
 from kbot.search.islands import Islands
 from kbot.search.options import OptimizeOptions
 from kbot.search.progress import NullProgress, Progress, Snapshot
@@ -30,6 +32,7 @@ from kbot.search.selection import select_parents
 from kbot.search.store import GenerationRecord, RunCandidate, Store
 
 DRY_CALLS_BEFORE_SKIP = 2
+T = TypeVar("T")
 
 
 class CandidateEvaluator(Protocol):
@@ -80,6 +83,7 @@ class SearchLoop:
         evaluator: CandidateEvaluator,
         progress: Progress | None = None,
         spent_before_s: float = 0.0,
+        stop_request: StopRequest | None = None,
     ) -> None:
         self.store = store
         self.run_id = run_id
@@ -100,7 +104,7 @@ class SearchLoop:
         self.first_accepted_s: float | None = None
         self.cached = 0
         self.summaries: list[GenerationSummary] = []
-        self.stop_request = StopRequest()
+        self.stop_request = stop_request or StopRequest()
         # proposers that returned only known candidates twice in a row (e.g. codegen, which
         # ignores parents) are not asked again: each call can cost a trace
         self._dry_calls: dict[str, int] = {}
@@ -272,16 +276,18 @@ class SearchLoop:
                 return improved, stop
             batch = self._batch(pending, index)
             started = self.tracker.clock()
-            verdicts = self._evaluate(batch)
+            try:
+                verdicts = self.bounded(functools.partial(self._evaluate, batch))
+            except Abandoned as abandoned:  # the budget ran out or a signal came mid-evaluation
+                return improved, (
+                    StopReason.TIME if abandoned.why == "time" else StopReason.INTERRUPTED
+                )
             timed = any(v.timed for v in verdicts)
             self.tracker.observe(
                 self.tracker.clock() - started, self.options.finalists if timed else 0
             )
-            if self.stop_request.requested:
-                return (
-                    improved,
-                    StopReason.INTERRUPTED,
-                )  # these verdicts are dropped (see StopRequest)
+            if self.stop_request.requested:  # these verdicts are dropped (see StopRequest)
+                return improved, StopReason.INTERRUPTED
             for member, verdict in zip(batch, verdicts):
                 self.store.put_verdict(
                     self.run_id, member.sha256, self.problem.source_sha256, self.env_key, verdict
@@ -290,6 +296,17 @@ class SearchLoop:
                 improved |= self._admit(generation, member, verdict)
             index += len(batch)
         return improved, None
+
+    def bounded(self, call: Callable[[], T]) -> T:
+        """`call()` (an evaluator call), abandoned at the time budget's end or on a stop
+        request, when the evaluator is closed (kbot.search.inflight)."""
+        return call_bounded(
+            call,
+            self.tracker.deadline(),
+            lambda: self.stop_request.requested,
+            getattr(self.evaluator, "close", None),
+            self.tracker.clock,
+        )
 
     def _cached(self, candidate: RunCandidate) -> Verdict | None:
         return self.store.cached_verdict(candidate.sha256, self.problem.source_sha256, self.env_key)

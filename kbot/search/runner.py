@@ -27,8 +27,9 @@ from kbot.problem import ProblemSpec
 from kbot.propose.base import Proposer
 from kbot.search.archive import Entry
 from kbot.search.artifacts import prepare_run_dir, write_winner
-from kbot.search.budget import STOP_MESSAGES, StopReason
+from kbot.search.budget import STOP_MESSAGES, StopReason, StopRequest
 from kbot.search.fitness import fitness_of
+from kbot.search.inflight import Abandoned
 from kbot.search.loop import CandidateEvaluator, LoopResult, SearchLoop
 from kbot.search.options import Budget, OptimizeOptions
 from kbot.search.progress import NullProgress, Progress
@@ -91,7 +92,9 @@ def optimize(
     work_dir = Path(work_dir)
     progress = progress or NullProgress()
     device, device_name = resolve_device(options.device, options.gpus)
-    with Store(work_dir / STORE_NAME) as store:
+    # SIGINT/SIGTERM over the whole run: the evaluation in flight is abandoned and the run
+    # still writes its store, report and envelope with what it measured
+    with StopRequest() as stop, Store(work_dir / STORE_NAME) as store:
         if resume_run_id is not None:
             run = store.run(resume_run_id)
             if run.problem_sha256 != problem.source_sha256:
@@ -118,14 +121,24 @@ def optimize(
         with factory(device, options.gpus, options.seeds) as evaluator:
             loop = SearchLoop(
                 store, run_id, problem, env_key, device, options, proposers, evaluator,
-                progress=progress, spent_before_s=spent_before_s,
+                progress=progress, spent_before_s=spent_before_s, stop_request=stop,
             )  # fmt: skip
             result = loop.run()
             finalists: list[tuple[Entry, Verdict]] = []
-            if result.stop_reason is not StopReason.INTERRUPTED:
-                finalists = _remeasure_finalists(
-                    store, run_id, problem, env_key, evaluator, result, options.finalists
-                )
+            if result.stop_reason is not StopReason.INTERRUPTED and not stop.requested:
+                try:
+                    finalists = _remeasure_finalists(
+                        store, run_id, problem, env_key, loop, result, options.finalists
+                    )
+                except Abandoned as abandoned:  # the first verdicts stand
+                    result.notes.append(
+                        "finalists not re-measured: "
+                        + ("the time budget ran out" if abandoned.why == "time" else "stopped")
+                    )
+                    if abandoned.why == "stop":
+                        result.stop_reason = StopReason.INTERRUPTED
+            result.elapsed_s = loop.tracker.elapsed_s()
+            store.update_run(run_id, spent_s=result.elapsed_s)
         return _finish(store, run_id, run_dir, problem, device_name, options, result, finalists,
                        progress)  # fmt: skip
 
@@ -230,16 +243,18 @@ def _remeasure_finalists(
     run_id: str,
     problem: ProblemSpec,
     env_key: str,
-    evaluator: CandidateEvaluator,
+    loop: SearchLoop,
     result: LoopResult,
     count: int,
 ) -> list[tuple[Entry, Verdict]]:
     """On a GPU the best few are timed again, interleaved, before one is declared the winner;
-    on a CPU nothing is timed, so the first verdicts stand."""
+    on a CPU nothing is timed, so the first verdicts stand. Bounded like every evaluation: the
+    time budget's end or a signal abandons it (Abandoned)."""
     elites = result.archive.elites(count)
     if not elites or not any(e.fitness.timed for e in elites):
         return []
-    verdicts = list(evaluator.remeasure(problem, [e.source for e in elites]))
+    sources = [e.source for e in elites]
+    verdicts = list(loop.bounded(lambda: loop.evaluator.remeasure(problem, sources)))
     for entry, verdict in zip(elites, verdicts):
         store.put_verdict(
             run_id, entry.sha256, problem.source_sha256, env_key, verdict, kind="remeasure"
@@ -270,18 +285,9 @@ def _finish(
         accepted=accepted,
         fresh_evaluations=result.fresh_evaluations,
     )
-    if result.stop_reason is StopReason.INTERRUPTED:
-        store.update_run(run_id, status="interrupted", stop_reason=result.stop_reason.value)
-        message = (
-            f"interrupted after {len(result.entries)} candidates; resume with --resume {run_id}"
-        )
-        progress.finished(message)
-        return OptimizeResult(
-            status=OptimizeStatus.INTERRUPTED, message=message, best_candidate_path=None,
-            kernel_path=None, report_json_path=None, report_md_path=None, verdict=None,
-            fitness="", **common,
-        )  # fmt: skip
-    # Untimed (CPU) runs re-measure nothing: the first verdicts of the elites stand.
+    interrupted = result.stop_reason is StopReason.INTERRUPTED
+    # Untimed (CPU) runs re-measure nothing: the first verdicts of the elites stand; so do
+    # they for a run stopped by a signal or by its time budget before the re-measurement.
     contenders = finalists or [(e, e.verdict) for e in result.archive.elites(options.finalists)]
     ranked = sorted(
         (
@@ -294,6 +300,13 @@ def _finish(
     )
     winner = ranked[0] if ranked else None
     status, message = _status(winner, len(result.entries), stop_message, result.notes)
+    if interrupted:
+        status = OptimizeStatus.INTERRUPTED
+        best = f"; best so far: {winner[0].describe()}" if winner else ""
+        message = (
+            f"interrupted after {len(result.entries)} candidates{best}; "
+            f"resume with --resume {run_id}"
+        )
     report = build_report(
         run_id=run_id, problem=problem, device_name=device_name, options=options,
         result=result, finalists=finalists, winner=winner, status=status.value,
@@ -302,7 +315,7 @@ def _finish(
     paths = write_winner(run_dir, problem, winner, report, result.entries)
     store.update_run(
         run_id,
-        status="finished",
+        status="interrupted" if interrupted else "finished",
         stop_reason=result.stop_reason.value,
         best_sha256=winner[1].sha256 if winner else None,
     )

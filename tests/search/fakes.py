@@ -3,7 +3,7 @@ no Triton. Loaded by conftest.py (fixtures) and by the SIGKILL child script, by 
 
 from __future__ import annotations
 
-import time
+import threading
 from pathlib import Path
 
 from kbot.evaluate.verdict import (
@@ -129,6 +129,7 @@ class FakeEvaluator:
         self.evaluated: list[str] = []
         self.remeasured: list[list[str]] = []
         self.batches: list[int] = []  # sizes of evaluate_many calls
+        self.closed = threading.Event()  # close() ends a sleeping evaluation, as killing a worker
 
     def __enter__(self):
         return self
@@ -136,17 +137,26 @@ class FakeEvaluator:
     def __exit__(self, *exc):
         return None
 
+    def close(self):
+        """What the search calls to abandon an evaluation in flight (Evaluator.close)."""
+        self.closed.set()
+
     def evaluate(self, problem, candidate_source, candidate_name="candidate.py") -> Verdict:
         sha = source_hash(candidate_source)
         if self.log_path is not None:
             with open(self.log_path, "a") as log:
                 log.write(sha + "\n")
         self.evaluated.append(sha)
+        sleep_s = self.sleep_for(candidate_source)
         if self.clock is not None:
-            self.clock.advance(self.sleep_s)
-        elif self.sleep_s:
-            time.sleep(self.sleep_s)
+            self.clock.advance(sleep_s)
+        elif sleep_s and self.closed.wait(sleep_s):
+            return Verdict(False, Stage.CORRECTNESS, (Reason("crash", "worker killed"),), "cpu")
         return self._verdict(problem, candidate_source, factor=1.0)
+
+    def sleep_for(self, source: str) -> float:
+        """How long evaluating `source` takes (subclasses make some slower)."""
+        return self.sleep_s
 
     def evaluate_many(self, problem, sources):
         self.batches.append(len(sources))
