@@ -11,6 +11,8 @@ from pathlib import Path
 
 import torch
 
+from kbot.evaluate.traffic import read_bytes
+
 CACHE_PATH = Path.home() / ".cache" / "kbot" / "device-peaks.json"
 # Above this the measurement, not the kernel, is wrong: a read-heavy kernel can beat a copy
 # benchmark by a few percent (torch.compile's SiLU-and-mul measured 102% on the H200).
@@ -83,9 +85,16 @@ def tensor_bytes(values) -> int:
 
 
 def bytes_moved(inputs: list, model: torch.nn.Module, outputs: tuple) -> int:
-    """Every input, parameter and buffer read once, every output written once."""
+    """What one call can touch: every input, parameter and buffer by the bytes the reference
+    reads of it, once (a buffer indexed by a gather by its gathered rows, a slice by the slice;
+    kbot.evaluate.traffic), every output written once. Where the reference cannot be traced
+    that way, every input, parameter and buffer in full."""
     state = list(model.parameters()) + list(model.buffers())
-    return tensor_bytes(inputs) + tensor_bytes(state) + tensor_bytes(outputs)
+    tensors = [v for v in inputs if isinstance(v, torch.Tensor)] + state
+    reads = read_bytes(model, inputs, tensors)
+    if reads is None:
+        return tensor_bytes(inputs) + tensor_bytes(state) + tensor_bytes(outputs)
+    return sum(reads.values()) + tensor_bytes(outputs)
 
 
 def count_flops(model: torch.nn.Module, inputs: list) -> int:
