@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kbot.evaluate.verdict import NOT_TIMED, CaseResult, Stat, Verdict
+from kbot.evaluate.verdict import NOT_MEASURED, NOT_TIMED, CaseResult, Stat, Verdict, measured
 
 
 def _us(stat: Stat | None) -> str:
@@ -11,7 +11,17 @@ def _us(stat: Stat | None) -> str:
     return f"{stat.median_us:.2f}us ±{100 * stat.spread:.1f}% (n={stat.runs})"
 
 
-def _case_line(result: CaseResult) -> str:
+def _roofline(fraction: float) -> str:
+    return (
+        f"{100 * fraction:.0f}% of roofline" if measured(fraction) else f"roofline {NOT_MEASURED}"
+    )
+
+
+def _times(speedup: float) -> str:
+    return f"x{speedup:.2f}" if measured(speedup) else NOT_MEASURED
+
+
+def _case_line(result: CaseResult, untimed: str = NOT_TIMED) -> str:
     name = ", ".join(f"{k}={v}" for k, v in result.case.items()) or "default"
     parts = [f"  case {name}:"]
     c = result.correctness
@@ -22,19 +32,19 @@ def _case_line(result: CaseResult) -> str:
         )
     t = result.timing
     if t is None:
-        parts.append(f"| {NOT_TIMED}")
+        parts.append(f"| {untimed}")
     else:
         compile_part = (
-            f", compile {_us(t.compile_graph)} -> x{t.speedup_vs_compile:.2f}"
+            f", compile {_us(t.compile_graph)} -> {_times(t.speedup_vs_compile)}"
             if t.speedup_vs_compile is not None
             else ""
         )
         parts.append(
             f"\n    graph: kbot {_us(t.candidate_graph)}, eager {_us(t.eager_graph)} -> "
-            f"x{t.speedup_vs_eager:.2f}{compile_part}"
+            f"{_times(t.speedup_vs_eager)}{compile_part}"
             f"\n    plain launches: kbot {_us(t.candidate_plain)}, eager {_us(t.eager_plain)}"
             f"\n    {t.bytes_moved / 1e6:.2f} MB moved, {t.flops / 1e9:.3f} GFLOP, "
-            f"{100 * t.roofline_fraction:.0f}% of roofline"
+            f"{_roofline(t.roofline_fraction)}"
         )
     return " ".join(parts)
 
@@ -45,10 +55,13 @@ def render_verdict(verdict: Verdict, problem_name: str, candidate_name: str) -> 
         f"{head}: {candidate_name} for {problem_name} on {verdict.device} ({verdict.wall_s:.1f}s)"
     ]
     lines += [f"  {reason}" for reason in verdict.reasons]
-    lines += [_case_line(case) for case in verdict.cases]
+    # on a GPU a case without timing could not be captured (the reasons say why), not "no GPU"
+    untimed = "not timed (see the notes above)" if verdict.timed else NOT_TIMED
+    lines += [_case_line(case, untimed) for case in verdict.cases]
     geomean = verdict.speedup_geomean("compile")
     if geomean is not None:
-        lines.append(f"  speedup vs torch.compile (geomean over cases): x{geomean:.2f}")
+        over = "timed cases" if verdict.untimed_cases else "cases"
+        lines.append(f"  speedup vs torch.compile (geomean over {over}): x{geomean:.2f}")
     if verdict.worker_output.strip() and not verdict.accepted:
         tail = verdict.worker_output.strip().splitlines()[-10:]
         lines.append("  candidate output (last lines):")

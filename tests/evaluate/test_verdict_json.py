@@ -96,3 +96,12 @@ def test_optional_fields_take_the_records_defaults():
     verdict = Verdict.from_json(minimal)
     assert verdict == Verdict(False, Stage.STATIC, (), "cpu")
     assert verdict_from_text(json.dumps(minimal)) == verdict
+
+
+def test_the_terminal_text_says_not_measured_and_which_case_was_not_timed():
+    from kbot.evaluate.report import render_verdict
+
+    text = render_verdict(_verdict(), "rope", "candidate.py")
+    assert "roofline not measured" in text and "nan" not in text.lower()
+    assert "case T=64:" in text and "not timed (see the notes above)" in text
+    assert "no GPU" not in text  # it ran on a GPU: one case could not be captured
