@@ -105,6 +105,7 @@ class SearchLoop:
         self.cached = 0
         self.summaries: list[GenerationSummary] = []
         self.stop_request = stop_request or StopRequest()
+        self.evaluator_closed = False  # an evaluation was abandoned and the evaluator closed
         # proposers that returned only known candidates twice in a row (e.g. codegen, which
         # ignores parents) are not asked again: each call can cost a trace
         self._dry_calls: dict[str, int] = {}
@@ -300,13 +301,19 @@ class SearchLoop:
     def bounded(self, call: Callable[[], T]) -> T:
         """`call()` (an evaluator call), abandoned at the time budget's end or on a stop
         request, when the evaluator is closed (kbot.search.inflight)."""
-        return call_bounded(
-            call,
-            self.tracker.deadline(),
-            lambda: self.stop_request.requested,
-            getattr(self.evaluator, "close", None),
-            self.tracker.clock,
-        )
+        if self.evaluator_closed:  # a closed evaluator would start new workers for nothing
+            raise Abandoned("stop" if self.stop_request.requested else "time")
+        try:
+            return call_bounded(
+                call,
+                self.tracker.deadline(),
+                lambda: self.stop_request.requested,
+                getattr(self.evaluator, "close", None),
+                self.tracker.clock,
+            )
+        except Abandoned:
+            self.evaluator_closed = True
+            raise
 
     def _cached(self, candidate: RunCandidate) -> Verdict | None:
         return self.store.cached_verdict(candidate.sha256, self.problem.source_sha256, self.env_key)

@@ -25,7 +25,7 @@ def test_the_time_budget_holds_with_a_slow_evaluation_in_flight(tmp_path, proble
         def sleep_for(self, source):
             return 60.0 if len(self.evaluated) == 2 else 0.05
 
-    evaluator = OneSlow()
+    evaluator = OneSlow(timed=True)  # timed: the finalists would be re-measured
     budget_s = 3.0
     started = time.monotonic()
     result = optimize(
@@ -40,10 +40,12 @@ def test_the_time_budget_holds_with_a_slow_evaluation_in_flight(tmp_path, proble
     assert wall_s <= 1.1 * budget_s + 0.5, wall_s
     assert wall_s >= budget_s * 0.9  # it did wait for the slow one up to the budget
     assert evaluator.closed.is_set()  # the evaluation in flight was abandoned
+    assert evaluator.remeasured == []  # and the closed evaluator was not asked for more
     assert result.stop_reason is StopReason.TIME and result.candidates == 1
     assert result.has_winner and result.report_json_path.is_file()
     report = json.loads(result.report_json_path.read_text())
     assert report["stop_reason"] == "time" and report["counts"]["candidates"] == 1
+    assert "finalists not re-measured: the time budget ran out" in report["notes"]
     with Store(tmp_path / "work" / "kbot.sqlite") as store:
         stored = [r[0] for r in store._db.execute("SELECT candidate_sha256 FROM verdicts")]
         run = store.run(result.run_id)
