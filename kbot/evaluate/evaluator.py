@@ -174,8 +174,13 @@ class Evaluator:
     ) -> list[Verdict]:
         device = info.device_name or info.device
         if reply.result is None:
-            rule = reply.failure or "crash"
-            reason = Reason(rule, reply.message)
+            # No candidate code runs in the judge (each candidate's own process has its own
+            # deadline there), so a judge that timed out or crashed is the evaluator's failure
+            # (the reference, a baseline's compilation, kbot itself): never a candidate's
+            # verdict, never cached.
+            reason = Reason(
+                "evaluator-error", f"the judge {reply.failure or 'crash'}: {reply.message}"
+            )
             stage = (
                 Stage.TIMING
                 if reply.phase in ("timing", "compile baselines")

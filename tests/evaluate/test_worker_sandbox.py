@@ -171,3 +171,21 @@ def test_a_reply_larger_than_what_was_due_is_refused_unread(raw_worker, problem)
     assert not outcome["accepted"]
     assert outcome["reasons"][0]["rule"] == "protocol"
     assert "were due" in outcome["reasons"][0]["message"]
+
+
+def test_a_judge_that_hangs_on_the_reference_is_the_evaluators_failure(tmp_path, candidate):
+    from kbot.problem import load_problem
+
+    path = tmp_path / "slow_reference.py"
+    path.write_text(
+        "import time\nimport torch\nimport torch.nn as nn\n\n"
+        "class Model(nn.Module):\n    def forward(self, x):\n        time.sleep(60)\n"
+        "        return x\n\n"
+        "def get_inputs():\n    return [torch.randn(6, 50)]\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    with Evaluator(EvalOptions(device="cpu", timeout_s=5.0)) as short:
+        verdict = short.evaluate(load_problem(path), candidate("quick_gelu"))
+    assert not verdict.accepted
+    assert [r.rule for r in verdict.reasons] == ["evaluator-error"]
+    assert "timed out" in verdict.reasons[0].message
