@@ -100,6 +100,11 @@ class CandidateProcess:
             argv = confine.command(args)
         else:
             argv = [sys.executable, *args]
+        # If the judge dies (killed at a budget's end, say), its candidates die with it: they
+        # run in sessions of their own, so the judge's process group does not reach them.
+        setpriv = shutil.which("setpriv")
+        if setpriv:
+            argv = [setpriv, "--pdeathsig", "KILL", *argv]
         self._process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,

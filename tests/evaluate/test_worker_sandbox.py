@@ -189,3 +189,45 @@ def test_a_judge_that_hangs_on_the_reference_is_the_evaluators_failure(tmp_path,
     assert not verdict.accepted
     assert [r.rule for r in verdict.reasons] == ["evaluator-error"]
     assert "timed out" in verdict.reasons[0].message
+
+
+def _candidate_processes(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    cmdline = handle.read().decode(errors="replace")
+            except OSError:
+                continue
+            if "kbot.evaluate.candidate_host" in cmdline and marker in cmdline:
+                found.append(int(entry))
+    return found
+
+
+def test_a_killed_judge_takes_its_candidates_with_it(problem, candidate):
+    import glob
+    import shutil
+    import threading
+    import time
+
+    if shutil.which("setpriv") is None:
+        pytest.skip("util-linux's setpriv is not installed")
+    worker = WorkerProcess(device="cpu")
+    job = _job(problem("gelu_fp32"), candidate("hang_forever"))
+    thread = threading.Thread(target=worker.run, args=(job,), daemon=True)
+    thread.start()
+    marker = str(worker._folder)
+    # A call's payload lies in the candidate's folder while forward runs (here: forever).
+    in_forward = f"{marker}/jobs-*/candidate-*/exchange/request-*.bin"
+    deadline = time.monotonic() + 120
+    while not glob.glob(in_forward) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    time.sleep(1.0)
+    assert _candidate_processes(marker), "the hanging candidate is not running"
+    worker.kill()
+    deadline = time.monotonic() + 20
+    while _candidate_processes(marker) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _candidate_processes(marker)
+    worker.close()
