@@ -10,7 +10,6 @@ replays it for the judge's clock, and refills the graph's inputs for the judge's
 from __future__ import annotations
 
 import itertools
-import math
 from pathlib import Path
 from typing import Any
 
@@ -208,8 +207,6 @@ def _check_types(outputs: tuple) -> None:
                 )
         elif not (value is None or isinstance(value, (bool, int, float))):
             raise _Refused("output-type", f"output {index} is a {type(value).__name__}")
-        elif isinstance(value, float) and not math.isfinite(value):
-            continue
 
 
 def _refill(buffers: list, fresh: list) -> None:

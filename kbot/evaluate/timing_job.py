@@ -286,7 +286,7 @@ def _audit_candidate(
             return Reason(clock.rule, f"case {case}: {clock.message}")
         seed = secrets.randbits(31)
         fresh = apply_distribution(
-            seeded_inputs(problem, case, seed, inputs_device(inputs)), "normal", seed
+            seeded_inputs(problem, case, seed, _inputs_device(inputs)), "normal", seed
         )
         outputs = impl.recheck(fresh)
     except (CandidateFailed, CandidateLost) as exc:
@@ -304,7 +304,7 @@ def _audit_candidate(
     )
 
 
-def inputs_device(inputs: list):
+def _inputs_device(inputs: list):
     for value in inputs:
         if isinstance(value, torch.Tensor):
             return value.device
