@@ -3,10 +3,11 @@ and writes its PTX and cubin size as JSON: `python sm90_compile.py JOB.json OUT.
 names the candidate file, the kernel, its constexprs and num_warps, and the types of its other
 parameters: `types` by name, else `*<pointer>` for a `_ptr` name and `i32` for the rest.
 
-Run as a child process, never in pytest's: the test process runs kernels under Triton's
-interpreter, which leaves `triton.language` patched with interpreter semantics (a device
-function call patches and never restores), and imported `triton.language` as interpreted
-functions; a compile in that process fails or, from a warm cache, passes without compiling.
+Run as a child process, never in pytest's: there, Triton was imported under its interpreter
+(its own `@triton.jit` functions, `tl.sum` and `tl.cdiv`, are interpreted ones), and running a
+kernel leaves `triton.language.core` patched with interpreter semantics (Triton 3.9 patches it
+for each device-function call and never restores it). A compile in that process fails, or,
+from a warm Triton cache, passes without compiling anything.
 """
 
 from __future__ import annotations
