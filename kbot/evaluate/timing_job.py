@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import secrets
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -15,6 +14,7 @@ import torch
 from kbot.evaluate.compare import as_outputs, compare_outputs
 from kbot.evaluate.protocol import CandidateOutcome, Job
 from kbot.evaluate.remote import CandidateFailed, CandidateLost
+from kbot.evaluate.remote_timing import RemoteImplementation, RemoteLost
 from kbot.evaluate.roofline import (
     ROOFLINE_LIMIT,
     DevicePeaks,
@@ -147,7 +147,7 @@ def time_outcomes(
             measure(
                 list(references.values()) + list(candidates.values()), flush, job.timing_budget_s
             )
-        except _RemoteLost as lost:
+        except RemoteLost as lost:
             rejected[lost.index] = _timing_reason(lost.reason, case, "timing")
             candidates = {i: c for i, c in candidates.items() if i != lost.index}
             for i in candidates:  # the others' samples are incomplete: not timed this case
@@ -187,92 +187,6 @@ def time_outcomes(
 def _timing_reason(reason: Reason, case, rule_if_lost: str) -> Reason:
     rule = reason.rule if reason.rule not in ("protocol",) else rule_if_lost
     return Reason(rule, f"case {case}: {reason.message}")
-
-
-class _RemoteLost(Exception):
-    def __init__(self, index: int, reason: Reason) -> None:
-        super().__init__(reason.message)
-        self.index = index
-        self.reason = reason
-
-
-# The judge's own clock must see at least this share of the time a candidate's process claims
-# for a batch of back-to-back replays: its claimed replays run L2-cold with a flush before each,
-# so an honest claim is at least the back-to-back wall time; a patched timer claims less.
-_CLOCK_AGREEMENT = 0.7
-# Below this wall time per replay the judge's clock sees the host's launch cost, not the GPU's.
-_CLOCK_FLOOR_US = 30.0
-_CLOCK_BATCH_US = 20_000.0
-
-
-@dataclass
-class RemoteImplementation:
-    """A candidate timed in its own process: samples are requested per batch, as `measure`
-    interleaves it with the baselines."""
-
-    host: Any  # kbot.evaluate.remote.CandidateProcess
-    index: int  # the candidate's position in the job
-    calls_per_replay: int
-    timeout_s: float
-    name: str = "candidate"
-    graph_us: list[float] = field(default_factory=list)
-    plain_us: list[float] = field(default_factory=list)
-
-    @classmethod
-    def capture(cls, host, case_index: int, inputs: list, copies: int, timeout_s: float):
-        # The timing inputs are the baselines' own: one call puts them in the case's buffers.
-        host.request("call", timeout_s, case=case_index, inputs=inputs, poison_bytes=[])
-        host.request("capture", timeout_s, case=case_index, copies=copies)
-        return cls(host, case_index, copies, timeout_s)
-
-    def take(self, flush, n: int) -> None:
-        try:
-            reply = self.host.request("sample", self.timeout_s, n=n)
-        except (CandidateFailed, CandidateLost) as exc:
-            raise _RemoteLost(self.index, exc.reason) from None
-        graph, plain = reply.get("graph_us"), reply.get("plain_us")
-        if not _samples(graph, n) or not _samples(plain, n):
-            raise _RemoteLost(
-                self.index, Reason("timing", "the candidate's process sent malformed times")
-            )
-        self.graph_us += [float(v) for v in graph]
-        self.plain_us += [float(v) for v in plain]
-
-    def clock_check(self) -> Reason | None:
-        """Replays the timed graph back to back and holds the claimed time against the judge's
-        own clock over the batch."""
-        claimed_us = to_stat(self.graph_us).median_us * self.calls_per_replay
-        times = int(min(100_000, max(3, _CLOCK_BATCH_US // max(claimed_us, 1e-3))))
-        started = time.perf_counter()
-        self.host.request("ping", self.timeout_s)
-        round_trip_s = time.perf_counter() - started
-        started = time.perf_counter()
-        self.host.request("replay", self.timeout_s, times=times)
-        seen_us = max(0.0, (time.perf_counter() - started - round_trip_s) * 1e6 / times)
-        if seen_us > _CLOCK_FLOOR_US and claimed_us < _CLOCK_AGREEMENT * seen_us:
-            return Reason(
-                "timing-integrity",
-                f"the candidate's process reported {claimed_us:.2f} us per graph replay, but the "
-                f"judge's clock saw {seen_us:.2f} us per replay over {times} replays",
-            )
-        return None
-
-    def recheck(self, fresh: list) -> tuple:
-        return tuple(self.host.request("recheck", self.timeout_s, inputs=fresh)["outputs"])
-
-    def release(self) -> None:
-        try:
-            self.host.request("release", self.timeout_s)
-        except (CandidateFailed, CandidateLost):
-            pass
-
-
-def _samples(values: Any, n: int) -> bool:
-    return (
-        isinstance(values, list)
-        and len(values) == n
-        and all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values)
-    )
 
 
 def _audit_candidate(
