@@ -64,6 +64,7 @@ def check_case(
     tol_atol = tol_rtol = float("nan")
     precise = _PreciseReference(reference)
     float32_trials = 0
+    truncating = _casts_truncate(device)
     for trial, distribution in enumerate(distributions):
         # Drawn here, from the OS: nothing the candidate's process sees predicts them.
         seed = secrets.randbits(31)
@@ -101,13 +102,15 @@ def check_case(
         if mutated is not None:
             failure = Reason("input-mutated", f"input {mutated} was modified in place {where}")
             break
-        result = compare_outputs(outputs, references, atol, rtol)
+        result = compare_outputs(outputs, references, atol, rtol, truncating_casts=truncating)
         if result.failure is not None and result.failure.rule == "mismatch" and not mutates_inputs:
             exact = precise.outputs(pristine, references)
             retry = (
                 None
                 if exact is None
-                else compare_outputs(outputs, exact, atol, rtol, atol_per_rms=True)
+                else compare_outputs(
+                    outputs, exact, atol, rtol, atol_per_rms=True, truncating_casts=truncating
+                )
             )
             if retry is not None and retry.failure is None:
                 result = retry
@@ -129,7 +132,7 @@ def check_case(
             )
             break
         previous = (tuple(_detach(outputs)), references)
-        tol_atol, tol_rtol = _tolerance_used(references, atol, rtol)
+        tol_atol, tol_rtol = _tolerance_used(references, atol, rtol, truncating)
     return CaseOutcome(
         CaseCorrectness(
             case=dict(case),
@@ -147,6 +150,16 @@ def check_case(
 
 
 _LOW_PRECISION = (torch.bfloat16, torch.float16)
+
+
+def _casts_truncate(device: torch.device) -> bool:
+    """Whether the candidate's casts into bf16 truncate: on the CPU (Triton's interpreter) where
+    its process cannot be made to round (kbot.evaluate.interpreter_rounding)."""
+    if device.type != "cpu":
+        return False
+    from kbot.evaluate.interpreter_rounding import candidate_casts_truncate
+
+    return candidate_casts_truncate()
 
 
 class _PreciseReference:
@@ -183,13 +196,13 @@ class _PreciseReference:
         )
 
 
-def _tolerance_used(references: tuple, atol, rtol) -> tuple[float, float]:
+def _tolerance_used(references: tuple, atol, rtol, truncating: bool) -> tuple[float, float]:
     from kbot.evaluate.compare import tolerance_for
 
     floats = [r for r in references if isinstance(r, torch.Tensor) and r.is_floating_point()]
     if not floats:
         return 0.0, 0.0
-    tolerances = [tolerance_for(r.dtype, atol, rtol) for r in floats]
+    tolerances = [tolerance_for(r.dtype, atol, rtol, truncating) for r in floats]
     return max(t.atol for t in tolerances), max(t.rtol for t in tolerances)
 
 
