@@ -11,10 +11,10 @@ def _us(stat: Stat | None) -> str:
     return f"{stat.median_us:.2f}us ±{100 * stat.spread:.1f}% (n={stat.runs})"
 
 
-def _roofline(fraction: float) -> str:
-    return (
-        f"{100 * fraction:.0f}% of roofline" if measured(fraction) else f"roofline {NOT_MEASURED}"
-    )
+def _roofline(fraction: float, peak: str) -> str:
+    if not measured(fraction):
+        return f"roofline {NOT_MEASURED}"
+    return f"{100 * fraction:.0f}% of roofline" + (f" ({peak})" if peak else "")
 
 
 def _times(speedup: float) -> str:
@@ -44,7 +44,7 @@ def _case_line(result: CaseResult, untimed: str = NOT_TIMED) -> str:
             f"{_times(t.speedup_vs_eager)}{compile_part}"
             f"\n    plain launches: kbot {_us(t.candidate_plain)}, eager {_us(t.eager_plain)}"
             f"\n    {t.bytes_moved / 1e6:.2f} MB moved, {t.flops / 1e9:.3f} GFLOP, "
-            f"{_roofline(t.roofline_fraction)}"
+            f"{_roofline(t.roofline_fraction, t.roofline_peak)}"
         )
     return " ".join(parts)
 

@@ -18,8 +18,10 @@ from kbot.evaluate.remote_timing import RemoteImplementation, RemoteLost
 from kbot.evaluate.roofline import (
     ROOFLINE_LIMIT,
     DevicePeaks,
+    Work,
+    bounding_peak,
     bytes_moved,
-    count_flops,
+    count_work,
     device_peaks,
     roofline_fraction,
     tensor_bytes,
@@ -157,9 +159,9 @@ def time_outcomes(
             inputs, baselines.model, as_outputs(references["eager"].keep_alive)
         )
         try:
-            flops = count_flops(baselines.model, inputs)
+            work = count_work(baselines.model, inputs)
         except Exception as exc:  # the roofline then rests on bytes alone
-            flops = 0
+            work = Work(0, None)
             notes.append(
                 Reason("timing", f"FLOP counting failed ({type(exc).__name__}); bytes only")
             )
@@ -168,12 +170,13 @@ def time_outcomes(
             if failure is not None:
                 rejected[i] = failure
                 continue
-            timing = _case_timing(impl, references, bytes_count, flops, peaks)
+            timing = _case_timing(impl, references, bytes_count, work, peaks)
             if timing.roofline_fraction > ROOFLINE_LIMIT:
                 rejected[i] = Reason(
                     "evaluator-error",
                     f"case {case}: {100 * timing.roofline_fraction:.0f}% of the roofline "
-                    f"({bytes_count} bytes, {flops} FLOPs in {timing.candidate_graph.median_us:.2f} us): "
+                    f"({timing.roofline_peak}; {bytes_count} bytes, {work.flops} FLOPs in "
+                    f"{timing.candidate_graph.median_us:.2f} us): "
                     "the measurement is wrong, not the kernel fast",
                 )
                 continue
@@ -279,7 +282,11 @@ def _rotated_copies(inputs: list, l2_flush_bytes: int) -> list[list]:
 
 
 def _case_timing(
-    impl: Implementation, refs: dict[str, Implementation], bytes_count: int, flops: int, peaks
+    impl: Implementation,
+    refs: dict[str, Implementation],
+    bytes_count: int,
+    work: Work,
+    peaks: DevicePeaks | None,
 ) -> CaseTiming:
     cand_graph, cand_plain = to_stat(impl.graph_us), to_stat(impl.plain_us)
     eager_graph, eager_plain = to_stat(refs["eager"].graph_us), to_stat(refs["eager"].plain_us)
@@ -290,6 +297,11 @@ def _case_timing(
     )
     compiled = [s for s in (compile_graph, autotune) if s is not None]
     best_compile = min(compiled, key=lambda s: s.median_us) if compiled else None
+    fraction, peak = math.nan, ""  # the device's peaks could not be measured
+    if peaks is not None:
+        copy, compute = peaks.copy, peaks.compute(work.arithmetic)
+        fraction = roofline_fraction(bytes_count, work.flops, cand_graph.median_us, copy, compute)
+        peak = bounding_peak(bytes_count, work.flops, copy, compute).label
     return CaseTiming(
         candidate_graph=cand_graph,
         candidate_plain=cand_plain,
@@ -299,14 +311,11 @@ def _case_timing(
         compile_plain=compile_plain,
         compile_max_autotune_graph=autotune,
         bytes_moved=bytes_count,
-        flops=flops,
-        roofline_fraction=(
-            roofline_fraction(bytes_count, flops, cand_graph.median_us, peaks)
-            if peaks is not None
-            else math.nan
-        ),
+        flops=work.flops,
+        roofline_fraction=fraction,
         speedup_vs_eager=speedup(eager_graph, cand_graph) or math.nan,
         speedup_vs_compile=speedup(best_compile, cand_graph),
+        roofline_peak=peak,
     )
 
 

@@ -186,11 +186,15 @@ class CaseTiming:
     compile_max_autotune_graph: Stat | None
     bytes_moved: int
     flops: int
-    # of the device's measured copy bandwidth / matmul rate, in [0, 1]; NaN when the device's
-    # peaks could not be measured (JSON: null, shown as "not measured")
+    # of the device's measured copy bandwidth or the FLOP rate of the reference's arithmetic
+    # (fp32 FMA, TF32 or bf16 tensor cores), whichever bound is tighter, in [0, 1]; NaN when
+    # the device's peaks could not be measured (JSON: null, shown as "not measured")
     roofline_fraction: float
     speedup_vs_eager: float  # 1.0 when inside the noise; NaN when not measured
     speedup_vs_compile: float | None
+    # the peak that bound the fraction, e.g. "fp32 FMA 51.2 TFLOP/s" or "copy 4.25 TB/s";
+    # "" where not measured, and in verdicts written before kbot named it
+    roofline_peak: str = ""
 
     @classmethod
     def from_json(cls, data: Any) -> CaseTiming:
@@ -213,6 +217,7 @@ class CaseTiming:
             speedup_vs_compile=(
                 None if compile_speedup is None else _float(compile_speedup, "speedup_vs_compile")
             ),
+            roofline_peak=str(data.get("roofline_peak") or ""),
         )
 
 

@@ -134,6 +134,9 @@ def case_row(case: CaseResult) -> dict[str, Any]:
         "roofline_percent": (
             round(100 * t.roofline_fraction, 1) if measured(t.roofline_fraction) else None
         ),
+        # the peak that bound it ("fp32 FMA 51.2 TFLOP/s", "copy 4.25 TB/s"); null in
+        # verdicts from before kbot named it
+        "roofline_peak": t.roofline_peak or None,
         "bytes_moved": t.bytes_moved,
         "flops": t.flops,
     }

@@ -94,7 +94,7 @@ def fakes(monkeypatch):
     monkeypatch.setattr(timing_job, "measure", fake_measure)
     monkeypatch.setattr(timing_job, "l2_flush_buffer", lambda device: torch.empty(1 << 16))
     monkeypatch.setattr(
-        timing_job, "device_peaks", lambda device: DevicePeaks("fake", 4e12, 600e12)
+        timing_job, "device_peaks", lambda device: DevicePeaks("fake", 4e12, 600e12, 300e12, 50e12)
     )
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
 
@@ -152,7 +152,9 @@ def test_timed_graph_that_stops_computing_is_rejected(problem, fakes):
 
 
 def test_above_the_roofline_is_an_evaluator_error(problem, fakes, monkeypatch):
-    monkeypatch.setattr(timing_job, "device_peaks", lambda device: DevicePeaks("slow", 1e3, 1e3))
+    monkeypatch.setattr(
+        timing_job, "device_peaks", lambda device: DevicePeaks("slow", 1e3, 1e3, 1e3, 1e3)
+    )
     (outcome,) = _run(problem("quick_gelu"), [FakeHost])
     assert not outcome.accepted and outcome.reasons[0].rule == "evaluator-error"
 

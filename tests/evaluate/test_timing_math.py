@@ -6,7 +6,13 @@ import math
 import torch
 
 from kbot.evaluate.protocol import CandidateOutcome
-from kbot.evaluate.roofline import DevicePeaks, bytes_moved, count_flops, roofline_fraction
+from kbot.evaluate.roofline import (
+    Arithmetic,
+    DevicePeaks,
+    bytes_moved,
+    count_work,
+    roofline_fraction,
+)
 from kbot.evaluate.timing import speedup, to_stat
 from kbot.evaluate.timing_job import _rotated_copies
 from kbot.evaluate.verdict import CaseCorrectness, CaseResult, CaseTiming, Stage, Stat
@@ -43,10 +49,11 @@ def test_a_consistent_small_gain_over_many_runs_is_kept():
 
 
 def test_roofline_fraction_uses_the_tighter_bound():
-    peaks = DevicePeaks("gpu", copy_bytes_per_s=4e12, matmul_flops_per_s=600e12)
-    assert math.isclose(roofline_fraction(4_000_000, 0, 1.0, peaks), 1.0)
-    assert math.isclose(roofline_fraction(0, 600_000_000, 1.0, peaks), 1.0)
-    assert roofline_fraction(1000, 10, 10.0, peaks) < 0.01
+    peaks = DevicePeaks("gpu", 4e12, 600e12, 300e12, 50e12)
+    copy, bf16 = peaks.copy, peaks.compute(Arithmetic.BF16)
+    assert math.isclose(roofline_fraction(4_000_000, 0, 1.0, copy, bf16), 1.0)
+    assert math.isclose(roofline_fraction(0, 600_000_000, 1.0, copy, bf16), 1.0)
+    assert roofline_fraction(1000, 10, 10.0, copy, bf16) < 0.01
 
 
 def test_bytes_and_flops_of_a_reference():
@@ -54,7 +61,7 @@ def test_bytes_and_flops_of_a_reference():
     x = torch.randn(8, 64)
     out = model(x)
     assert bytes_moved([x], model, (out,)) == 4 * (8 * 64 + 32 * 64 + 8 * 32)
-    assert count_flops(model, [x]) == 2 * 8 * 64 * 32
+    assert count_work(model, [x]).flops == 2 * 8 * 64 * 32
 
 
 def test_rotated_copies_exceed_the_flush_size_and_share_nothing():
