@@ -1,8 +1,11 @@
 """FAULT: cuda-error
 EXPECT: forward-error, crash
 PROBLEM: silu_and_mul
-A kernel compiled with debug=True whose device-side assertion always fails: on a GPU a sticky
-"device-side assert triggered" CUDA error, under the CPU interpreter an AssertionError.
+DEVICES: cuda
+A kernel compiled with debug=True whose device-side assertion always fails: a sticky
+"device-side assert triggered" CUDA error. Should the assertion be compiled out (the CPU
+interpreter skips it), the kernel stores the gate alone, so it is still rejected (mismatch),
+never accepted: the verdict then shows that the assertion did not fire.
 """
 
 import torch
@@ -19,7 +22,7 @@ def _silu_and_mul_assert_kernel(x_ptr, out_ptr, d, BLOCK: tl.constexpr):
     gate = tl.load(x_ptr + row * 2 * d + cols, mask=mask, other=0.0).to(tl.float32)
     up = tl.load(x_ptr + row * 2 * d + d + cols, mask=mask, other=0.0).to(tl.float32)
     tl.device_assert(cols < 0, "soak: this assertion always fails")
-    y = (gate * tl.sigmoid(gate) * up).to(out_ptr.dtype.element_ty)
+    y = (gate + 0.0 * up).to(out_ptr.dtype.element_ty)  # wrong on purpose: see the docstring
     tl.store(out_ptr + row * d + cols, y, mask=mask)
 
 
