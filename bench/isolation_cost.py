@@ -55,10 +55,37 @@ def _walls(device: str, sandbox: str, repeats: int) -> tuple[list[float], bool]:
     return walls, accepted
 
 
+def _batch_walls(device: str, sandbox: str, batch: int) -> tuple[list[float], bool]:
+    """Seconds per candidate when a search's batch of `batch` candidates of one problem goes
+    in one call: the judge starts the next candidates' processes while it checks the current
+    one (kbot.evaluate.host_pool)."""
+    options = EvalOptions(
+        device=device,
+        sandbox=sandbox,
+        compile_baselines=False,
+        timing_budget_s=0.2,
+        allow_unsandboxed=True,
+    )
+    walls, accepted = [], True
+    with Evaluator(options) as evaluator:
+        first = load_problem(TESTS / "problems" / "quick_gelu.py")
+        evaluator.evaluate(first, (TESTS / "candidates" / "quick_gelu.py").read_text())
+        for problem_name, candidate_name in PAIRS:
+            problem = load_problem(TESTS / "problems" / f"{problem_name}.py")
+            source = (TESTS / "candidates" / f"{candidate_name}.py").read_text()
+            sources = [f"{source}\n# copy {k}\n" for k in range(batch)]
+            started = time.perf_counter()
+            verdicts = evaluator.evaluate_many(problem, sources)
+            walls.append((time.perf_counter() - started) / batch)
+            accepted &= all(v.accepted for v in verdicts)
+    return walls, accepted
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=6, help="candidates per call (0: skip)")
     args = parser.parse_args()
     import torch
     import triton
@@ -70,7 +97,8 @@ def main() -> int:
         f"Python {platform.python_version()}; {platform.machine()}"
     )
     print(
-        f"Command: `python bench/isolation_cost.py --device {args.device} --repeats {args.repeats}`"
+        f"Command: `python bench/isolation_cost.py --device {args.device} --repeats {args.repeats}"
+        f" --batch {args.batch}`"
     )
     print()
     print(
@@ -81,6 +109,13 @@ def main() -> int:
         walls, accepted = _walls(args.device, sandbox, args.repeats)
         print(
             f"| {label} | {len(walls)} | {statistics.median(walls):.2f} | {min(walls):.2f} | "
+            f"{max(walls):.2f} | {accepted} |"
+        )
+    if args.batch > 0:
+        walls, accepted = _batch_walls(args.device, "auto", args.batch)
+        print(
+            f"| fresh, in namespaces, {args.batch} per call (started ahead) | "
+            f"{len(walls) * args.batch} | {statistics.median(walls):.2f} | {min(walls):.2f} | "
             f"{max(walls):.2f} | {accepted} |"
         )
     return 0

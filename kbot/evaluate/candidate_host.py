@@ -97,6 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         if device.type == "cuda" and not torch.cuda.is_available():
             send({"event": "fatal", "message": "no CUDA GPU is visible in the candidate's sandbox"})
             return 3
+        if device.type == "cpu":
+            from kbot.evaluate import interpreter_compat, interpreter_rounding
+
+            interpreter_compat.apply()
+            interpreter_rounding.install()
         _warm_up(device)
         from kbot.evaluate import audit
         from kbot.evaluate.host_session import Session

@@ -6,7 +6,6 @@ ones interleaved with the baselines. Candidate code never runs in this process."
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -78,7 +77,7 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
     outcomes: list[CandidateOutcome] = []
     loaded: list[Loaded | None] = []
     try:
-        for candidate in job.candidates:
+        for position, candidate in enumerate(job.candidates):
             send(
                 {
                     "event": "phase",
@@ -86,12 +85,16 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
                     "timeout_s": job.candidate_timeout_s + STARTUP_ALLOWANCE_S,
                 }
             )
-            outcome, item = _check_candidate(job, state, problem, candidate.name, candidate.source)
+            to_come = len(job.candidates) - position - 1
+            outcome, item = _check_candidate(
+                job, state, problem, candidate.name, candidate.source, to_come
+            )
             outcomes.append(outcome)
             loaded.append(item)
         if baselines is not None and any(o.accepted for o in outcomes):
             from kbot.evaluate.timing_job import time_outcomes
 
+            state.hosts.settle()  # no process is starting while the judge times
             outcomes = time_outcomes(job, state, problem, baselines, outcomes, loaded, send)
         outcomes = [_finish(o, item) for o, item in zip(outcomes, loaded)]
     finally:
@@ -102,16 +105,16 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
 
 
 def _check_candidate(
-    job: Job, state: Any, problem, name: str, source: str
+    job: Job, state: Any, problem, name: str, source: str, to_come: int
 ) -> tuple[CandidateOutcome, Loaded | None]:
-    folder = state.workdir / f"candidate-{uuid.uuid4().hex[:12]}"
-    host = CandidateProcess(folder, state.device, state.sandbox)
     try:
-        host.start()
+        host = state.hosts.take()
     except HostError as exc:
-        host.close()
         reason = Reason("evaluator-error", str(exc))
-        return CandidateOutcome(False, Stage.LOAD, (reason,), output=host.output()), None
+        return CandidateOutcome(False, Stage.LOAD, (reason,)), None
+    # The processes of the candidates to come start while this one is checked; a GPU host
+    # has the cores to start one more, for the next job's first candidate.
+    state.hosts.ahead(to_come + (1 if state.device.type == "cuda" else 0))
     deadline = Deadline(job.candidate_timeout_s)
     try:
         item = _load(job, state, problem, host, name, source, deadline)

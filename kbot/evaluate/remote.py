@@ -66,12 +66,22 @@ class CandidateProcess:
         self._process: subprocess.Popen | None = None
         self._buffer = b""
         self._names = itertools.count()
+        self._launched_at = 0.0
+        self._ready = False
         for sub in ("exchange", "home", "tmp", "triton-cache", "source"):
             (folder / sub).mkdir(parents=True, exist_ok=True)
 
     # --- life ----------------------------------------------------------------------------
 
     def start(self) -> None:
+        """Starts the process and waits until it is ready for its candidate."""
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Starts the process without waiting for it: it imports torch and Triton, warms up
+        and then waits for its candidate (kbot.evaluate.host_pool starts the next ones while
+        the judge checks the current one)."""
         package_dir = Path(__file__).resolve().parents[1]
         package_root = str(package_dir.parent)
         env = confine.candidate_environment(dict(os.environ), self.folder, package_root)
@@ -114,8 +124,19 @@ class CandidateProcess:
             env=env,
             start_new_session=True,
         )
+        self._launched_at = time.monotonic()
+
+    @property
+    def launched(self) -> bool:
+        return self._process is not None
+
+    def wait_ready(self) -> None:
+        """Waits for the process's `ready`; HostError if it did not come within the start-up
+        limit (counted from the launch)."""
+        if self._ready:
+            return
         try:
-            ready = self._read(time.monotonic() + STARTUP_TIMEOUT_S)
+            ready = self._read(self._launched_at + STARTUP_TIMEOUT_S)
         except CandidateLost as lost:
             raise HostError(
                 f"the candidate's process did not start: {lost.reason.message}"
@@ -123,6 +144,7 @@ class CandidateProcess:
         if ready.get("event") != "ready":
             self.kill()
             raise HostError(f"the candidate's process did not start: {ready.get('message', ready)}")
+        self._ready = True
 
     def kill(self) -> None:
         if self._process is not None:

@@ -61,6 +61,7 @@ class WorkerState:
     problems: dict[str, ModuleType] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)  # baselines and peaks, per problem/device
     warmed: set[str] = field(default_factory=set)  # problems whose reference ran before candidates
+    hosts: Any = None  # kbot.evaluate.host_pool.HostPool: candidates' processes, started ahead
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from kbot.evaluate.confine import Sandbox
+    from kbot.evaluate.host_pool import HostPool
     from kbot.evaluate.jobs import run_job
     from kbot.evaluate.protocol import PROTOCOL_VERSION, Job
 
@@ -111,18 +113,22 @@ def main(argv: list[str] | None = None) -> int:
         workdir=Path(tempfile.mkdtemp(prefix="jobs-", dir=Path.cwd())),
         sandbox=Sandbox(confined=args.sandbox == "confined"),
     )
+    state.hosts = HostPool(state.workdir, state.device, state.sandbox)
     import json
 
-    for line in proto_in:
-        job = Job.from_json(json.loads(line))
-        if job.kind == "shutdown":
-            break
-        result = run_job(job, state, send)
-        send({"event": "result", "job": uuid.uuid4().hex, **result})
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if result.get("restart"):
-            return 0
+    try:
+        for line in proto_in:
+            job = Job.from_json(json.loads(line))
+            if job.kind == "shutdown":
+                break
+            result = run_job(job, state, send)
+            send({"event": "result", "job": uuid.uuid4().hex, **result})
+            sys.stdout.flush()
+            sys.stderr.flush()
+            if result.get("restart"):
+                return 0
+    finally:
+        state.hosts.close()
     return 0
 
 

@@ -1,0 +1,190 @@
+"""Candidates' processes started ahead (kbot.evaluate.host_pool): each serves one candidate,
+none is reused, the ones started ahead are ready before the judge times, and one that fails to
+start costs nothing but itself. The control flow with fakes; one run with real processes."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+from kbot.evaluate import host_pool, jobs
+from kbot.evaluate.confine import Sandbox
+from kbot.evaluate.host_pool import HostPool
+from kbot.evaluate.remote import HostError
+
+
+class FakeProcess:
+    log: list[str] = []
+
+    def __init__(self, folder, device, sandbox, fail_start=False):
+        self.folder = folder
+        self.fail_start = fail_start
+        self.ready = False
+        self.closed = False
+
+    def launch(self):
+        FakeProcess.log.append(f"launch {self.folder.name}")
+
+    def wait_ready(self):
+        if self.fail_start:
+            raise HostError("the candidate's process did not start: no")
+        self.ready = True
+        FakeProcess.log.append(f"ready {self.folder.name}")
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def fakes(monkeypatch):
+    FakeProcess.log = []
+    made: list[FakeProcess] = []
+    failing: set[int] = set()
+
+    def factory(folder, device, sandbox):
+        process = FakeProcess(folder, device, sandbox, fail_start=len(made) in failing)
+        made.append(process)
+        return process
+
+    monkeypatch.setattr(host_pool, "CandidateProcess", factory)
+    return made, failing
+
+
+def test_every_candidate_gets_a_process_of_its_own(tmp_path, fakes):
+    made, _ = fakes
+    pool = HostPool(tmp_path, torch.device("cuda"), Sandbox(confined=False))
+    first = pool.take()
+    pool.ahead(5)
+    assert len(made) == 1 + host_pool.AHEAD_ON_GPU  # bounded by the limit, not the request
+    taken = [pool.take() for _ in range(host_pool.AHEAD_ON_GPU)]
+    assert len({id(p) for p in [first, *taken]}) == 1 + host_pool.AHEAD_ON_GPU
+    assert all(p.ready for p in taken)
+    # Taken in the order they were started; an empty pool starts a new one.
+    assert taken == made[1:]
+    extra = pool.take()
+    assert extra is made[-1] and len(made) == 2 + host_pool.AHEAD_ON_GPU
+
+
+def test_a_cpu_starts_one_ahead(tmp_path, fakes):
+    made, _ = fakes
+    pool = HostPool(tmp_path, torch.device("cpu"), Sandbox(confined=False))
+    pool.ahead(4)
+    assert len(made) == host_pool.AHEAD_ON_CPU == 1
+
+
+def test_settle_makes_every_started_process_ready_and_drops_the_failed(tmp_path, fakes):
+    made, failing = fakes
+    failing.add(1)
+    pool = HostPool(tmp_path, torch.device("cuda"), Sandbox(confined=False))
+    pool.ahead(3)
+    assert not any(p.ready for p in made)
+    pool.settle()
+    assert [p.ready for p in made] == [True, False, True]
+    assert made[1].closed
+    # The failed one is gone: the next two taken are the ready ones.
+    assert pool.take() is made[0] and pool.take() is made[2]
+
+
+def test_a_process_that_cannot_start_is_closed_and_reported(tmp_path, fakes):
+    made, failing = fakes
+    failing.add(0)
+    pool = HostPool(tmp_path, torch.device("cpu"), Sandbox(confined=False))
+    with pytest.raises(HostError):
+        pool.take()
+    assert made[0].closed
+    assert pool.take() is made[1]
+
+
+def test_close_ends_the_processes_started_ahead(tmp_path, fakes):
+    made, _ = fakes
+    pool = HostPool(tmp_path, torch.device("cuda"), Sandbox(confined=False))
+    pool.ahead(2)
+    pool.close()
+    assert all(p.closed for p in made)
+
+
+def test_the_judge_settles_the_pool_before_it_times(monkeypatch):
+    """run_job waits for every process started ahead before the timing stage begins."""
+    events: list[str] = []
+
+    class Pool:
+        def settle(self):
+            events.append("settle")
+
+    class State:
+        device = torch.device("cuda")
+        hosts = Pool()
+        warmed = {"sha"}
+
+    from kbot.evaluate import protocol, timing_job
+    from kbot.evaluate.verdict import Stage
+
+    accepted = protocol.CandidateOutcome(True, Stage.CORRECTNESS, ())
+
+    class Item:
+        class host:
+            refused: list[str] = []
+
+            @staticmethod
+            def close():
+                events.append("close")
+
+    def check(job, state, problem, name, source, to_come):
+        events.append(f"check {name} ({to_come} to come)")
+        return accepted, Item()
+
+    def time_outcomes(job, state, problem, baselines, outcomes, loaded, send):
+        events.append("time")
+        return outcomes
+
+    monkeypatch.setattr(jobs, "_problem", lambda job, state: object())
+    monkeypatch.setattr(jobs, "_check_candidate", check)
+    monkeypatch.setattr(timing_job, "prepare_baselines", lambda *a: object())
+    monkeypatch.setattr(timing_job, "time_outcomes", time_outcomes)
+
+    class Candidate:
+        def __init__(self, name):
+            self.name, self.source = name, ""
+
+    class Job:
+        time = True
+        problem_sha256 = "sha"
+        candidates = [Candidate("a"), Candidate("b")]
+        candidate_timeout_s = 1.0
+
+    result = jobs.run_job(Job(), State(), lambda message: None)
+    assert len(result["outcomes"]) == 2
+    assert events == [
+        "check a (1 to come)",
+        "check b (0 to come)",
+        "settle",
+        "time",
+        "close",
+        "close",
+    ]
+
+
+def test_real_processes_started_ahead_are_fresh_and_ready(tmp_path):
+    """Real candidates' processes on the CPU (plain, no namespaces: the launch order is what is
+    checked): two taken in turn are two processes, the second started before the first was
+    done with, and each answers."""
+    pool = HostPool(tmp_path, torch.device("cpu"), Sandbox(confined=False))
+    try:
+        first = pool.take()
+        pool.ahead(1)
+        second_started = pool._waiting[0]
+        assert second_started.launched
+        first_pid = first._process.pid
+        first.request("ping", 30.0)
+        first.close()
+        second = pool.take()
+        assert second is second_started
+        assert second._process.pid != first_pid
+        second.request("ping", 30.0)
+        second.close()
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith("candidate-")]
+    finally:
+        pool.close()
+    assert os.path.isdir(tmp_path)
