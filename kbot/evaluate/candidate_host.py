@@ -20,6 +20,7 @@ import json
 import os
 import secrets
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -90,9 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     def send(message: dict[str, Any]) -> None:
         proto_out.write((json.dumps(message) + "\n").encode())
 
+    started = time.monotonic()
+    phases: dict[str, float] = {}
     try:
         import torch
 
+        phases["import_s"] = time.monotonic() - started
         device = torch.device("cuda:0" if args.device == "cuda" else "cpu")
         if device.type == "cuda" and not torch.cuda.is_available():
             send({"event": "fatal", "message": "no CUDA GPU is visible in the candidate's sandbox"})
@@ -102,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
 
             interpreter_compat.apply()
             interpreter_rounding.install()
+        mark = time.monotonic()
         _warm_up(device)
+        phases["warm_up_s"] = time.monotonic() - mark
         from kbot.evaluate import audit
         from kbot.evaluate.host_session import Session
 
@@ -135,7 +141,15 @@ def main(argv: list[str] | None = None) -> int:
         send({"event": "fatal", "message": f"{type(exc).__name__}: {str(exc)[:300]}"})
         return 3
     audit.install(policy)
-    send({"event": "ready", "pid": os.getpid(), "confined": bool(args.confine)})
+    phases["total_s"] = time.monotonic() - started
+    send(
+        {
+            "event": "ready",
+            "pid": os.getpid(),
+            "confined": bool(args.confine),
+            "startup": {k: round(v, 3) for k, v in phases.items()},
+        }
+    )
     for line in proto_in:
         try:
             request = json.loads(line)

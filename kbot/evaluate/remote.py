@@ -68,6 +68,7 @@ class CandidateProcess:
         self._names = itertools.count()
         self._launched_at = 0.0
         self._ready = False
+        self.startup: dict[str, float] = {}
         for sub in ("exchange", "home", "tmp", "triton-cache", "source"):
             (folder / sub).mkdir(parents=True, exist_ok=True)
 
@@ -145,6 +146,9 @@ class CandidateProcess:
             self.kill()
             raise HostError(f"the candidate's process did not start: {ready.get('message', ready)}")
         self._ready = True
+        # Seconds the process spent importing torch, warming up and in all before `ready`.
+        startup = ready.get("startup")
+        self.startup = dict(startup) if isinstance(startup, dict) else {}
 
     def kill(self) -> None:
         if self._process is not None:
