@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# One device command on a GPU machine (the H200 of bench/results), one part per call, each
+# under the device's 10 minutes. Logs go under $OUT (default ./device-out); the last lines
+# printed are the short summary.
+#
+#   bash bench/device_run.sh gpu-tests     # the `gpu` tests, one process (they time kernels)
+#   bash bench/device_run.sh suite         # the rest of the suite, in parallel (pytest-xdist)
+#   bash bench/device_run.sh redteam       # tests/evaluate/test_redteam.py on the GPU
+#   bash bench/device_run.sh soak          # bench/evaluator_soak.py (SOAK_RESUME=log continues)
+#   bash bench/device_run.sh isolation     # bench/startup_cost.py + bench/isolation_cost.py
+#
+# Wheels the machine lacks (pytest-xdist, gitpython, PyGithub, openai and their needs) may sit
+# in .whl/ (see the device README); they are installed to /tmp/site for this command only.
+set -o pipefail
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+OUT="${OUT:-$PWD/device-out}"
+mkdir -p "$OUT"
+part="${1:?usage: bash bench/device_run.sh gpu-tests|suite|redteam|soak|isolation}"
+if compgen -G ".whl/*.whl" > /dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl > "$OUT/pip.txt" 2>&1 || echo "installing .whl/ failed"
+    export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# As CI runs the tests: an empty HOME and empty caches.
+scratch="$(mktemp -d)"
+export HOME="$scratch/home" XDG_CACHE_HOME="$scratch/cache" TRITON_CACHE_DIR="$scratch/triton"
+export TORCHINDUCTOR_CACHE_DIR="$scratch/inductor"
+mkdir -p "$HOME" "$XDG_CACHE_HOME" "$TRITON_CACHE_DIR" "$TORCHINDUCTOR_CACHE_DIR"
+start=$SECONDS
+{
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+    python3 -c "import torch, triton, platform; print('torch', torch.__version__, 'triton', triton.__version__, 'python', platform.python_version())"
+    git rev-parse HEAD 2>/dev/null || echo "tree without git"
+    date -u
+} | tee "$OUT/env.txt"
+
+# pytest's own lines for each test that did not pass, as they happen (-v), kept short.
+failures() { grep -E "(FAILED|ERROR)( |$)" "$1" | grep -v "^=" | sed 's/ - .*//' | sort -u | head -60; }
+
+case "$part" in
+gpu-tests)
+    timeout 560 python3 -m pytest -q -m gpu -p no:randomly -p no:cacheprovider -rfE \
+        --junitxml="$OUT/gpu-tests.xml" 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
+    ;;
+suite)
+    timeout 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist loadfile \
+        -p no:randomly -p no:cacheprovider -rfE --junitxml="$OUT/suite.xml" \
+        > "$OUT/suite.log" 2>&1
+    echo "pytest exit $?"
+    tail -3 "$OUT/suite.log"
+    echo "not passed:"
+    failures "$OUT/suite.log"
+    ;;
+redteam)
+    KBOT_REDTEAM_DEVICE=cuda KBOT_REDTEAM_REPORT="$OUT/redteam.md" timeout 560 \
+        python3 -m pytest tests/evaluate/test_redteam.py -v -p no:randomly -p no:cacheprovider \
+        -rfE ${REDTEAM_K:+-k "$REDTEAM_K"} > "$OUT/redteam.log" 2>&1
+    echo "pytest exit $?"
+    tail -3 "$OUT/redteam.log"
+    failures "$OUT/redteam.log"
+    ;;
+soak)
+    # $OUT starts empty: a log carried from an earlier call (SOAK_RESUME=path) continues.
+    if [ -n "${SOAK_RESUME:-}" ] && [ -s "$SOAK_RESUME" ]; then cp "$SOAK_RESUME" "$OUT/soak.jsonl"; fi
+    resume=()
+    [ -s "$OUT/soak.jsonl" ] && resume=(--resume)
+    python3 bench/evaluator_soak.py --out "$OUT/soak.md" --log "$OUT/soak.jsonl" \
+        --time-limit 500 "${resume[@]}" 2>&1 | tee "$OUT/soak.log" | tail -25
+    ;;
+isolation)
+    timeout 120 python3 bench/startup_cost.py --device cuda 2>&1 | tee "$OUT/startup.md"
+    timeout 400 python3 bench/isolation_cost.py --device cuda --repeats 1 --batch 6 2>&1 \
+        | tee "$OUT/isolation.md" | tail -8
+    ;;
+*)
+    echo "unknown part: $part" >&2
+    exit 2
+    ;;
+esac
+echo "$part: $((SECONDS - start)) s"
