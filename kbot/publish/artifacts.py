@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kbot import __version__
-from kbot.evaluate.verdict import NOT_TIMED
+from kbot.evaluate.verdict import NOT_TIMED, Verdict
 from kbot.publish.adapters import ADAPTERS, AdapterInput, FileChange, Integration, choose_adapter
 from kbot.publish.adapters.source import AdapterError
 from kbot.publish.callsite import KernelCall, parse_kernel_call
@@ -288,6 +288,44 @@ def body_context(
     verdict = run.verdict
     target = run.target
     assert target is not None
+    correctness = [c.correctness for c in verdict.cases if c.correctness is not None]
+    distributions = sorted({d for c in correctness for d in c.distributions}) or ["normal"]
+    roles = {
+        layout.kernel_path: "the kernel module (only torch and triton imports)",
+        layout.parity_path: "parity test against the original op",
+        layout.bench_path: "benchmark script (eager, torch.compile, kbot)",
+    }
+    return {
+        "target_label": f"{layout.target_path}::{target.qualname}",
+        "qualname": target.qualname,
+        "kind": target.kind,
+        "adapter": integration.adapter,
+        "dispatch_note": integration.dispatch_note,
+        "time_share": target.time_share,
+        "time_kind": target.time_kind or "op",
+        "why": f"`kbot scan` found it as a {target.kind.replace('_', ' ')} target"
+        + (f" (line {target.line})." if target.line else "."),
+        **performance_context(verdict),
+        "seeds": verdict.seeds,
+        "distributions": distributions,
+        "stage": verdict.stage.value,
+        "correctness_rows": correctness,
+        "float32_trials": sum(c.float32_reference_trials for c in correctness),
+        "notes": [str(r) for r in verdict.reasons],
+        "versions": sorted(verdict.versions.items()),
+        "files": [
+            {"path": f.path, "created": f.created, "role": roles.get(f.path, "integration")}
+            for f in files
+        ],
+        "parity_path": layout.parity_path,
+        "bench_path": layout.bench_path,
+        "kbot_version": __version__,
+        "marker": marker.to_json(),
+    }
+
+
+def performance_context(verdict: Verdict) -> dict[str, Any]:
+    """What templates/performance.md.j2 shows: the PR body's table, also in the job summaries."""
     timing_rows = []
     for case in verdict.cases:
         t = case.timing
@@ -311,41 +349,10 @@ def body_context(
                 "kbot_plain_us": t.candidate_plain.median_us,
             }
         )
-    correctness = [c.correctness for c in verdict.cases if c.correctness is not None]
-    distributions = sorted({d for c in correctness for d in c.distributions}) or ["normal"]
-    roles = {
-        layout.kernel_path: "the kernel module (only torch and triton imports)",
-        layout.parity_path: "parity test against the original op",
-        layout.bench_path: "benchmark script (eager, torch.compile, kbot)",
-    }
     return {
-        "target_label": f"{layout.target_path}::{target.qualname}",
-        "qualname": target.qualname,
-        "kind": target.kind,
-        "adapter": integration.adapter,
-        "dispatch_note": integration.dispatch_note,
-        "time_share": target.time_share,
-        "time_kind": target.time_kind or "op",
-        "why": f"`kbot scan` found it as a {target.kind.replace('_', ' ')} target"
-        + (f" (line {target.line})." if target.line else "."),
         "timed": bool(timing_rows) and verdict.timed,
         "timing_rows": timing_rows,
         "untimed_cases": list(verdict.untimed_cases),
         "not_timed": NOT_TIMED,
         "device": verdict.device,
-        "seeds": verdict.seeds,
-        "distributions": distributions,
-        "stage": verdict.stage.value,
-        "correctness_rows": correctness,
-        "float32_trials": sum(c.float32_reference_trials for c in correctness),
-        "notes": [str(r) for r in verdict.reasons],
-        "versions": sorted(verdict.versions.items()),
-        "files": [
-            {"path": f.path, "created": f.created, "role": roles.get(f.path, "integration")}
-            for f in files
-        ],
-        "parity_path": layout.parity_path,
-        "bench_path": layout.bench_path,
-        "kbot_version": __version__,
-        "marker": marker.to_json(),
     }
