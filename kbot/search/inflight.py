@@ -33,9 +33,11 @@ def call_bounded(
     stopped: Callable[[], bool],
     cancel: Callable[[], Any] | None,
     clock: Callable[[], float] = time.monotonic,
+    grace_s: float = STOP_GRACE_S,
 ) -> T:
     """`call()`, unless `clock()` passes `deadline` or `stopped()` turns true first: then
-    `cancel()` and raise Abandoned. Exceptions of `call` propagate."""
+    `cancel()`, wait up to `grace_s` for the call to return, and raise Abandoned. Exceptions of
+    `call` propagate."""
     result: list[T] = []
     error: list[BaseException] = []
     done = threading.Event()
@@ -58,7 +60,7 @@ def call_bounded(
             continue
         if cancel is not None:
             cancel()
-        done.wait(STOP_GRACE_S)
+        done.wait(grace_s)
         raise Abandoned(why)
     if error:
         raise error[0]

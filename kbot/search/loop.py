@@ -95,6 +95,8 @@ class SearchLoop:
         self.evaluator = evaluator
         self.progress = progress or NullProgress()
         self.tracker = BudgetTracker(options.budget, spent_before_s=spent_before_s)
+        # "time" or "stop" once a proposer was given up mid-call (see _ask)
+        self.proposing_abandoned: str | None = None
         self.archive = Archive()
         self.islands = Islands(options.islands)
         self.entries: dict[str, Entry] = {}
@@ -149,8 +151,10 @@ class SearchLoop:
                 if stop:
                     return stop
                 candidates = self._propose(generation)
-                if self.stop_request.requested:
+                if self.stop_request.requested or self.proposing_abandoned == "stop":
                     return StopReason.INTERRUPTED
+                if self.proposing_abandoned == "time":
+                    return StopReason.TIME
                 if not candidates:
                     return StopReason.EXHAUSTED
             improved, stop = self._evaluate_all(generation, candidates)
@@ -216,6 +220,8 @@ class SearchLoop:
         island: int,
         max_proposals: int,
     ) -> list[Proposal]:
+        if self.proposing_abandoned:
+            return []
         context = ProposeContext(
             problem=self.problem,
             parents=tuple(_as_parent(p) for p in parents),
@@ -224,7 +230,22 @@ class SearchLoop:
             max_proposals=max_proposals,
         )
         try:
-            outcome = proposer.propose(context)
+            # A proposer's own work (codegen tracing a multi-GB reference, inductor compiling
+            # it) counts against the time budget like an evaluation: past the deadline its
+            # proposals are given up (its thread is left to end with the run).
+            outcome = call_bounded(
+                functools.partial(proposer.propose, context),
+                self.tracker.deadline(),
+                lambda: self.stop_request.requested,
+                None,
+                self.tracker.clock,
+                grace_s=0.0,
+            )
+        except Abandoned as abandoned:
+            if abandoned.why == "time":
+                self._note(f"{proposer.name}: still proposing when the time budget ran out")
+            self.proposing_abandoned = abandoned.why
+            return []
         except Exception as exc:  # a proposer bug costs its proposals, never the run
             self._note(f"{proposer.name}: failed in generation {generation}: {exc}")
             return []

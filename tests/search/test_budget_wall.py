@@ -54,6 +54,37 @@ def test_the_time_budget_holds_with_a_slow_evaluation_in_flight(tmp_path, proble
     assert run.status == "finished" and run.spent_s <= 1.1 * budget_s + 0.5
 
 
+def test_the_time_budget_holds_while_a_proposer_is_still_working(tmp_path, problem, fakes):
+    """A proposer that takes longer than the budget (codegen tracing a multi-GB reference, say)
+    is given up at the deadline: the run ends on time, says which proposer was cut short and
+    still writes its report."""
+
+    class SlowSeeder(fakes.FakeProposer):
+        def propose(self, context):
+            if self.calls == 0 and not context.parents:
+                self.calls += 1
+                time.sleep(30.0)
+            return super().propose(context)
+
+    evaluator = fakes.FakeEvaluator()
+    budget_s = 2.0
+    started = time.monotonic()
+    result = optimize(
+        problem,
+        OptimizeOptions(device="cpu", budget=Budget(generations=3, time_s=budget_s)),
+        tmp_path / "work",
+        evaluator_factory=lambda *a: evaluator,
+        proposer_factory=lambda names: [SlowSeeder(name="slowseed")],
+    )
+    wall_s = time.monotonic() - started
+    assert wall_s <= 1.1 * budget_s + 0.5, wall_s
+    assert result.stop_reason is StopReason.TIME and result.candidates == 0
+    assert evaluator.evaluated == []
+    report = json.loads(result.report_json_path.read_text())
+    assert report["stop_reason"] == "time"
+    assert "slowseed: still proposing when the time budget ran out" in report["notes"]
+
+
 def _count(db: Path) -> int:
     if not db.exists():
         return 0
