@@ -115,12 +115,6 @@ def emit_problems(
     out_dir.mkdir(parents=True, exist_ok=True)
     plans: dict[int, InputPlan | str] = {}
     for number, finding in enumerate(result.targets):
-        if not finding.entry and "." in finding.qualname:
-            plans[number] = (
-                f"{finding.qualname} is a method other than forward: a problem needs its class; "
-                "name the class's forward in .kbot.yml instead"
-            )
-            continue
         try:
             plans[number] = plan_inputs(finding, options)
         except InputsUnknown as exc:
@@ -151,6 +145,7 @@ def emit_problems(
                 locations[finding.file],
                 imported,
                 package_roots,
+                options.compile_decorators,
             )
         )
     index = [to_jsonable(e) for e in emitted]
@@ -168,6 +163,7 @@ def _emit_one(
     location: ImportLocation,
     imported: dict[str, str | None],
     package_roots: set[str],
+    compile_names: tuple[str, ...],
 ) -> EmittedProblem:
     tid = target_id(finding)
     import_error = imported.get(location.module, "import not checked")
@@ -177,7 +173,10 @@ def _emit_one(
     else:
         try:
             rebuilt = rebuild_reference(
-                (root / finding.file).read_text(encoding="utf-8"), finding, package_roots
+                (root / finding.file).read_text(encoding="utf-8"),
+                finding,
+                package_roots,
+                compile_names,
             )
         except RebuildError as exc:
             return EmittedProblem(

@@ -16,6 +16,9 @@ _MARKER = re.compile(r"#\s*kbot:\s*optimize\b", re.IGNORECASE)
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
+# What compiles a function when it decorates or wraps it, by its resolved dotted name.
+COMPILE_FUNCTIONS = ("torch.compile", "torch.compiler.compile", "torch._dynamo.optimize")
+
 
 @dataclass(eq=False)
 class FunctionInfo:
@@ -70,8 +73,9 @@ def compile_spelling(
 ) -> str | None:
     """The decorator as written when it compiles the function, else None.
 
-    Recognises `torch.compile`, `torch.compile(...)`, imported aliases of it, and any name in
-    `extra_names` (a project's own wrapper such as `safe_torch_compile`), called or not.
+    Recognises `torch.compile`, `torch.compiler.compile`, `torch._dynamo.optimize`, called or
+    not, imported aliases of them, and any name in `extra_names` (a project's own wrapper such
+    as `safe_torch_compile`).
     """
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     name = dotted_name(target)
@@ -79,7 +83,7 @@ def compile_spelling(
         return None
     resolved = resolve_alias(name, imports)
     last = resolved.rsplit(".", 1)[-1]
-    if resolved in ("torch.compile", "torch._dynamo.optimize") or (
+    if resolved in COMPILE_FUNCTIONS or (
         extra_names and (name in extra_names or resolved in extra_names or last in extra_names)
     ):
         return "@" + ast.unparse(decorator)
@@ -110,16 +114,12 @@ def _is_marked(node: ast.AST, markers: list[int], lines: list[str]) -> bool:
     return False
 
 
-def collect_facts(parsed: ParsedFile, compile_names: tuple[str, ...]) -> FileFacts:
+def module_imports(tree: ast.Module) -> dict[str, str]:
+    """Local name -> dotted origin of the module-level imports (also under `if`/`try`):
+    walking every node of every file for function-local imports doubled the scan time of
+    large trees."""
     imports: dict[str, str] = {}
-    classes: list[ClassInfo] = []
-    functions: list[FunctionInfo] = []
-    markers = _marker_lines(parsed.source)
-    lines = parsed.source.splitlines() if markers else []
-
-    # Module-level imports only (also under `if`/`try`): walking every node of every file
-    # for function-local imports doubled the scan time of large trees.
-    pending = list(parsed.tree.body)
+    pending = list(tree.body)
     while pending:
         node = pending.pop()
         if isinstance(node, ast.Import):
@@ -133,6 +133,15 @@ def collect_facts(parsed: ParsedFile, compile_names: tuple[str, ...]) -> FileFac
                 imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
         elif isinstance(node, (ast.If, ast.Try)):
             pending.extend(child for branch in _branches(node) for child in branch)
+    return imports
+
+
+def collect_facts(parsed: ParsedFile, compile_names: tuple[str, ...]) -> FileFacts:
+    imports = module_imports(parsed.tree)
+    classes: list[ClassInfo] = []
+    functions: list[FunctionInfo] = []
+    markers = _marker_lines(parsed.source)
+    lines = parsed.source.splitlines() if markers else []
 
     def visit(body: list[ast.stmt], prefix: str, class_qualname: str | None) -> None:
         for node in body:

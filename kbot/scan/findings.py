@@ -21,6 +21,8 @@ def snake_case(qualname: str) -> str:
 
 
 DEFAULT_CASES: tuple[dict[str, int], ...] = ({"T": 1}, {"T": 16}, {"T": 4096})
+# Entries that stand for the op class itself; any other entry is a method target of its own.
+CLASS_ENTRIES = ("forward", "forward_native")
 
 
 class Kind(str, enum.Enum):
@@ -172,13 +174,21 @@ class Finding:
     unique_name: str = ""  # set by scan(): `name`, made unique across the result
 
     @property
+    def callable_qualname(self) -> str:
+        """What is reproduced: `RMSNorm` for an op class (its forward), `RMSNorm.add_rms_forward`
+        for another method of a class, the function's qualname for a function."""
+        if self.entry and self.entry not in CLASS_ENTRIES:
+            return f"{self.qualname}.{self.entry}"
+        return self.qualname
+
+    @property
     def name(self) -> str:
         """A file-name-safe name: the .kbot.yml `name`, else the snake-cased qualname."""
         if self.unique_name:
             return self.unique_name
         if self.hint and self.hint.name:
             return self.hint.name
-        return snake_case(self.qualname)
+        return snake_case(self.callable_qualname)
 
     @property
     def key(self) -> tuple[str, str]:

@@ -2,6 +2,13 @@
 
 Read from the reference's AST. Aliases are tracked through simple assignments (`x = x.view(...)`
 keeps `x` an alias of the input; `x = x * 2` does not), which is what serving-engine ops do.
+
+A dtype conversion (`x = x.float()`, `x.to(torch.float32)`) is the op's own temporary: serving
+ops upcast low-precision activations, and writing into the upcast copy (`x.mul_(...)`) is not a
+mutation of the input. (Given a float32 input, `.float()` is the input itself; the evaluator
+compares outputs and never relies on what the reference writes into its inputs, so a kernel
+that leaves them alone is still right.) A returned conversion may still be the input itself,
+so RETURNS_VIEW counts conversions.
 """
 
 from __future__ import annotations
@@ -69,8 +76,10 @@ _VIEW_METHODS = {
     "imag",
     "unfold",
 }
-# Conversions that return the input itself when nothing needs converting.
-_MAYBE_SAME = {"to", "float", "half", "bfloat16", "contiguous", "type_as", "type"}
+# Conversions that return the input itself when nothing needs converting: dtype conversions,
+# which make a temporary whenever they convert, and contiguous(), which usually converts nothing.
+_CONVERSIONS = {"to", "float", "half", "bfloat16", "double", "type_as", "type"}
+_MAYBE_SAME = _CONVERSIONS | {"contiguous"}
 
 
 def _params(func: FunctionNode) -> set[str]:
@@ -81,8 +90,10 @@ def _params(func: FunctionNode) -> set[str]:
     return {n for n in names if n not in ("self", "cls")}
 
 
-def _base_name(node: ast.AST) -> str | None:
-    """The variable a view chain starts from: `x` for `x[0].view(-1)`."""
+def _base_name(node: ast.AST, through_conversions: bool = False) -> str | None:
+    """The variable a view chain starts from: `x` for `x[0].view(-1)`; for `x.float()` only
+    `through_conversions`."""
+    same = _MAYBE_SAME if through_conversions else _MAYBE_SAME - _CONVERSIONS
     while True:
         if isinstance(node, ast.Name):
             return node.id
@@ -93,7 +104,7 @@ def _base_name(node: ast.AST) -> str | None:
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _VIEW_METHODS | _MAYBE_SAME
+            and node.func.attr in _VIEW_METHODS | same
         ):
             node = node.func.value
         else:
@@ -118,7 +129,8 @@ def _statements_in_order(func: FunctionNode) -> list[ast.AST]:
 
 def analyse_flags(func: FunctionNode) -> tuple[FlagNote, ...]:
     inputs = _params(func)
-    aliases = set(inputs)
+    aliases = set(inputs)  # variables that are (views of) an input
+    maybe_same = set(inputs)  # ... or conversions of one, which may be the input itself
     notes: list[FlagNote] = []
     seen: set[tuple[Flag, str]] = set()
 
@@ -152,7 +164,7 @@ def analyse_flags(func: FunctionNode) -> tuple[FlagNote, ...]:
                     )
         elif isinstance(node, ast.Assign):
             for target in node.targets:
-                _track_assignment(target, node.value, aliases, add)
+                _track_assignment(target, node.value, aliases, maybe_same, add)
         elif isinstance(node, ast.AugAssign):
             base = _base_name(node.target)
             if base in aliases:
@@ -164,8 +176,8 @@ def analyse_flags(func: FunctionNode) -> tuple[FlagNote, ...]:
         elif isinstance(node, ast.Return) and node.value is not None:
             values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
             for value in values:
-                base = _base_name(value)
-                if base in aliases:
+                base = _base_name(value, through_conversions=True)
+                if base in maybe_same:
                     add(
                         Flag.RETURNS_VIEW,
                         f"returns `{ast.unparse(value)}`, which may share storage with input `{base}`",
@@ -178,19 +190,19 @@ def _op(node: ast.AugAssign) -> str:
     return {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}.get(type(node.op), "op")
 
 
-def _track_assignment(target: ast.AST, value: ast.AST, aliases: set[str], add) -> None:
+def _track_assignment(
+    target: ast.AST, value: ast.AST, aliases: set[str], maybe_same: set[str], add
+) -> None:
     if isinstance(target, ast.Subscript):
         base = _base_name(target.value)
         if base in aliases:
             add(Flag.IN_PLACE, f"`{ast.unparse(target)} = ...` writes into an input", target.lineno)
-    elif isinstance(target, ast.Name):
-        if _base_name(value) in aliases:
-            aliases.add(target.id)
-        else:
-            aliases.discard(target.id)
-    elif isinstance(target, ast.Tuple):
-        # `a, b = x.chunk(2, -1)` makes both views of x; `a, b = f(x)` makes neither.
-        source_alias = _base_name(value) in aliases
-        for element in target.elts:
-            if isinstance(element, ast.Name):
-                (aliases.add if source_alias else aliases.discard)(element.id)
+        return
+    # `a, b = x.chunk(2, -1)` makes both views of x; `a, b = f(x)` makes neither.
+    names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [])
+    is_alias = _base_name(value) in aliases
+    is_maybe = _base_name(value, through_conversions=True) in maybe_same
+    for element in names:
+        if isinstance(element, ast.Name):
+            (aliases.add if is_alias else aliases.discard)(element.id)
+            (maybe_same.add if is_maybe else maybe_same.discard)(element.id)

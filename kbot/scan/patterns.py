@@ -46,8 +46,9 @@ class Candidate:
     problem: str = ""  # why this match cannot become a target, when it cannot
 
     @property
-    def key(self) -> tuple[str, str]:
-        return (self.facts.file.rel, self.qualname)
+    def key(self) -> tuple[str, str, str]:
+        """One callable: a class's `forward` and its `add_rms_forward` are two targets."""
+        return (self.facts.file.rel, self.qualname, self.entry)
 
 
 class ClassIndex:
@@ -311,7 +312,9 @@ def class_candidate(facts: FileFacts, info: ClassInfo, kind: Kind, entry: str = 
 def _function_candidate(
     facts: FileFacts, qualname: str, node: FunctionNode, class_qualname: str | None, kind: Kind
 ) -> Candidate:
-    if class_qualname is not None and node.name in ("forward", "forward_native"):
+    """A method is its class plus the method as entry (`RMSNorm` + `add_rms_forward`), the
+    shape a `.kbot.yml` target naming `RMSNorm.add_rms_forward` resolves to, so the two merge."""
+    if class_qualname is not None:
         cls = next(c for c in facts.classes if c.qualname == class_qualname)
         return Candidate(facts, class_qualname, kind, node.name, node, cls)
     return Candidate(facts, qualname, kind, "", node)

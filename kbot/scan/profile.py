@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from kbot.errors import KbotError
-from kbot.scan.findings import Finding, InputMeta, Kind, ProfileStats, ScanOptions
+from kbot.scan.findings import (
+    CLASS_ENTRIES,
+    Finding,
+    InputMeta,
+    Kind,
+    ProfileStats,
+    ScanOptions,
+)
 from kbot.scan.rank import amdahl_speedup
 from kbot.scan.static import profiled_finding
 
@@ -182,6 +189,9 @@ def apply_profile(
     matched = set()
     for finding in findings:
         op = by_key.get(finding.key)
+        if finding.entry and finding.entry not in CLASS_ENTRIES:
+            # A module's range times its forward: another method's inputs are not forward's.
+            op = None
         if op is not None:
             matched.add(finding.key)
             finding = replace(finding, profile=stats_for(op, run))

@@ -12,6 +12,8 @@ import ast
 import builtins
 from dataclasses import dataclass
 
+from kbot.scan.eager import strip_compile
+from kbot.scan.facts import module_imports
 from kbot.scan.findings import Finding
 
 REFERENCE_CLASS = "_Reference"
@@ -50,21 +52,26 @@ class Rebuilt:
     callable_name: str  # "_Reference" for a class, the function's name otherwise
 
 
-def rebuild_reference(module_source: str, finding: Finding, package_roots: set[str]) -> Rebuilt:
+def rebuild_reference(
+    module_source: str,
+    finding: Finding,
+    package_roots: set[str],
+    compile_names: tuple[str, ...] = (),
+) -> Rebuilt:
     """`package_roots`: top-level names of the scanned project's own packages, whose imports
-    would need the project importable."""
+    would need the project importable. `compile_names`: the project's own compile decorators;
+    these and torch.compile's spellings are dropped, so the copy runs eagerly."""
     tree = ast.parse(module_source)
+    imports = module_imports(tree)
+    tree = ast.Module(
+        body=[strip_compile(n, imports, compile_names) for n in tree.body], type_ignores=[]
+    )
     defs = _ModuleDefs(tree, package_roots, finding.file)
     if finding.entry:
         cls = _find(tree, finding.qualname, ast.ClassDef)
         body, free = _class_source(cls, finding)
         name = REFERENCE_CLASS
     else:
-        if "." in finding.qualname:
-            raise RebuildError(
-                f"{finding.qualname} is a method; it needs an instance of its class. "
-                "Name the class's forward in .kbot.yml or make the module importable"
-            )
         func = _find(tree, finding.qualname, (ast.FunctionDef, ast.AsyncFunctionDef))
         body = _without_decorators(func)
         free = free_names(func)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kbot.scan.eager import IMPORTED_HELPERS
 from kbot.scan.findings import Finding, Flag
 from kbot.scan.inputs import InputArg, InputPlan
 from kbot.scan.rebuild import Rebuilt
@@ -22,7 +23,11 @@ def render_problem(
     why_rebuilt: str = "",
 ) -> str:
     parts = [_header(finding, plan, location, why_rebuilt), _imports(finding, location, rebuilt)]
-    parts.append(_class_model(finding, plan) if finding.entry else _function_model(finding, plan))
+    parts.append(
+        _class_model(finding, plan, location is not None)
+        if finding.entry
+        else _function_model(finding, plan)
+    )
     parts.append(_module_values(finding, plan))
     parts.append(_get_init_inputs(finding, plan))
     parts.append(_get_inputs(plan))
@@ -38,10 +43,11 @@ def render_problem(
 def _header(finding: Finding, plan: InputPlan, location: ImportLocation | None, why: str) -> str:
     what = f"{finding.qualname}.{finding.entry}" if finding.entry else finding.qualname
     how = (
-        f"Imports the op from `{location.module}`."
+        f"Imports the op from `{location.module}`"
         if location
-        else f"The op is rebuilt from source ({why})."
+        else f"The op is rebuilt from source ({why})"
     )
+    how += "; it runs eagerly (torch.compile of Model is the baseline)."
     lines = [
         f'"""kbot problem `{finding.name}`: {what} of {finding.file}:{finding.line} ({finding.kind.value}).',
         "",
@@ -57,8 +63,9 @@ def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt
     lines = ["from __future__ import annotations", ""]
     if location is not None:
         lines += [
-            "import inspect  # noqa: F401",
+            "import inspect",
             "import sys",
+            "import types",
             "",
             "import torch",
             "from torch import nn",
@@ -74,11 +81,12 @@ def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt
         rest = finding.qualname[len(name) :]
         lines.append(f"from {location.module} import {name} as _Outer  # noqa: E402")
         lines.append(f"_Target = _Outer{rest}")
-        if not finding.entry:
-            lines.append(
-                "# The eager function: compiled wrappers keep it as _torchdynamo_orig_callable.\n"
-                '_reference = getattr(_Target, "_torchdynamo_orig_callable", None) or inspect.unwrap(_Target)'
-            )
+        lines += ["", "", IMPORTED_HELPERS, "", ""]
+        if finding.entry:
+            lines.append("_eager_modules(*_Target.__mro__)")
+        else:
+            lines.append("_eager_modules(_Target)")
+            lines.append("_reference = inspect.unwrap(_eager(_Target))")
         return "\n".join(lines)
     assert rebuilt is not None
     lines += [
@@ -110,34 +118,49 @@ def _call_args(args: tuple[InputArg, ...], scalars_from_self: bool) -> str:
     return ", ".join(out)
 
 
-def _class_model(finding: Finding, plan: InputPlan) -> str:
+def _class_model(finding: Finding, plan: InputPlan, imported: bool) -> str:
     tensors = [a.name for a in plan.args if a.shape is not None]
     init = ", ".join(plan.init_names)
-    return "\n".join(
-        [
-            "if issubclass(_Target, nn.Module):",
+    lines = [
+        "if issubclass(_Target, nn.Module):",
+        "",
+        "    class _Base(_Target):",
+        "        pass",
+        "",
+        "else:",
+        "    # A backend implementation that is not a module: make it one, keeping its attributes.",
+        "    class _Base(nn.Module, _Target):",
+        "        def __init__(self, *args):",
+        "            nn.Module.__init__(self)",
+        "            _Target.__init__(self, *args)",
+        "",
+        "",
+    ]
+    if imported:
+        lines += [
+            "_eager_class(_Base, _Target)",
+            f"_reference = _eager(_Target.{finding.entry})",
             "",
-            "    class _Base(_Target):",
-            "        pass",
             "",
-            "else:",
-            "    # A backend implementation that is not a module: make it one, keeping its attributes.",
-            "    class _Base(nn.Module, _Target):",
-            "        def __init__(self, *args):",
-            "            nn.Module.__init__(self)",
-            "            _Target.__init__(self, *args)",
-            "",
-            "",
-            "class Model(_Base):",
-            f'    """{finding.qualname} with `forward` bound to its reference, `{finding.entry}`."""',
-            "",
-            f"    def __init__(self{', ' + init if init else ''}):",
-            f"        super().__init__({init})",
-            "",
-            f"    def forward(self{''.join(', ' + t for t in tensors)}):",
-            f"        return _Target.{finding.entry}(self, {_call_args(plan.args, False)})",
         ]
-    )
+    else:
+        lines += [f"_reference = _Target.{finding.entry}", "", ""]
+    lines += [
+        "class Model(_Base):",
+        f'    """{finding.qualname} with `forward` bound to its reference, `{finding.entry}`."""',
+        "",
+        f"    def __init__(self{', ' + init if init else ''}):",
+        f"        super().__init__({init})",
+    ]
+    if imported:
+        lines.append("        _eager_attributes(self)")
+    # Any method of the class (`add_rms_forward`) may be the reference, with its own arguments.
+    lines += [
+        "",
+        f"    def forward(self{''.join(', ' + t for t in tensors)}):",
+        f"        return _reference(self, {_call_args(plan.args, False)})",
+    ]
+    return "\n".join(lines)
 
 
 def _function_model(finding: Finding, plan: InputPlan) -> str:

@@ -9,7 +9,16 @@ from pathlib import Path
 
 from kbot.errors import ConfigError
 from kbot.scan.facts import FileFacts, collect_facts
-from kbot.scan.findings import FileSkip, Finding, Flag, Kind, ScanOptions, Status, TargetHint
+from kbot.scan.findings import (
+    CLASS_ENTRIES,
+    FileSkip,
+    Finding,
+    Flag,
+    Kind,
+    ScanOptions,
+    Status,
+    TargetHint,
+)
 from kbot.scan.flags import analyse_flags
 from kbot.scan.patterns import (
     Candidate,
@@ -152,7 +161,7 @@ def _merge(
         init = main.cls.methods.get("__init__") if main.cls else None
         finding = Finding(
             file=main.facts.file.rel,
-            line=(main.cls.node.lineno if main.cls and main.entry else func.lineno) if func else 1,
+            line=_line(main, func),
             qualname=main.qualname,
             kind=main.kind,
             entry=main.entry,
@@ -172,6 +181,15 @@ def _merge(
             status, reason = _status(replace(finding, hint=hint), explicit, problem, options)
             findings.append(replace(finding, hint=hint, status=status, skip_reason=reason))
     return findings
+
+
+def _line(main: Candidate, func) -> int:
+    """An op class is where the class starts; a function or another method, where it starts."""
+    if func is None:
+        return 1
+    if main.cls is not None and main.entry in CLASS_ENTRIES:
+        return main.cls.node.lineno
+    return func.lineno
 
 
 def _status(

@@ -10,8 +10,8 @@ from kbot.scan.findings import Finding, ScanResult, Status
 
 
 def target_id(finding: Finding) -> str:
-    """`path/file.py::Qualname`, the spelling `.kbot.yml` targets use."""
-    return f"{finding.file}::{finding.qualname}"
+    """`path/file.py::Qualname` (or `::Class.method`), the spelling `.kbot.yml` targets use."""
+    return f"{finding.file}::{finding.callable_qualname}"
 
 
 def time_label(finding: Finding) -> str:

@@ -87,3 +87,12 @@ def toy_tree(tmp_path: Path) -> Path:
     root = tmp_path / "toy"
     shutil.copytree(FIXTURES / "toy", root, ignore=shutil.ignore_patterns("__pycache__"))
     return root
+
+
+@pytest.fixture
+def qwenlite_tree(tmp_path: Path) -> Path:
+    """A Qwen3-shaped engine whose hot ops are all `@torch.compile` methods or forwards, with
+    the `.kbot.yml` its maintainer would write (see qwenlite/.kbot.yml)."""
+    root = tmp_path / "qwenlite_repo"
+    shutil.copytree(FIXTURES / "qwenlite", root, ignore=shutil.ignore_patterns("__pycache__"))
+    return root

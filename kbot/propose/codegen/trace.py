@@ -20,6 +20,7 @@ from torch import nn
 
 from kbot.problem import ProblemSpec
 from kbot.problem.runtime import case_inputs, import_file, init_inputs
+from kbot.propose.codegen.inplace import rewrite_in_place
 
 aten = torch.ops.aten
 
@@ -68,6 +69,8 @@ def _decompositions() -> dict:
                 aten.elu,
                 aten.addmm,
                 aten.linalg_vector_norm,
+                aten.native_group_norm,  # GroupNorm/InstanceNorm: mean/sum over several dims
+                aten._native_batch_norm_legit,
                 aten.reciprocal,
                 aten.rsub,
             ]
@@ -190,6 +193,9 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         ) from None
     finally:
         fx_config.use_duck_shape = old_duck
+    # `x = x.float(); x.mul_(...)`: writes into the op's own temporaries are out-of-place ops.
+    if rewrite_in_place(gm.graph):
+        gm.recompile()
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     inputs: list[GraphInput] = []
