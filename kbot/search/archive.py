@@ -1,6 +1,7 @@
 """The archive: the best candidates (elites) plus a MAP-Elites grid that keeps the best of each
 behaviour cell (schedule kind x block-size class x proposer), so diverse designs survive even
-while one design leads."""
+while one design leads, and the best candidate of each case (size), from which the final
+kernel dispatches by size (kbot.search.per_case)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from kbot.evaluate.verdict import Verdict
 from kbot.search.fitness import Fitness
+from kbot.search.per_case import case_label, case_score
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class Archive:
         self._elites: list[Entry] = []
         self.cells: dict[Cell, Entry] = {}
         self.best: Entry | None = None
+        self.best_by_case: dict[str, Entry] = {}  # case label -> fastest there (timed runs)
 
     def add(self, entry: Entry) -> bool:
         """Adds an accepted entry; True when it beats the best above the noise floor."""
@@ -86,10 +89,29 @@ class Archive:
             self._elites.append(entry)
             self._elites.sort(key=lambda e: e.fitness.sort_key(), reverse=True)
             del self._elites[self.elite_size :]
+        self._add_by_case(entry)
         improved = entry.fitness.beats(self.best.fitness if self.best else None)
         if self.best is None or entry.fitness.sort_key() > self.best.fitness.sort_key():
             self.best = entry
         return improved
+
+    def _add_by_case(self, entry: Entry) -> None:
+        """Keeps, per timed case, the entry with the highest speedup there (ties: the
+        simpler). Untimed verdicts (a CPU) rank nothing per case."""
+        for case in entry.verdict.cases:
+            label = case_label(case.case)
+            score = case_score(entry.verdict, label)
+            if score is None:
+                continue
+            held = self.best_by_case.get(label)
+            held_score = case_score(held.verdict, label) if held is not None else None
+            if held is None or held_score is None:
+                self.best_by_case[label] = entry
+            elif (score.speedup, entry.fitness.sort_key()) > (
+                held_score.speedup,
+                held.fitness.sort_key(),
+            ):
+                self.best_by_case[label] = entry
 
     def elites(self, count: int | None = None) -> list[Entry]:
         return list(self._elites[: count or self.elite_size])

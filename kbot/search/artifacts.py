@@ -1,5 +1,6 @@
 """The run directory `<work-dir>/runs/<run_id>/`, as docs/architecture.md fixes it:
-problem.py, target.json, best_candidate.py, kernel.py, report.json, report.md."""
+problem.py, target.json, best_candidate.py, kernel.py, report.json, report.md, and on a timed
+run by_size.svg (µs per size, the chart report.md shows)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from kbot.evaluate.verdict import NOT_MEASURED, Verdict, finite_json, measured
 from kbot.problem import ProblemSpec
 from kbot.propose.tune import find_tunables
 from kbot.search.archive import Entry
+from kbot.search.chart import svg
 from kbot.search.fitness import Fitness
 from kbot.search.report import case_label, render_markdown
 
 KERNEL_IMPORT_ROOTS = ("torch", "triton")
+CHART_NAME = "by_size.svg"
 
 
 class KernelModuleError(Exception):
@@ -70,6 +73,10 @@ def write_winner(
     else:
         best_path = kernel_path = None
     report_json, report_md = run_dir / "report.json", run_dir / "report.md"
+    chart = (report.get("by_size") or {}).get("chart")
+    (run_dir / CHART_NAME).unlink(missing_ok=True)
+    if chart:
+        (run_dir / CHART_NAME).write_text(svg(chart), encoding="utf-8")
     # an unmeasured figure (NaN) is written as null; allow_nan=False keeps any other from slipping
     report_json.write_text(
         json.dumps(finite_json(report), indent=2, default=str, allow_nan=False) + "\n"
