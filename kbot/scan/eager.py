@@ -53,7 +53,7 @@ def _eager_modules(*owners):
 def _eager_class(base, cls):
     """Compiled methods `cls` resolves (its own or its bases'), bound eagerly on `base`."""
     for name in dir(cls):
-        value = inspect.getattr_static(cls, name)
+        value = inspect.getattr_static(cls, name, None)
         if _eager(value) is not value:
             setattr(base, name, _eager(value))
 
