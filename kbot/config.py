@@ -53,6 +53,15 @@ class LLMConfig:
     base_url: str | None
     model: str | None
     api_key_env: str
+    models: tuple[dict[str, Any], ...]
+    prices: dict[str, dict[str, float]]
+    style: str
+    temperature: float
+    max_reply_tokens: int
+    timeout_s: float
+    retries: int
+    samples: int
+    concurrency: int
     max_tokens_per_run: int
     max_usd_per_run: float
 

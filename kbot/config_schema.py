@@ -147,6 +147,65 @@ def cases() -> Field:
     return Field((), check, None, "a list of dicts like [{T: 1}, {T: 16}, {T: 4096}]")
 
 
+_ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_MODEL_KEYS = {"model": str, "base_url": str, "api_key_env": str, "weight": (int, float)}
+
+
+def llm_models() -> Field:
+    """`llm.models`: more models beside `llm.model`, each with its share of the calls."""
+    example = "a list like [{model: gpt-4.1-mini, weight: 3}, {model: gpt-4.1, weight: 1}]"
+
+    def check(value: Any) -> tuple[dict[str, Any], ...]:
+        if not isinstance(value, list):
+            raise SchemaError(f"must be {example}, got {value!r}")
+        for item in value:
+            if not isinstance(item, dict) or not isinstance(item.get("model"), str):
+                raise SchemaError(f"must be {example}; {item!r} has no `model`")
+            for key, item_value in item.items():
+                kind = _MODEL_KEYS.get(key)
+                if kind is None:
+                    raise SchemaError(
+                        f"item {item!r}: unknown key {key!r}; valid: {', '.join(_MODEL_KEYS)}"
+                    )
+                if not isinstance(item_value, kind) or isinstance(item_value, bool):
+                    raise SchemaError(f"item {item!r}: {key!r} has the wrong type")
+            if "base_url" in item and not re.fullmatch(r"https?://\S+", item["base_url"]):
+                raise SchemaError(
+                    f"item {item!r}: base_url must look like http://localhost:8000/v1"
+                )
+            if "api_key_env" in item and not re.fullmatch(_ENV_NAME, item["api_key_env"]):
+                raise SchemaError(f"item {item!r}: api_key_env must be a variable NAME")
+            if item.get("weight", 1) < 0:
+                raise SchemaError(f"item {item!r}: weight must be >= 0")
+        return tuple(dict(item) for item in value)
+
+    return Field((), check, None, example)
+
+
+def price_table() -> Field:
+    """`llm.prices`: USD per million tokens for each model name."""
+    example = "a mapping like {gpt-4.1: {input: 2.0, output: 8.0}} (USD per million tokens)"
+
+    def check(value: Any) -> dict[str, dict[str, float]]:
+        if not isinstance(value, dict):
+            raise SchemaError(f"must be {example}, got {value!r}")
+        table = {}
+        for model, price in value.items():
+            if not isinstance(price, dict) or set(price) - {"input", "output"}:
+                raise SchemaError(f"must be {example}; {model}: {price!r}")
+            for key, number_ in price.items():
+                if (
+                    isinstance(number_, bool)
+                    or not isinstance(number_, (int, float))
+                    or number_ < 0
+                ):
+                    raise SchemaError(f"must be {example}; {model}.{key} must be a number >= 0")
+            table[str(model)] = {k: float(v) for k, v in price.items()}
+        return table
+
+    return Field({}, check, None, example)
+
+
 def with_default(field: Field, default: Any) -> Field:
     return Field(default, field.check, field.parse_env, field.valid)
 
@@ -226,6 +285,15 @@ SECTIONS: dict[str, dict[str, Field]] = {
             text(pattern=r"[A-Za-z_][A-Za-z0-9_]*", example="OPENAI_API_KEY (the variable's NAME)"),
             "OPENAI_API_KEY",
         ),
+        "models": llm_models(),
+        "prices": price_table(),
+        "style": choice("evolve", "kernelbench"),
+        "temperature": with_default(number(0.0), 0.7),
+        "max_reply_tokens": with_default(integer(1), 8192),
+        "timeout_s": with_default(duration(), 180.0),
+        "retries": with_default(integer(0), 4),
+        "samples": with_default(integer(1), 2),
+        "concurrency": integer(0),  # 0: as many as the evaluator pool has GPUs (1 on a CPU)
         "max_tokens_per_run": with_default(integer(0), 200_000),
         "max_usd_per_run": with_default(number(0.0), 5.0),
     },

@@ -39,6 +39,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scan finding to record as target.json (default: <problem>.target.json beside it)",
     )
     parser.add_argument("--config", metavar="FILE", help="use this .kbot.yml")
+    add_llm_arguments(parser)
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    """The llm proposer's endpoint (docs/llm.md); `kbot run` takes the same flags."""
+    group = parser.add_argument_group("llm proposer")
+    group.add_argument(
+        "--llm-base-url",
+        metavar="URL",
+        help="OpenAI-compatible endpoint, e.g. http://localhost:30000/v1",
+    )
+    group.add_argument("--llm-model", metavar="NAME", help="model name the endpoint serves")
+    group.add_argument(
+        "--llm-api-key-env",
+        metavar="VAR",
+        help="NAME of the environment variable holding the key (default OPENAI_API_KEY); never the key",
+    )
+
+
+def llm_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "llm.base_url": args.llm_base_url,
+        "llm.model": args.llm_model,
+        "llm.api_key_env": args.llm_api_key_env,
+    }
 
 
 def run(args: argparse.Namespace) -> CommandResult:
@@ -107,6 +132,7 @@ def _config_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "search.time_budget_s": args.time_budget,
         "search.max_candidates": args.max_candidates,
         "search.islands": args.islands,
+        **llm_overrides(args),
     }
     if args.gpus:
         try:

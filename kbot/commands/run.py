@@ -26,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--work-dir", metavar="DIR", help="default: work_dir from .kbot.yml (.kbot)"
     )
     parser.add_argument("--config", metavar="FILE", help="a .kbot.yml to use instead of searching")
+    from kbot.commands.optimize import add_llm_arguments
+
+    add_llm_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> CommandResult:
@@ -37,7 +40,9 @@ def run(args: argparse.Namespace) -> CommandResult:
     path = Path(args.path)
     if not path.is_dir():
         raise UsageError(f"PATH {args.path} is not a folder; give the repository to scan")
-    config = load_config(path, config_file=args.config)
+    from kbot.commands.optimize import llm_overrides
+
+    config = load_config(path, cli=llm_overrides(args), config_file=args.config)
     work_dir = Path(args.work_dir).resolve() if args.work_dir else config.work_dir
     settings = PublishSettings.from_config(config.publish)
     push = should_push(args.dry_run, args.push, settings, os.environ)

@@ -1,15 +1,19 @@
 """The proposers by name: a plain dict built here, in one place.
 
-Factories import their proposer only when called, so listing names never imports torch.
-`llm` joins when its issue lands.
+Factories import their proposer only when called, so listing names never imports torch (nor
+the `openai` SDK, which the llm proposer imports at its first request).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from kbot.errors import UsageError
 from kbot.propose.base import Proposer
+
+if TYPE_CHECKING:
+    from kbot.propose.llm.settings import LLMSettings
 
 
 def _codegen() -> Proposer:
@@ -30,23 +34,31 @@ def _inductor() -> Proposer:
     return InductorProposer()
 
 
-PROPOSERS: dict[str, Callable[[], Proposer]] = {
+def _llm(llm: LLMSettings | None = None) -> Proposer:
+    from kbot.propose.llm import LLMProposer, LLMSettings
+
+    return LLMProposer(llm or LLMSettings())
+
+
+# Factories take no argument, except llm's, which takes the run's LLM settings.
+PROPOSERS: dict[str, Callable[..., Proposer]] = {
     "codegen": _codegen,
     "tune": _tune,
     "inductor": _inductor,
+    "llm": _llm,
 }
 
 
-def make_proposer(name: str) -> Proposer:
+def make_proposer(name: str, llm: LLMSettings | None = None) -> Proposer:
     factory = PROPOSERS.get(name)
     if factory is None:
         raise UsageError(
             f"unknown proposer {name!r}; valid proposers: {', '.join(sorted(PROPOSERS))}"
         )
-    return factory()
+    return factory(llm) if name == "llm" else factory()
 
 
-def make_proposers(names: Sequence[str]) -> list[Proposer]:
+def make_proposers(names: Sequence[str], llm: LLMSettings | None = None) -> list[Proposer]:
     """Proposers in the order given; duplicates are dropped, unknown names fail listing valid ones."""
     unknown = [n for n in names if n not in PROPOSERS]
     if unknown:
@@ -54,4 +66,4 @@ def make_proposers(names: Sequence[str]) -> list[Proposer]:
             f"unknown proposer(s) {', '.join(map(repr, unknown))}; "
             f"valid proposers: {', '.join(sorted(PROPOSERS))}"
         )
-    return [make_proposer(n) for n in dict.fromkeys(names)]
+    return [make_proposer(n, llm) for n in dict.fromkeys(names)]

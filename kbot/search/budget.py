@@ -48,8 +48,8 @@ class BudgetTracker:
     budget: Budget
     spent_before_s: float = 0.0  # wall time of earlier sessions of this run
     candidates: int = 0
-    tokens: int = 0
-    usd: float = 0.0
+    tokens: int = 0  # paid model tokens (prompt + completion), earlier sessions included
+    usd: float = 0.0  # what they cost, from llm.prices
     clock: Callable[[], float] = time.monotonic
 
     def __post_init__(self) -> None:
@@ -85,13 +85,18 @@ class BudgetTracker:
             return None
         return self.clock() + (self.budget.time_s - self.elapsed_s())
 
-    def exhausted(self) -> StopReason | None:
-        """The budget that is spent, if any (checked before each evaluation)."""
+    def exhausted(self, spending: bool = True) -> StopReason | None:
+        """The budget that is spent, if any: checked before each generation's proposals and
+        before each evaluation. With `spending=False` (before an evaluation) the token and money
+        budgets are left out: candidates already paid for are evaluated, and the run stops
+        before it asks a model again."""
         budget = self.budget
         if budget.time_s is not None and self.elapsed_s() + self.reserve_s >= budget.time_s:
             return StopReason.TIME
         if budget.max_candidates is not None and self.candidates >= budget.max_candidates:
             return StopReason.CANDIDATES
+        if not spending:
+            return None
         if budget.max_tokens is not None and self.tokens >= budget.max_tokens:
             return StopReason.TOKENS
         if budget.max_usd is not None and self.usd >= budget.max_usd:
@@ -106,6 +111,10 @@ class BudgetTracker:
             shares.append(self.elapsed_s() / budget.time_s)
         if budget.max_candidates:
             shares.append(self.candidates / budget.max_candidates)
+        if budget.max_tokens:
+            shares.append(self.tokens / budget.max_tokens)
+        if budget.max_usd:
+            shares.append(self.usd / budget.max_usd)
         return min(1.0, max(shares))
 
     def eta_s(self, generation: int) -> float | None:

@@ -16,13 +16,14 @@ import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import ProblemSpec
 from kbot.propose.base import Parent, Proposal, ProposeContext, Proposer
 from kbot.search.archive import Archive, Entry
 from kbot.search.budget import BudgetTracker, StopReason, StopRequest
+from kbot.search.feedback import verdict_details
 from kbot.search.fitness import fitness_of
 from kbot.search.inflight import Abandoned, call_bounded
 from kbot.search.islands import Islands
@@ -30,6 +31,7 @@ from kbot.search.options import OptimizeOptions
 from kbot.search.progress import NullProgress, Progress, Snapshot
 from kbot.search.selection import select_parents
 from kbot.search.store import GenerationRecord, RunCandidate, Store
+from kbot.search.trajectories import TrajectoryLog, step_record
 
 DRY_CALLS_BEFORE_SKIP = 2
 T = TypeVar("T")
@@ -84,6 +86,7 @@ class SearchLoop:
         progress: Progress | None = None,
         spent_before_s: float = 0.0,
         stop_request: StopRequest | None = None,
+        trajectories: TrajectoryLog | None = None,
     ) -> None:
         self.store = store
         self.run_id = run_id
@@ -95,6 +98,9 @@ class SearchLoop:
         self.evaluator = evaluator
         self.progress = progress or NullProgress()
         self.tracker = BudgetTracker(options.budget, spent_before_s=spent_before_s)
+        spent = store.ledger.usage(run_id)  # a resumed run's earlier sessions paid these
+        self.tracker.tokens, self.tracker.usd = spent.tokens, spent.usd
+        self.trajectories = trajectories
         # "time" or "stop" once a proposer was given up mid-call (see _ask)
         self.proposing_abandoned: str | None = None
         self.archive = Archive()
@@ -228,6 +234,9 @@ class SearchLoop:
             device=self.device,
             seed=self.options.seed * 1_000_003 + generation * 101 + island,
             max_proposals=max_proposals,
+            replies=self.store.ledger.for_run(self.run_id),
+            tokens_left=_left(self.options.budget.max_tokens, self.tracker.tokens),
+            usd_left=_left(self.options.budget.max_usd, self.tracker.usd),
         )
         try:
             # A proposer's own work (codegen tracing a multi-GB reference, inductor compiling
@@ -250,6 +259,9 @@ class SearchLoop:
             self._note(f"{proposer.name}: failed in generation {generation}: {exc}")
             return []
         self.tracker.tokens += outcome.tokens_used
+        self.tracker.usd += outcome.usd_spent
+        if outcome.calls:  # cached at once: a run killed after this never pays for them again
+            self.store.ledger.record(self.run_id, generation, outcome.calls)
         if outcome.proposals:
             self._skipped.pop(proposer.name, None)
             self._productive.add(proposer.name)
@@ -293,7 +305,7 @@ class SearchLoop:
                 improved |= self._admit(generation, candidate, verdict)
                 index += 1
                 continue
-            stop = self.tracker.exhausted()
+            stop = self.tracker.exhausted(spending=False)  # what was paid for is evaluated
             if stop:
                 return improved, stop
             batch = self._batch(pending, index)
@@ -375,6 +387,7 @@ class SearchLoop:
         )
         self.entries[entry.sha256] = entry
         improved = self.archive.add(entry)
+        self._record_step(entry)
         if entry.fitness.accepted:
             if self.first_accepted_s is None:
                 self.first_accepted_s = self.tracker.elapsed_s()
@@ -384,6 +397,15 @@ class SearchLoop:
         self.store.update_run(self.run_id, spent_s=self.tracker.elapsed_s())
         self.progress.verdict(self._snapshot(generation, entry))
         return improved
+
+    def _record_step(self, child: Entry) -> None:
+        """The parent -> child step, for fine-tuning (kbot.search.trajectories)."""
+        parent = self.entries.get(child.parents[0]) if child.parents else None
+        if self.trajectories is None or parent is None:
+            return
+        self.trajectories.append(
+            step_record(self.run_id, self.problem.name, self.problem.source_sha256, parent, child)
+        )
 
     def _snapshot(self, generation: int, entry: Entry) -> Snapshot:
         best = self.archive.best
@@ -400,6 +422,8 @@ class SearchLoop:
             last_sha256=entry.sha256,
             last_proposer=entry.proposer,
             last_accepted=entry.fitness.accepted,
+            tokens=self.tracker.tokens,
+            usd=self.tracker.usd,
         )
 
     def _close_generation(self, generation: int) -> GenerationSummary:
@@ -435,6 +459,11 @@ class SearchLoop:
         return None
 
 
+def _left(limit: float | None, spent: float) -> Any:
+    """What a budget has left for a proposer (None: no limit)."""
+    return None if limit is None else max(0, limit - spent)
+
+
 def _as_parent(entry: Entry) -> Parent:
     return Parent(
         source=entry.source,
@@ -443,6 +472,9 @@ def _as_parent(entry: Entry) -> Parent:
         accepted=entry.fitness.accepted,
         fitness=entry.fitness.speedup,
         feedback=tuple(str(r) for r in entry.verdict.reasons),
+        fitness_text=entry.fitness.describe(),
+        stage=entry.verdict.stage.value,
+        details=verdict_details(entry.verdict),
     )
 
 

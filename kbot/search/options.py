@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kbot.errors import UsageError
+from kbot.propose.llm.settings import LLMSettings, settings_from_config
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -41,6 +42,7 @@ class OptimizeOptions:
     finalists: int = 3  # re-measured before a winner is declared
     exploit_probability: float = 0.7
     seed: int = 0  # the search's own randomness (parent selection)
+    llm: LLMSettings = LLMSettings()  # the llm proposer's models, prices and limits
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES:
@@ -61,7 +63,16 @@ def options_from_config(config: Any, notes: list[str]) -> OptimizeOptions:
     `notes` is for messages about the options a caller shows the user."""
     from kbot.propose.registry import PROPOSERS
 
+    llm = settings_from_config(config.llm, config.source_of)
     names = tuple(config.search.proposers)
+    if llm.configured and "llm" not in names and config.source_of("search.proposers") == "default":
+        names = (*names, "llm")  # a model was named: it joins the default proposers
+        notes.append("llm joins the default proposers: a model is configured")
+    if "llm" in names and not llm.configured:
+        raise UsageError(
+            "the llm proposer needs a model: --llm-model NAME (and --llm-base-url URL for a "
+            "server other than api.openai.com), or llm.model in .kbot.yml"
+        )
     missing = [n for n in names if n not in PROPOSERS]
     if missing:
         raise UsageError(
@@ -82,6 +93,7 @@ def options_from_config(config: Any, notes: list[str]) -> OptimizeOptions:
         islands=config.search.islands,
         patience=config.search.patience,
         seeds=config.search.seeds,
+        llm=llm,
     )
 
 

@@ -26,6 +26,8 @@ class Snapshot:
     last_sha256: str
     last_proposer: str
     last_accepted: bool
+    tokens: int = 0  # model tokens paid for by this run so far
+    usd: float = 0.0
 
 
 class Progress(Protocol):
@@ -132,16 +134,21 @@ class RichProgress:
         from rich.table import Table
 
         table = Table(title=self._title, show_header=True)
-        for column in ("generation", "evaluated", "accepted", "best", "roofline", "ETA"):
-            table.add_column(column)
-        table.add_row(
+        columns = ["generation", "evaluated", "accepted", "best", "roofline", "ETA"]
+        row = [
             f"{snapshot.generation + 1}/{snapshot.generations}",
             str(snapshot.evaluated),
             str(snapshot.accepted),
             snapshot.best_fitness,
             _percent(snapshot.best_roofline_fraction),
             _duration(snapshot.eta_s),
-        )
+        ]
+        if snapshot.tokens or snapshot.usd:
+            columns.append("llm")
+            row.append(f"{snapshot.tokens} tok ${snapshot.usd:.4f}")
+        for column in columns:
+            table.add_column(column)
+        table.add_row(*row)
         self._live.update(table)
 
     def note(self, text: str) -> None:
@@ -165,8 +172,13 @@ def progress_for(json_mode: bool, stream: TextIO | None = None) -> Progress:
 def _line(s: Snapshot) -> str:
     return (
         f"  evaluated {s.evaluated}, accepted {s.accepted}, best {s.best_fitness}, "
-        f"roofline {_percent(s.best_roofline_fraction)}, ETA {_duration(s.eta_s)}"
+        f"roofline {_percent(s.best_roofline_fraction)}, ETA {_duration(s.eta_s)}" + _spend(s)
     )
+
+
+def _spend(s: Snapshot) -> str:
+    """Model spending, once there is some (runs without the llm proposer show none)."""
+    return f", llm {s.tokens} tokens ${s.usd:.4f}" if s.tokens or s.usd else ""
 
 
 def _percent(fraction: float | None) -> str:

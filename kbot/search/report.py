@@ -11,6 +11,7 @@ from kbot.evaluate.verdict import NOT_MEASURED, NOT_TIMED, CaseResult, Stat, Ver
 from kbot.problem import ProblemSpec
 from kbot.search.archive import Entry
 from kbot.search.fitness import Fitness, fitness_of
+from kbot.search.ledger import ModelUsage
 from kbot.search.loop import LoopResult
 from kbot.search.options import OptimizeOptions
 
@@ -29,8 +30,11 @@ def build_report(
     status: str,
     message: str,
     stop_message: str,
+    llm_usage: ModelUsage | None = None,
+    llm_usage_per_op: ModelUsage | None = None,
 ) -> dict[str, Any]:
-    """The JSON report (report.json); report.md is rendered from the same data."""
+    """The JSON report (report.json); report.md is rendered from the same data. `llm_usage`:
+    this run's model requests; `llm_usage_per_op`: those of every run of this problem."""
     entries = result.entries
     verdict = winner[2] if winner else None
     return {
@@ -74,11 +78,37 @@ def build_report(
         },
         "rejections": _rejections(entries),
         "notes": list(result.notes),
+        "llm": _llm(llm_usage, llm_usage_per_op),
         "elapsed_s": round(result.elapsed_s, 3),
         "first_accepted_s": (
             None if result.first_accepted_s is None else round(result.first_accepted_s, 3)
         ),
     }
+
+
+def _llm(run: ModelUsage | None, per_op: ModelUsage | None) -> dict[str, Any] | None:
+    """Tokens and USD of the model requests; None for a run that made none."""
+    if run is None or not run.calls:
+        return None
+
+    def usage(u: ModelUsage) -> dict[str, Any]:
+        return {
+            "calls": u.calls,
+            "paid_calls": u.paid_calls,
+            "cached_calls": u.cached_calls,
+            "candidates": u.candidates,
+            "prompt_tokens": u.prompt_tokens,
+            "completion_tokens": u.completion_tokens,
+            "tokens": u.tokens,
+            "usd": round(u.usd, 6),
+            "by_status": dict(u.by_status),
+            "by_model": [
+                {"model": m, "calls": n, "tokens": t, "usd": round(d, 6)}
+                for m, n, t, d in u.by_model
+            ],
+        }
+
+    return {"run": usage(run), "op": usage(per_op) if per_op is not None else None}
 
 
 def _describe(verdict: Verdict, entry: Entry) -> str:

@@ -25,6 +25,7 @@ from kbot.evaluate.options import EvalOptions
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import ProblemSpec
 from kbot.propose.base import Proposer
+from kbot.propose.llm.settings import LLMSettings
 from kbot.search.archive import Entry
 from kbot.search.artifacts import prepare_run_dir, write_winner
 from kbot.search.budget import STOP_MESSAGES, StopReason, StopRequest
@@ -35,6 +36,8 @@ from kbot.search.options import Budget, OptimizeOptions
 from kbot.search.progress import NullProgress, Progress
 from kbot.search.report import build_report
 from kbot.search.store import Store
+from kbot.search.trajectories import FILE_NAME as TRAJECTORIES
+from kbot.search.trajectories import TrajectoryLog
 
 STORE_NAME = "kbot.sqlite"
 
@@ -115,13 +118,18 @@ def optimize(
         if resume_run_id is None:
             store.create_run(run_id, problem, env_key, options_to_json(options), target)
         run_dir = prepare_run_dir(work_dir, run_id, problem, target)
-        proposers = (proposer_factory or make_proposers)(options.proposers)
+        proposers = (
+            proposer_factory(options.proposers)
+            if proposer_factory is not None
+            else make_proposers(options.proposers, llm=_llm_for_pool(options))
+        )
         progress.started(run_id, problem.name, device_name)
         factory = evaluator_factory or default_evaluator
         with factory(device, options.gpus, options.seeds) as evaluator:
             loop = SearchLoop(
                 store, run_id, problem, env_key, device, options, proposers, evaluator,
                 progress=progress, spent_before_s=spent_before_s, stop_request=stop,
+                trajectories=TrajectoryLog(run_dir / TRAJECTORIES),
             )  # fmt: skip
             result = loop.run()
             finalists: list[tuple[Entry, Verdict]] = []
@@ -155,6 +163,13 @@ def default_evaluator(
     from kbot.evaluate import Evaluator
 
     return Evaluator(evaluation_options(device, gpus, seeds))
+
+
+def _llm_for_pool(options: OptimizeOptions) -> LLMSettings:
+    """Concurrency 0 means as many requests in flight as the evaluator pool has GPUs."""
+    if options.llm.concurrency:
+        return options.llm
+    return dataclasses.replace(options.llm, concurrency=max(1, len(options.gpus)))
 
 
 def resolve_device(device: str, gpus: Sequence[int] = ()) -> tuple[str, str]:
@@ -225,6 +240,7 @@ def options_from_json(data: dict[str, Any]) -> OptimizeOptions:
     fields["budget"] = Budget(**fields["budget"])
     fields["proposers"] = tuple(fields["proposers"])
     fields["gpus"] = tuple(fields["gpus"])
+    fields["llm"] = LLMSettings.from_json(fields.get("llm"))
     return OptimizeOptions(**fields)
 
 
@@ -311,6 +327,8 @@ def _finish(
         run_id=run_id, problem=problem, device_name=device_name, options=options,
         result=result, finalists=finalists, winner=winner, status=status.value,
         message=message, stop_message=stop_message,
+        llm_usage=store.ledger.usage(run_id), llm_usage_per_op=store.ledger.usage(
+            problem_sha256=problem.source_sha256),
     )  # fmt: skip
     paths = write_winner(run_dir, problem, winner, report, result.entries)
     store.update_run(

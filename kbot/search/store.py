@@ -19,6 +19,7 @@ from kbot.evaluate.verdict import Verdict
 from kbot.problem import ProblemSpec
 from kbot.propose.base import Proposal
 from kbot.search.codec import verdict_from_text, verdict_to_text
+from kbot.search.ledger import ModelLedger
 
 SCHEMA_VERSION = 1
 
@@ -112,6 +113,8 @@ class Store:
                 "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
             self._db.commit()
+            # the llm proposer's requests and cached replies (kbot.search.ledger)
+            self.ledger = ModelLedger(self._db, path)
         except sqlite3.DatabaseError as exc:
             raise KbotError(f"{path} is not a usable kbot store ({exc}); move it aside") from None
 

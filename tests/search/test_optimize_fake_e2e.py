@@ -40,6 +40,7 @@ def test_cpu_run_writes_the_run_directory_of_the_architecture(tmp_path, problem,
         "kernel.py",
         "report.json",
         "report.md",
+        "trajectories.jsonl",  # parent -> child steps (kbot.search.trajectories)
     }
     assert (run_dir / "problem.py").read_text() == problem.source
     assert json.loads((run_dir / "target.json").read_text()) == target
@@ -190,7 +191,7 @@ def test_cli_records_the_scan_finding_written_beside_the_problem(
     assert json.loads((run_dir / "target.json").read_text()) == finding
 
 
-@pytest.mark.parametrize("names", ["codegen,magic", "llm"])
+@pytest.mark.parametrize("names", ["codegen,magic", "tune,magic"])
 def test_cli_rejects_unknown_proposers_listing_valid_ones(tmp_path, problem, capsys, names):
     argv = ["optimize", str(problem.path), "--proposers", names, "--work-dir", str(tmp_path)]
     assert main(argv) == 2
