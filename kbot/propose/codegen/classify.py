@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import torch
 import torch.fx
 
-from kbot.propose.codegen.lowering import REDUCTIONS, VIEW_OPS, shape_of
+from kbot.propose.codegen.lowering import FULL_REDUCTIONS, REDUCTIONS, VIEW_OPS, shape_of
 from kbot.propose.codegen.ops import FLOAT_TYPES, TL_DTYPES, dtype_of
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
@@ -67,6 +67,14 @@ class Schedule:
     groups: tuple[Schedule, ...] = ()
     # A group's outputs keep the names the launcher gives them among all the outputs.
     out_names: tuple[str, ...] = ()
+    # A reduction over several dims (LayerNorm over (C, H, W), a full sum): every reduced dim,
+    # ascending; the tile's columns run over them flattened and `col_dim` is the last of them.
+    red_dims: tuple[int, ...] = ()
+
+    @property
+    def col_dims(self) -> tuple[int, ...]:
+        """The dims the tile's columns run over, outermost first."""
+        return self.red_dims or (self.col_dim,)
 
     @property
     def levels(self) -> list[list[Reduction]]:
@@ -224,28 +232,24 @@ def _reduction_schedule(
     first = reductions[0]
     iter_shape = shape_of(first.args[0])
     rank = len(iter_shape)
-    dims = set()
-    keepdims = set()
+    dims: set[tuple[int, ...]] = set()
     for red in reductions:
         if not _same_shape(shape_of(red.args[0]), iter_shape):
             raise Unsupported("reductions over tensors of different shapes")
-        red_dims = red.args[1] if len(red.args) > 1 else None
-        if red_dims is None or len(red_dims) != 1:
-            raise Unsupported("a reduction over several dims (or all of them)")
-        dims.add(red_dims[0] % rank)
-        keepdims.add(bool(red.args[2]) if len(red.args) > 2 else bool(red.kwargs.get("keepdim")))
+        dims.add(_reduced_dims(red, rank))
         if dtype_of(red) not in FLOAT_TYPES:
             raise Unsupported("an integer reduction")
     if len(dims) != 1:
         raise Unsupported("reductions over different dims")
-    col_dim = dims.pop()
+    col_dims = dims.pop()
+    col_dim = col_dims[-1]
     levels: dict[torch.fx.Node, int] = {}
     for node in nodes:
         below = max((levels.get(a, 0) for a in node.all_input_nodes), default=0)
         levels[node] = below + (1 if node.target in REDUCTIONS else 0)
     records = tuple(Reduction(r, REDUCTIONS[r.target], levels[r]) for r in reductions)
-    reduced = tuple(s for d, s in enumerate(iter_shape) if d != col_dim)
-    kept = tuple(1 if d == col_dim else s for d, s in enumerate(iter_shape))
+    reduced = tuple(s for d, s in enumerate(iter_shape) if d not in col_dims)
+    kept = tuple(1 if d in col_dims else s for d, s in enumerate(iter_shape))
     outputs = []
     for out in traced.outputs:
         shape = shape_of(out)
@@ -253,6 +257,10 @@ def _reduction_schedule(
             outputs.append((out, OutputKind.FULL))
         elif _same_shape(shape, reduced) or _same_shape(shape, kept):
             outputs.append((out, OutputKind.ROW))
+        elif _numel_hint(shape) == _numel_hint(iter_shape):
+            # GroupNorm/InstanceNorm reduce a reshaped view ([N, G, C/G, H*W]) and return the
+            # input's shape: the output is stored at the iteration index reshaped (rows.py).
+            outputs.append((out, OutputKind.FULL))
         else:
             raise Unsupported(f"output {out.name} is neither the reduced nor the full shape")
     return Schedule(
@@ -262,7 +270,24 @@ def _reduction_schedule(
         reductions=records,
         outputs=tuple(outputs),
         online=_online_softmax_pairs(records),
+        red_dims=col_dims if len(col_dims) > 1 else (),
     )
+
+
+def _numel_hint(shape: tuple) -> int:
+    total = 1
+    for size in shape:
+        total *= int(size.node.hint) if isinstance(size, torch.SymInt) else int(size)
+    return total
+
+
+def _reduced_dims(red: torch.fx.Node, rank: int) -> tuple[int, ...]:
+    """The dims a reduction node reduces, ascending: `sum(x)`, `dim=None` and `dim=[]` reduce
+    every dim (aten's convention for `sum.dim_IntList`)."""
+    dims = red.args[1] if len(red.args) > 1 else red.kwargs.get("dim")
+    if red.target in FULL_REDUCTIONS or not dims:
+        return tuple(range(rank))
+    return tuple(sorted({d % rank for d in dims}))
 
 
 def _online_softmax_pairs(reductions: tuple[Reduction, ...]) -> tuple[OnlineSoftmax, ...]:

@@ -40,7 +40,7 @@ def emit_pointwise(
     row_index = emit_row_indices(body, schedule)
     body.emit("cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")
     body.emit("col_mask = cols < n_cols")
-    full = full_index(schedule, row_index)
+    full = full_index(schedule, row_index, body)
     store_outputs(body, schedule, names, OutputKind.FULL, full, row_index)
     kernel = KernelSource(
         name=f"_{op}_kernel",

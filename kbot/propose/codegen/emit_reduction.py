@@ -58,7 +58,7 @@ def emit_reduction(
     body.gpu_math = gpu_math
     names = register_outputs(body, schedule)
     row_index = emit_row_indices(body, schedule)
-    full = full_index(schedule, row_index)
+    full = full_index(schedule, row_index, body)
     if block_n is None:
         _one_pass(body, schedule, names, full, row_index)
     else:

@@ -94,7 +94,7 @@ def emit_split(
     for name, _, _ in partials:
         first.tensor_arg(f"workspace:{name}", name, 2)
     row_index = emit_row_indices(first, schedule)
-    full = full_index(schedule, row_index)
+    full = full_index(schedule, row_index, first)
     first.reserve("split", "col_begin", "col_end", "chunk")
     _chunk_bounds(first)
     accs = {}
@@ -155,7 +155,7 @@ def emit_split(
     for name, _, _ in partials:
         second.tensor_arg(f"workspace:{name}", name, 2)
     row_index = emit_row_indices(second, schedule)
-    full = full_index(schedule, row_index)
+    full = full_index(schedule, row_index, second)
     second.reserve("split", "col_begin", "col_end", "chunk", "splits")
     second.emit("splits = tl.arange(0, SPLITS)[None, :]")
     loaded = {}

@@ -39,6 +39,8 @@ _SUMS = {
     aten.rsub.Scalar,
     aten.sum.dim_IntList,
     aten.mean.dim,
+    aten.sum.default,
+    aten.mean.default,
 }
 _PASS_THROUGH = {
     aten.neg.default,
@@ -67,11 +69,14 @@ _IDENTITY = {
     aten.lift_fresh_copy.default,
     aten.detach.default,
 }
+# `sum(x)` and `mean(x)` reduce every dim (a 0-dim result).
+FULL_REDUCTIONS = {aten.sum.default: "sum", aten.mean.default: "mean"}
 REDUCTIONS = {
     aten.sum.dim_IntList: "sum",
     aten.mean.dim: "mean",
     aten.amax.default: "max",
     aten.amin.default: "min",
+    **FULL_REDUCTIONS,
 }
 VIEW_OPS = {
     aten.view.default,

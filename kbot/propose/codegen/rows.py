@@ -11,19 +11,20 @@ from kbot.propose.codegen.classify import OutputKind, Schedule
 from kbot.propose.codegen.lowering import ZERO, Ix, KernelBody, shape_of
 from kbot.propose.codegen.ops import TL_DTYPES, dtype_of
 from kbot.propose.codegen.sizes import SizeNames
+from kbot.propose.codegen.views import reshape_index
 
 ROW_GUARD = "row_mask"
 COL_GUARD = "col_mask"
 
 
 def row_dims(schedule: Schedule) -> list[int]:
-    return [d for d in range(len(schedule.iter_shape)) if d != schedule.col_dim]
+    return [d for d in range(len(schedule.iter_shape)) if d not in schedule.col_dims]
 
 
 def launcher_extent_lines(schedule: Schedule, sizes: SizeNames) -> list[str]:
     dims = row_dims(schedule)
     rows = " * ".join(_group(sizes.python(schedule.iter_shape[d])) for d in dims) or "1"
-    cols = sizes.python(schedule.iter_shape[schedule.col_dim])
+    cols = " * ".join(_group(sizes.python(schedule.iter_shape[d])) for d in schedule.col_dims)
     return [f"n_rows = {rows}", f"n_cols = {cols}"]
 
 
@@ -61,15 +62,30 @@ def decompose_rows(body: KernelBody, schedule: Schedule) -> dict[int, Ix]:
     return index
 
 
-def full_index(schedule: Schedule, rows: dict[int, Ix]) -> tuple[Ix, ...]:
-    col = Ix("cols", (COL_GUARD,))
-    return tuple(col if d == schedule.col_dim else rows[d] for d in range(len(schedule.iter_shape)))
+def full_index(
+    schedule: Schedule, rows: dict[int, Ix], body: KernelBody | None = None
+) -> tuple[Ix, ...]:
+    """Every dim's index of the tile's elements. Columns over several reduced dims are the flat
+    column id split into one digit per dim (the sizes are kernel arguments, so this needs
+    `body`); the offsets then use each dim's stride, so any layout is read correctly."""
+    cols = {schedule.col_dim: Ix("cols", (COL_GUARD,))}
+    if len(schedule.col_dims) > 1:
+        assert body is not None, "a reduction over several dims needs the kernel body"
+        cols = {}
+        dims = schedule.col_dims
+        for k, dim in enumerate(dims):
+            inner = [body.size(schedule.iter_shape[d]) for d in dims[k + 1 :]]
+            expr = f"cols // ({' * '.join(inner)})" if inner else "cols"
+            if k > 0:
+                expr = f"({expr}) % {body.size(schedule.iter_shape[dim])}"
+            cols[dim] = Ix(expr, (COL_GUARD,))
+    return tuple(cols[d] if d in cols else rows[d] for d in range(len(schedule.iter_shape)))
 
 
 def row_index(schedule: Schedule, rows: dict[int, Ix], shape: tuple) -> tuple[Ix, ...]:
-    """Index of a per-row value: keepdim shapes read 0 along the reduced dim."""
+    """Index of a per-row value: keepdim shapes read 0 along the reduced dims."""
     if len(shape) == len(schedule.iter_shape):
-        return tuple(ZERO if d == schedule.col_dim else rows[d] for d in range(len(shape)))
+        return tuple(ZERO if d in schedule.col_dims else rows[d] for d in range(len(shape)))
     return tuple(rows[d] for d in row_dims(schedule))
 
 
@@ -92,6 +108,10 @@ def store(body: KernelBody, arg: str, node, idx: tuple[Ix, ...], value: str) -> 
     offset, mask = body.offset(arg, idx)
     dtype = TL_DTYPES[dtype_of(node)]
     pointer = f"{arg}_ptr + {offset}" if offset != "0" else f"{arg}_ptr"
+    if not idx:
+        # A 0-dim result (a full reduction) of the program's one row: a [ROWS, 1] pointer
+        # block, masked to the real row, since a block cannot be stored through a scalar.
+        pointer, mask = f"{arg}_ptr + rows * 0", ROW_GUARD
     mask_arg = f", mask={mask}" if mask else ""
     body.emit(f"tl.store({pointer}, ({value}).to({dtype}){mask_arg})")
 
@@ -107,6 +127,14 @@ def store_outputs(
     for name, (node, out_kind) in zip(names, schedule.outputs):
         if out_kind != kind:
             continue
-        idx = full if kind == OutputKind.FULL else row_index(schedule, rows, shape_of(node))
+        shape = shape_of(node)
+        if kind == OutputKind.ROW:
+            idx = row_index(schedule, rows, shape)
+        elif len(shape) == len(schedule.iter_shape) and all(
+            SizeNames.same(a, b) for a, b in zip(shape, schedule.iter_shape)
+        ):
+            idx = full
+        else:  # a full output of another shape (GroupNorm's): the iteration index reshaped
+            idx = reshape_index(body, shape, schedule.iter_shape, full)
         value = body.value(node, idx)
         store(body, name, node, idx, value)

@@ -62,7 +62,9 @@ def _pow2(n: int) -> int:
 
 
 def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -> list[Variant]:
-    n_cols = _hint(schedule.iter_shape[schedule.col_dim])
+    n_cols = 1
+    for dim in schedule.col_dims:
+        n_cols *= _hint(schedule.iter_shape[dim])
     if schedule.kind == ScheduleKind.MATMUL_EPILOGUE:
         return [_gemm(*tile) for tile in GEMM_TILES]
     if schedule.groups:
@@ -71,10 +73,10 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
     if schedule.kind == ScheduleKind.POINTWISE:
         base = _pointwise_variants(n_cols)
     else:
-        base = _reduction_variants(
-            n_cols, splittable(schedule), schedule.col_dim != len(schedule.iter_shape) - 1
-        )
-        if schedule.col_dim != len(schedule.iter_shape) - 1:
+        middle = schedule.col_dim != len(schedule.iter_shape) - 1
+        base = _reduction_variants(n_cols, splittable(schedule), middle)
+        # The tiled schedule walks one reduced dim; several go through the row schedules.
+        if middle and not schedule.red_dims:
             base = _with_tiled(base, schedule)
     base = _with_decode_launch(base, schedule.kind == ScheduleKind.POINTWISE)
     if _uses_tanh(traced):

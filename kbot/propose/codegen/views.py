@@ -100,7 +100,7 @@ def lower_view(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> st
             new[_dim(d, len(in_shape))] = idx[k]
         return body.value(src, tuple(new))
     if target in (aten.view.default, aten._unsafe_view.default, aten.reshape.default):
-        return body.value(src, _reshape_index(body, in_shape, shape_of(node), idx))
+        return body.value(src, reshape_index(body, in_shape, shape_of(node), idx))
     if target == aten.cat.default:
         return _cat(body, node, idx)
     if target == aten.index.Tensor:
@@ -132,7 +132,7 @@ def _split_piece(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> 
     return body.value(src, tuple(new))
 
 
-def _reshape_index(
+def reshape_index(
     body: KernelBody, in_shape: tuple, out_shape: tuple, idx: tuple[Ix, ...]
 ) -> tuple[Ix, ...]:
     """Maps an index of the reshaped view to the source by grouping dims of equal extent."""
