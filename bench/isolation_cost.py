@@ -31,7 +31,7 @@ PAIRS = [
 ]
 
 
-def _walls(device: str, sandbox: str, repeats: int) -> tuple[list[float], bool]:
+def _started_evaluator(device: str, sandbox: str) -> Evaluator:
     options = EvalOptions(
         device=device,
         sandbox=sandbox,
@@ -39,15 +39,24 @@ def _walls(device: str, sandbox: str, repeats: int) -> tuple[list[float], bool]:
         timing_budget_s=0.2,
         allow_unsandboxed=True,
     )
+    evaluator = Evaluator(options)
+    # The first evaluation starts the judge (and, on a GPU, measures the device's peaks).
+    first = load_problem(TESTS / "problems" / "quick_gelu.py")
+    evaluator.evaluate(first, (TESTS / "candidates" / "quick_gelu.py").read_text())
+    return evaluator
+
+
+def _pairs():
+    for problem_name, candidate_name in PAIRS:
+        problem = load_problem(TESTS / "problems" / f"{problem_name}.py")
+        yield problem, (TESTS / "candidates" / f"{candidate_name}.py").read_text()
+
+
+def _walls(device: str, sandbox: str, repeats: int) -> tuple[list[float], bool]:
     walls, accepted = [], True
-    with Evaluator(options) as evaluator:
-        # The first evaluation starts the judge (and, on a GPU, measures the device's peaks).
-        first = load_problem(TESTS / "problems" / "quick_gelu.py")
-        evaluator.evaluate(first, (TESTS / "candidates" / "quick_gelu.py").read_text())
+    with _started_evaluator(device, sandbox) as evaluator:
         for _ in range(repeats):
-            for problem_name, candidate_name in PAIRS:
-                problem = load_problem(TESTS / "problems" / f"{problem_name}.py")
-                source = (TESTS / "candidates" / f"{candidate_name}.py").read_text()
+            for problem, source in _pairs():
                 started = time.perf_counter()
                 verdict = evaluator.evaluate(problem, source)
                 walls.append(time.perf_counter() - started)
@@ -59,20 +68,9 @@ def _batch_walls(device: str, sandbox: str, batch: int) -> tuple[list[float], bo
     """Seconds per candidate when a search's batch of `batch` candidates of one problem goes
     in one call: the judge starts the next candidates' processes while it checks the current
     one (kbot.evaluate.host_pool)."""
-    options = EvalOptions(
-        device=device,
-        sandbox=sandbox,
-        compile_baselines=False,
-        timing_budget_s=0.2,
-        allow_unsandboxed=True,
-    )
     walls, accepted = [], True
-    with Evaluator(options) as evaluator:
-        first = load_problem(TESTS / "problems" / "quick_gelu.py")
-        evaluator.evaluate(first, (TESTS / "candidates" / "quick_gelu.py").read_text())
-        for problem_name, candidate_name in PAIRS:
-            problem = load_problem(TESTS / "problems" / f"{problem_name}.py")
-            source = (TESTS / "candidates" / f"{candidate_name}.py").read_text()
+    with _started_evaluator(device, sandbox) as evaluator:
+        for problem, source in _pairs():
             sources = [f"{source}\n# copy {k}\n" for k in range(batch)]
             started = time.perf_counter()
             verdicts = evaluator.evaluate_many(problem, sources)
