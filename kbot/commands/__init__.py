@@ -13,4 +13,5 @@ COMMANDS: dict[str, str] = {
     "pr": "kbot.commands.pr",
     "run": "kbot.commands.run",
     "config": "kbot.commands.config",
+    "bench": "kbot.commands.bench",
 }

@@ -130,6 +130,7 @@ class SearchLoop:
             stop = StopReason.INTERRUPTED
         for name, reason in self._skipped.items():
             self._note(f"{name}: {reason}")
+        self._note_unheard_proposers()
         self.store.update_run(self.run_id, spent_s=self.tracker.elapsed_s())
         return LoopResult(
             stop_reason=stop,
@@ -142,6 +143,23 @@ class SearchLoop:
             elapsed_s=self.tracker.elapsed_s(),
             first_accepted_s=self.first_accepted_s,
         )
+
+    def _note_unheard_proposers(self) -> None:
+        """Every proposer is accounted for in the run's message: one that offered candidates
+        none of which was evaluated, or that was never asked before the run stopped (inductor
+        seeds in generation 1), says so beside the others' reasons."""
+        evaluated = {entry.proposer for entry in self.entries.values()}
+        for proposer in self.proposers:
+            name = proposer.name
+            if name in evaluated or any(n.startswith(f"{name}:") for n in self.notes):
+                continue
+            if name in self._productive:
+                self._note(f"{name}: its candidates were not evaluated before the run stopped")
+            else:
+                late = (
+                    " (it seeds in generation 1)" if getattr(proposer, "late_seed", False) else ""
+                )
+                self._note(f"{name}: not asked before the run stopped{late}")
 
     def _generations(self) -> StopReason:
         recorded: dict[int, list[RunCandidate]] = defaultdict(list)

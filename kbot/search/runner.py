@@ -356,6 +356,8 @@ def _status(
 ) -> tuple[OptimizeStatus, str]:
     if winner is None and candidates == 0:
         why = "; ".join(notes) or stop_message
+        if notes and any(n.endswith("before the run stopped") for n in notes):
+            why = f"{why} ({stop_message})"  # the budget, not the proposers, ended the run
         return OptimizeStatus.NO_ACCEPTED, f"no candidate was proposed: {why}"
     if winner is None:
         return (
