@@ -13,5 +13,6 @@ COMMANDS: dict[str, str] = {
     "pr": "kbot.commands.pr",
     "run": "kbot.commands.run",
     "config": "kbot.commands.config",
+    "trajectories": "kbot.commands.trajectories",
     "bench": "kbot.commands.bench",
 }

@@ -1,6 +1,6 @@
 """Replies a model might give for the tests' problem (x * 2.0): a good kernel, a broken one."""
 
-GOOD = '''import torch
+GOOD = """import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
@@ -27,7 +27,7 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         return scale(x)
-'''
+"""
 
 # Multiplies by 3: passes the static rules, fails correctness (a "mismatch" the model repairs).
 WRONG = GOOD.replace("(x * 2.0)", "(x * 3.0)")

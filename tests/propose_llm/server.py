@@ -66,7 +66,9 @@ class ChatServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     number = len(server.requests)
-                    server.requests.append(Seen(body, {k.lower(): v for k, v in self.headers.items()}))
+                    server.requests.append(
+                        Seen(body, {k.lower(): v for k, v in self.headers.items()})
+                    )
                 if not self.path.endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
@@ -74,16 +76,24 @@ class ChatServer:
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
-                    self._send(reply.status, {"error": {"message": f"scripted {reply.status}",
-                                                        "type": "scripted"}}, reply.headers)
+                    self._send(
+                        reply.status,
+                        {"error": {"message": f"scripted {reply.status}", "type": "scripted"}},
+                        reply.headers,
+                    )
                     return
                 payload: dict[str, Any] = {
                     "id": f"chatcmpl-{number}",
                     "object": "chat.completion",
                     "created": int(time.time()),
                     "model": body.get("model", "scripted"),
-                    "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                                 "message": {"role": "assistant", "content": reply.content}}],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": reply.finish_reason,
+                            "message": {"role": "assistant", "content": reply.content},
+                        }
+                    ],
                 }
                 if reply.usage:
                     payload["usage"] = {

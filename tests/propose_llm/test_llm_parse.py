@@ -23,7 +23,9 @@ def test_fenced_code_with_prose_around_is_taken():
 def test_of_several_blocks_the_last_defining_model_new_wins():
     helper = "```python\ndef helper():\n    return 1\n```"
     first = CODE.replace("return x", "return x  # first")
-    text = f"{helper}\nFirst try:\n```python\n{first}```\nBetter:\n```py\n{CODE}```\n```bash\nrun\n```"
+    text = (
+        f"{helper}\nFirst try:\n```python\n{first}```\nBetter:\n```py\n{CODE}```\n```bash\nrun\n```"
+    )
     parsed = parse_reply(text)
     assert parsed.ok and parsed.source == CODE and parsed.blocks == 3
 
@@ -48,7 +50,10 @@ def test_unfenced_code_is_cut_out_of_the_prose():
         ("I'm sorry, but I can't help with writing that kernel.", ParseStatus.REFUSAL),
         ("Use a bigger block size and two warps.", ParseStatus.NO_CODE),
         ("```python\ndef f():\n    return 1\n```", ParseStatus.NO_MODEL_NEW),
-        ("```python\nclass ModelNew(nn.Module):\n    def forward(self, x)\n```", ParseStatus.SYNTAX),
+        (
+            "```python\nclass ModelNew(nn.Module):\n    def forward(self, x)\n```",
+            ParseStatus.SYNTAX,
+        ),
     ],
 )
 def test_replies_without_a_candidate_are_typed(text, status):

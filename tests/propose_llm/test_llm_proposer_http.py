@@ -112,7 +112,9 @@ def test_a_refused_key_is_not_retried_and_the_message_is_masked(chat, problem, a
         ("```python\ndef f():\n    return 1\n```", "no_model_new"),
     ],
 )
-def test_replies_without_a_candidate_are_recorded_not_raised(chat, problem, api_key, content, status):
+def test_replies_without_a_candidate_are_recorded_not_raised(
+    chat, problem, api_key, content, status
+):
     with chat.ChatServer(chat.replies(chat.Reply(content))) as server:
         outcome = _proposer(server).propose(_context(problem))
     assert outcome.proposals == () and outcome.calls[0].status == status
@@ -121,7 +123,9 @@ def test_replies_without_a_candidate_are_recorded_not_raised(chat, problem, api_
 
 def test_several_blocks_and_prose_yield_the_last_model_new(chat, kernels, problem, api_key):
     text = (
-        "First attempt:\n```python\n" + kernels.WRONG + "```\nOn reflection, a fix:\n"
+        "First attempt:\n```python\n"
+        + kernels.WRONG
+        + "```\nOn reflection, a fix:\n"
         + kernels.fenced(kernels.GOOD, prose="")
     )
     with chat.ChatServer(chat.replies(chat.Reply(text))) as server:
@@ -181,8 +185,9 @@ def test_kernelbench_style_sends_the_one_shot_instruction(chat, kernels, problem
         outcome = _proposer(server, samples=3, style="kernelbench").propose(_context(problem))
         bodies = [r.body for r in server.requests]
     assert len(bodies) == 3 and all(len(b["messages"]) == 1 for b in bodies)
-    assert "Optimize the architecture named Model with custom Triton operators!" in (
-        bodies[0]["messages"][0]["content"]
+    assert (
+        "Optimize the architecture named Model with custom Triton operators!"
+        in (bodies[0]["messages"][0]["content"])
     )
     assert len({b["seed"] for b in bodies}) == 3  # pass@k: distinct samples
     assert {c.mode for c in outcome.calls} == {"kernelbench"}
