@@ -29,7 +29,7 @@ from kbot.propose.llm.settings import LLMSettings
 from kbot.search.archive import Entry
 from kbot.search.artifacts import prepare_run_dir, write_winner
 from kbot.search.budget import STOP_MESSAGES, StopReason, StopRequest
-from kbot.search.fitness import fitness_of
+from kbot.search.final import BySize, by_size_candidate, final_by_size, final_winner
 from kbot.search.inflight import Abandoned
 from kbot.search.loop import CandidateEvaluator, LoopResult, SearchLoop
 from kbot.search.options import Budget, OptimizeOptions
@@ -145,10 +145,22 @@ def optimize(
                     )
                     if abandoned.why == "stop":
                         result.stop_reason = StopReason.INTERRUPTED
+            sized = None
+            if result.stop_reason is not StopReason.INTERRUPTED and not stop.requested:
+                try:
+                    sized = by_size_candidate(store, run_id, problem, env_key, loop, result,
+                                              finalists, options.finalists)  # fmt: skip
+                except Abandoned as abandoned:  # the single winner stands
+                    result.notes.append(
+                        "per-size module not evaluated: "
+                        + ("the time budget ran out" if abandoned.why == "time" else "stopped")
+                    )
+                    if abandoned.why == "stop":
+                        result.stop_reason = StopReason.INTERRUPTED
             result.elapsed_s = loop.tracker.elapsed_s()
             store.update_run(run_id, spent_s=result.elapsed_s)
         return _finish(store, run_id, run_dir, problem, device_name, options, result, finalists,
-                       progress)  # fmt: skip
+                       progress, sized)  # fmt: skip
 
 
 def evaluation_options(device: str, gpus: tuple[int, ...], seeds: int) -> EvalOptions:
@@ -288,6 +300,7 @@ def _finish(
     result: LoopResult,
     finalists: list[tuple[Entry, Verdict]],
     progress: Progress,
+    sized: BySize | None = None,
 ) -> OptimizeResult:
     accepted = sum(1 for e in result.entries.values() if e.fitness.accepted)
     stop_message = STOP_MESSAGES[result.stop_reason].format(
@@ -302,19 +315,8 @@ def _finish(
         fresh_evaluations=result.fresh_evaluations,
     )
     interrupted = result.stop_reason is StopReason.INTERRUPTED
-    # Untimed (CPU) runs re-measure nothing: the first verdicts of the elites stand; so do
-    # they for a run stopped by a signal or by its time budget before the re-measurement.
-    contenders = finalists or [(e, e.verdict) for e in result.archive.elites(options.finalists)]
-    ranked = sorted(
-        (
-            (fitness_of(verdict, entry.source), entry, verdict)
-            for entry, verdict in contenders
-            if verdict.accepted
-        ),
-        key=lambda item: item[0].sort_key(),
-        reverse=True,
-    )
-    winner = ranked[0] if ranked else None
+    winner = final_winner(result, finalists, options.finalists, sized)
+    by_size = final_by_size(problem, winner, sized)
     status, message = _status(winner, len(result.entries), stop_message, result.notes)
     if interrupted:
         status = OptimizeStatus.INTERRUPTED
@@ -330,6 +332,7 @@ def _finish(
         llm_usage=store.ledger.usage(run_id), llm_usage_per_op=store.ledger.usage(
             problem_sha256=problem.source_sha256),
     )  # fmt: skip
+    report["by_size"] = by_size  # which candidate serves which sizes (kbot.search.by_size)
     paths = write_winner(run_dir, problem, winner, report, result.entries)
     store.update_run(
         run_id,
