@@ -58,6 +58,6 @@ def test_a_failing_candidate_is_repaired_into_an_accepted_one(chat, kernels, pro
     assert not any(KEY.encode() in blob for blob in written)
     assert KEY not in run.stdout + run.stderr
     repair = next(r for r in seen if "Repair it" in r.text)
-    assert "x * 3.0" in repair.text and "FAILED" in repair.text  # the parent and its figures
+    assert "x * 3.0" in repair.text and "[mismatch] case {'N': 64}" in repair.text  # and why
     with sqlite3.connect(work / "kbot.sqlite") as db:
         assert not any(KEY in str(row) for row in db.execute("SELECT * FROM llm_replies"))
