@@ -3,7 +3,9 @@
 The kernel is known correct only for inputs like those kbot's evaluator checked: the dtypes it
 ran, tensors present (an optional `residual=None` takes the original path), contiguous, and
 every dimension that had one size in all cases at that size (hidden 4096 was checked; hidden
-5120 was not). Dimensions that varied across the cases (the token count) stay free.
+5120 was not). Dimensions that varied across the cases (the token count) stay free, except
+where the run found the original code faster at some sizes (report.json `by_size`): there the
+guard sends those sizes to the original path (`size_terms`).
 """
 
 from __future__ import annotations
@@ -84,6 +86,42 @@ def input_facts(
         shapes = tuple(tuple(v.shape) for v in values) if tensor else ()
         facts.append(InputFact(tensor, floating, dtype, shapes))
     return tuple(facts)
+
+
+@dataclass(frozen=True)
+class SizeGuard:
+    """The sizes at which the kernel runs: forward argument `position`'s dimension `dim`
+    (None: its numel) within one of `kernel_ranges`, each (low, high] with None unbounded.
+    Between measured sizes the cut is kbot.search.dispatch's (the geometric mean)."""
+
+    position: int
+    dim: int | None
+    kernel_ranges: tuple[tuple[int | None, int | None], ...]
+
+    @classmethod
+    def from_report(cls, report: dict[str, Any]) -> SizeGuard | None:
+        """From report.json's `by_size`; None when the kernel runs at every size."""
+        by_size = report.get("by_size")
+        if not isinstance(by_size, dict) or not by_size.get("kernel_ranges"):
+            return None
+        key = by_size.get("size_key") or {}
+        if not isinstance(key.get("position"), int):
+            return None
+        ranges = tuple((low, high) for low, high in by_size["kernel_ranges"])
+        return cls(key["position"], key.get("dim"), ranges)
+
+
+def size_terms(params: tuple[Param, ...], sizes: SizeGuard | None) -> list[str]:
+    """`x.shape[0] <= 4`-like terms that keep the sizes where the original code was faster
+    on the original path."""
+    from kbot.search.dispatch import range_condition
+
+    if sizes is None or sizes.position >= len(params):
+        return []
+    name = params[sizes.position].name
+    size = f"{name}.numel()" if sizes.dim is None else f"{name}.shape[{sizes.dim}]"
+    conditions = [range_condition(size, low, high) for low, high in sizes.kernel_ranges]
+    return [conditions[0] if len(conditions) == 1 else "(" + " or ".join(conditions) + ")"]
 
 
 def anchor_index(facts: tuple[InputFact, ...]) -> int:

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from kbot.publish.adapters.source import AdapterError, Param, block, parse
 from kbot.publish.callsite import KernelCall
-from kbot.publish.guard import InputFact, attribute_terms, input_terms
+from kbot.publish.guard import InputFact, SizeGuard, attribute_terms, input_terms, size_terms
 
 # Beyond this a guard is split over lines the way black formats a long condition.
 _MAX_LINE = 88
@@ -73,6 +73,8 @@ class AdapterInput:
     import_root: str = ""  # the folder (relative, "" or ending in "/") that imports start from
     inputs: tuple[InputFact, ...] = ()  # each forward argument as the checked cases built it
     scalars: tuple[tuple[str, Any], ...] = ()  # Model's scalar attributes as checked (eps, ...)
+    # the sizes the kernel runs at, when the original code was faster at others (report.json)
+    sizes: SizeGuard | None = None
 
     def module_of(self, relative: str) -> str:
         """The dotted module name of a repo-relative .py file under `import_root`."""
@@ -114,10 +116,12 @@ def guard_terms(
     function: ast.FunctionDef | None = None,
     scalars: tuple[tuple[str, Any], ...] = (),
     owner: ast.ClassDef | None = None,
+    sizes: SizeGuard | None = None,
 ) -> list[str]:
     """The conditions under which the kernel is known correct: the inputs as the evaluator
     checked them (kbot.publish.guard), and any extra target parameter at the default the
-    problem was extracted with."""
+    problem was extracted with; and, with `sizes`, the sizes at which it was faster than the
+    original code."""
     if not call.forward_params:
         raise AdapterError(f"{where}: the kernel takes no tensor argument to guard on")
     passed = target[: len(call.forward_params)]
@@ -132,6 +136,7 @@ def guard_terms(
             terms.append(f"{extra.name} is {extra.default}")
         else:
             terms.append(f"{extra.name} == {extra.default}")
+    terms += size_terms(passed, sizes)
     return terms + attribute_terms(function, scalars, call.attributes, owner)
 
 

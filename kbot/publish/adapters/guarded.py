@@ -57,6 +57,7 @@ class GuardedDispatchAdapter:
             function,
             spec.scalars,
             cls,
+            spec.sizes,
         )
         lines = text.splitlines(keepends=True)
         index = source.body_start(function)

@@ -71,6 +71,7 @@ class LMDeployBuilderAdapter:
             method,
             spec.scalars,
             impl,
+            spec.sizes,
         )
         step = "    "
         builder_file = str(cuda_dir / f"triton_{spec.call.launcher}_builder.py")

@@ -70,6 +70,7 @@ class MethodBackendAdapter:
             reference,
             spec.scalars,
             cls,
+            spec.sizes,
         )
         step = indent_step(text, spec.target_path)
         lines = text.splitlines(keepends=True)
@@ -96,6 +97,7 @@ class MethodBackendAdapter:
                 reference,
                 spec.scalars,
                 cls,
+                spec.sizes,
             )
             existing_copy = _module_level_copy(lines, existing, f"_existing_{self.method}")
             index = source.body_start(existing)

@@ -1,0 +1,95 @@
+"""The PR of a run with per-size winners (issue 15): the body says which kernel serves which
+size and draws µs per size as a Mermaid chart; sizes where the original code was faster keep
+the original path through the integration's guard."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from kbot.evaluate.verdict import Verdict
+from kbot.problem import load_problem
+from kbot.publish.artifacts import plan_publication
+from kbot.publish.rundir import load_run_dir
+from kbot.search.archive import Entry
+from kbot.search.by_size import SizePlan, by_size_report
+from kbot.search.compose import Variant
+from kbot.search.dispatch import size_key
+from kbot.search.fitness import fitness_of
+from kbot.search.per_case import CaseWinner, case_label, case_score
+
+FIXTURES = Path(__file__).parent / "fixtures"
+BASE_SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def _entry(sha: str, proposer: str, verdict: Verdict, source: str) -> Entry:
+    return Entry(sha, source, proposer, (), {}, 0, 0, verdict, fitness_of(verdict, source))
+
+
+def _with_by_size(run_dir: Path) -> dict:
+    report = json.loads((FIXTURES / "runs" / "rmsnorm_layer_report_timed.json").read_text())
+    # at T=1 the kernel only ties eager: that size keeps the original path
+    report["verdict"]["cases"][0]["timing"]["speedup_vs_eager"] = 1.0
+    verdict = Verdict.from_json(report["verdict"])
+    problem = load_problem(run_dir / "problem.py")
+    source = (run_dir / "best_candidate.py").read_text()
+    small = _entry("a" * 64, "codegen", verdict, source)
+    large = _entry("b" * 64, "tune", verdict, source)
+    winners = [
+        CaseWinner(
+            dict(c),
+            case_label(c),
+            small if c["T"] < 64 else large,
+            verdict,
+            case_score(verdict, case_label(c)),
+        )  # fmt: skip
+        for c in problem.cases
+    ]
+    key, sizes = size_key(problem)
+    variants = [Variant("v1", small.sha256, "codegen", source),
+                Variant("v2", large.sha256, "tune", source)]  # fmt: skip
+    plan = SizePlan(winners, key, sizes, variants, "composed", "")
+    report["by_size"] = by_size_report(problem, plan, verdict, composed=True)
+    (run_dir / "report.json").write_text(json.dumps(report))
+    return report
+
+
+def test_pr_body_names_each_sizes_kernel_and_draws_the_chart(make_run, target_repo):
+    run_dir = make_run("fused_op")
+    report = _with_by_size(run_dir)
+    by_size = report["by_size"]
+    assert by_size["kernel_ranges"] == [[4, None]] and by_size["kernel_condition"] == (
+        "x.shape[0] > 4"
+    )
+    publication = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
+    body = publication.body
+    assert "### Which kernel serves which size" in body
+    assert "dispatches by size (`x.shape[0]`) to 2 kernels" in body
+    assert "| T=1 | original code | 2.10 | 1.80 | 12.0 |" in body
+    assert "| T=16 | v1 (`aaaaaaaaaaaa`, codegen) | 2.40 | 2.60 | 12.5 |" in body
+    assert "| T=64 | v2 (`bbbbbbbbbbbb`, tune) | 3.90 | 4.40 | 14.0 |" in body
+    chart = body.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    assert chart.splitlines()[1:] == [
+        "xychart-beta",
+        '    title "problem: µs per call (CUDA graph), lower is better"',
+        '    x-axis "T" ["1", "16", "64"]',
+        '    y-axis "µs" 0 --> 20',
+        "    line [12.0, 12.5, 14.0]",
+        "    line [1.80, 2.60, 4.40]",
+        "    line [2.10, 2.40, 3.90]",
+    ]
+    assert "red: eager; blue: torch.compile; green: kbot" in body
+    patched = "".join(f.content for f in publication.files if "fused_norm" in f.path)
+    guard = patched.split("if ", 1)[1].split(":\n", 1)[0]
+    assert ".shape[0] > 4" in guard, guard
+
+
+def test_no_section_for_one_untimed_kernel(make_run, target_repo):
+    run_dir = make_run("custom_op")
+    report = json.loads((run_dir / "report.json").read_text())
+    report["by_size"] = {"composed": False, "cases": [{"label": "T=1"}], "chart": None}
+    (run_dir / "report.json").write_text(json.dumps(report))
+    publication = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
+    assert "Which kernel serves which size" not in publication.body
+    assert dataclasses.is_dataclass(publication)
