@@ -11,8 +11,10 @@ COMMANDS: dict[str, str] = {
     "eval": "kbot.commands.eval",
     "optimize": "kbot.commands.optimize",
     "pr": "kbot.commands.pr",
+    "publish": "kbot.commands.publish",
     "run": "kbot.commands.run",
     "config": "kbot.commands.config",
     "trajectories": "kbot.commands.trajectories",
+    "action": "kbot.commands.action",
     "bench": "kbot.commands.bench",
 }

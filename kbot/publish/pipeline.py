@@ -116,6 +116,7 @@ def run_pipeline(
                     "no kernel accepted",
                     "skipped",
                     optimized.summary,
+                    run_dir=str(optimized.run_dir),
                 )
             )
             continue
@@ -146,6 +147,8 @@ def run_pipeline(
                 optimized.summary,
                 outcome.action.value,
                 detail,
+                run_dir=str(optimized.run_dir),
+                pr_url=outcome.pr_url or "",
             )
         )
     return rows

@@ -21,6 +21,7 @@ def environment() -> jinja2.Environment:
     env.filters["percent"] = _percent
     env.filters["compact_json"] = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"))
     env.filters["case_label"] = case_label
+    env.filters["cell"] = table_cell
     return env
 
 
@@ -30,6 +31,11 @@ def render(template: str, **context: Any) -> str:
     except jinja2.UndefinedError as exc:
         # A template bug or a caller that forgot a value: both are kbot's fault, not the user's.
         raise RuntimeError(f"template {template}: {exc.message}") from None
+
+
+def table_cell(text: object) -> str:
+    """One Markdown table cell: on one line, its pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def case_label(case: dict[str, Any]) -> str:

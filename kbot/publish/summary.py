@@ -19,6 +19,8 @@ class RunRow:
     result: str  # accepted/rejected, the speed claim or "not timed (no GPU)"
     action: str  # an Action value, "skipped" or "failed"
     detail: str  # PR URL, branch, or the one-line reason it stopped
+    run_dir: str = ""  # the optimize run directory, when the target got that far
+    pr_url: str = ""  # the pull request opened or updated, "" on a dry run or when none was
 
 
 def outcome_text(outcome: PublishOutcome, title: str = "", body: str = "") -> str:
