@@ -139,12 +139,12 @@ def _class_model(finding: Finding, plan: InputPlan, imported: bool) -> str:
     if imported:
         lines += [
             "_eager_class(_Base, _Target)",
-            f"_reference = _eager(_Target.{finding.entry})",
+            f"_entry = _eager(_Target.{finding.entry})",
             "",
             "",
         ]
     else:
-        lines += [f"_reference = _Target.{finding.entry}", "", ""]
+        lines += [f"_entry = _Target.{finding.entry}", "", ""]
     lines += [
         "class Model(_Base):",
         f'    """{finding.qualname} with `forward` bound to its reference, `{finding.entry}`."""',
@@ -155,10 +155,13 @@ def _class_model(finding: Finding, plan: InputPlan, imported: bool) -> str:
     if imported:
         lines.append("        _eager_attributes(self)")
     # Any method of the class (`add_rms_forward`) may be the reference, with its own arguments.
+    # Bound as `_entry`, not `_reference`: the parity test the publisher renders from this file
+    # defines a `_reference` of its own, and a function problem's `_reference` means the
+    # function itself to the publisher.
     lines += [
         "",
         f"    def forward(self{''.join(', ' + t for t in tensors)}):",
-        f"        return _reference(self, {_call_args(plan.args, False)})",
+        f"        return _entry(self, {_call_args(plan.args, False)})",
     ]
     return "\n".join(lines)
 
