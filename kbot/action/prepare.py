@@ -93,8 +93,9 @@ def prepare_target(
 
 
 def cache_segment(text: str) -> str:
-    """Lower case letters, digits, dots and dashes: safe in a cache key and an artifact name."""
-    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
+    """Lower case letters, digits, dots, underscores and dashes: safe in a cache key (no commas)
+    and an artifact name."""
+    return re.sub(r"[^a-z0-9._]+", "-", text.lower()).strip("-")
 
 
 def detect_gpu_model() -> str:
