@@ -18,7 +18,7 @@ from typing import Any
 from kbot.action.matrix import TargetMatrix
 from kbot.evaluate.verdict import NOT_MEASURED, NOT_TIMED, Verdict
 from kbot.publish.artifacts import performance_context
-from kbot.publish.render import render
+from kbot.publish.render import percent, render
 from kbot.publish.rundir import RunDirError, load_run_dir
 from kbot.publish.summary import RunRow
 
@@ -124,9 +124,8 @@ def _roofline(verdict: Verdict | None) -> str:
     fractions = [f for f in fractions if f is not None and not math.isnan(f)]
     if not fractions:
         return _untimed(verdict) if not verdict.timed else NOT_MEASURED
-    low, high = min(fractions), max(fractions)
-    span = f"{100 * low:.0f}%" if round(100 * low) == round(100 * high) else ""
-    return span or f"{100 * low:.0f}–{100 * high:.0f}%"
+    low, high = percent(min(fractions)), percent(max(fractions))
+    return low if low == high else f"{low}–{high}"
 
 
 def _untimed(verdict: Verdict) -> str:

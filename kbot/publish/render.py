@@ -18,7 +18,7 @@ def environment() -> jinja2.Environment:
     env = strict_environment()
     env.filters["us"] = _microseconds
     env.filters["times"] = lambda v: f"{v:.2f}x" if measured(v) else NOT_MEASURED
-    env.filters["percent"] = _percent
+    env.filters["percent"] = percent
     env.filters["compact_json"] = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"))
     env.filters["case_label"] = case_label
     env.filters["cell"] = table_cell
@@ -42,7 +42,7 @@ def case_label(case: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in case.items()) or "default"
 
 
-def _percent(value: float | None) -> str:
+def percent(value: float | None) -> str:
     """A fraction as a percentage; a figure that was not measured (None, NaN) says so, never
     "0.0%" or "nan%"."""
     if not measured(value):
