@@ -347,6 +347,7 @@ def performance_context(verdict: Verdict) -> dict[str, Any]:
                 "vs_eager": t.speedup_vs_eager,
                 "vs_compile": t.speedup_vs_compile,
                 "roofline": t.roofline_fraction,
+                "roofline_peak": t.roofline_peak,  # the peak that bounds it, "" in old verdicts
                 "spread": t.candidate_graph.spread,
                 "runs": t.candidate_graph.runs,
                 "kbot_plain_us": t.candidate_plain.median_us,

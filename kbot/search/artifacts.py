@@ -101,8 +101,9 @@ def header_context(
         if t is None:
             continue
         compile_us = f"{t.compile_graph.median_us:.2f}" if t.compile_graph else "n/a"
+        peak = f" ({t.roofline_peak})" if t.roofline_peak else ""
         roofline = (
-            f"{100 * t.roofline_fraction:.0f}% of roofline"
+            f"{100 * t.roofline_fraction:.0f}% of roofline{peak}"
             if measured(t.roofline_fraction)
             else f"roofline {NOT_MEASURED}"
         )

@@ -21,6 +21,7 @@ class Fitness:
     noise: float  # the largest relative spread of the candidate's timings; 0 when not timed
     kernels: int
     code_lines: int
+    roofline_peak: str = ""  # the peak that bounds roofline_fraction ("fp32 FMA 50.4 TFLOP/s")
 
     def sort_key(self) -> tuple[bool, float, int, int]:
         """Larger is better."""
@@ -41,8 +42,9 @@ class Fitness:
             return "rejected"
         if not self.timed or self.speedup is None:
             return f"accepted, {self.kernels} kernel(s), {self.code_lines} lines ({NOT_TIMED})"
+        peak = f" ({self.roofline_peak})" if self.roofline_peak else ""
         roof = (
-            f", {100 * self.roofline_fraction:.0f}% of roofline"
+            f", {100 * self.roofline_fraction:.0f}% of roofline{peak}"
             if self.roofline_fraction is not None
             else f", roofline {NOT_MEASURED}"
         )
@@ -71,6 +73,7 @@ def fitness_of(verdict: Verdict, source: str) -> Fitness:
         noise=max(spreads, default=0.0),
         kernels=kernels,
         code_lines=code_lines,
+        roofline_peak=largest.roofline_peak if measured(largest.roofline_fraction) else "",
     )
 
 

@@ -45,3 +45,19 @@ def test_report_without_a_named_peak_shows_the_percent_alone(tmp_path, problem, 
     assert [c["timing"]["roofline_peak"] for c in report["cases"]] == [None, None]
     rows = _timing_rows(result)
     assert len(rows) == 2 and all(row.endswith("% |") for row in rows)
+
+
+def test_fitness_kernel_header_and_pr_table_name_the_peak(tmp_path, problem, fakes):
+    from kbot.evaluate.verdict import Verdict
+    from kbot.publish.artifacts import performance_context
+    from kbot.publish.render import render
+
+    result = _run(tmp_path, problem, fakes, "fp32 FMA 50.4 TFLOP/s")
+    assert "% of roofline (fp32 FMA 50.4 TFLOP/s)" in result.fitness
+    header = result.kernel_path.read_text().split('"""')[1]
+    assert "% of roofline (fp32 FMA 50.4 TFLOP/s)" in header
+    report = json.loads(result.report_json_path.read_text())
+    verdict = Verdict.from_json(report["verdict"])
+    table = render("performance.md.j2", **performance_context(verdict))
+    rows = [line for line in table.splitlines() if line.startswith("| N=")]
+    assert rows and all("% (fp32 FMA 50.4 TFLOP/s) |" in row for row in rows)
