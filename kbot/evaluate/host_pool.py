@@ -30,7 +30,6 @@ class HostPool:
         self.device = device
         self.sandbox = sandbox
         self._waiting: list[CandidateProcess] = []
-        self.started = 0  # processes launched, for tests and the soak's accounting
 
     @property
     def ahead_limit(self) -> int:
@@ -78,5 +77,4 @@ class HostPool:
         except OSError as exc:
             host.close()
             raise HostError(f"the candidate's process could not be started: {exc}") from None
-        self.started += 1
         return host
