@@ -16,24 +16,23 @@ import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import ProblemSpec
-from kbot.propose.base import Parent, Proposal, ProposeContext, Proposer
+from kbot.propose.base import Proposal, ProposeContext, Proposer
 from kbot.search.archive import Archive, Entry
 from kbot.search.budget import BudgetTracker, StopReason, StopRequest
-from kbot.search.feedback import verdict_details
 from kbot.search.fitness import fitness_of
 from kbot.search.inflight import Abandoned, call_bounded
 from kbot.search.islands import Islands
 from kbot.search.options import OptimizeOptions
 from kbot.search.progress import NullProgress, Progress, Snapshot
+from kbot.search.proposing import ProposerStanding, as_parent, inherit_schedule, left
 from kbot.search.selection import select_parents
 from kbot.search.store import GenerationRecord, RunCandidate, Store
 from kbot.search.trajectories import TrajectoryLog, step_record
 
-DRY_CALLS_BEFORE_SKIP = 2
 T = TypeVar("T")
 
 
@@ -114,13 +113,7 @@ class SearchLoop:
         self.summaries: list[GenerationSummary] = []
         self.stop_request = stop_request or StopRequest()
         self.evaluator_closed = False  # an evaluation was abandoned and the evaluator closed
-        # proposers that returned only known candidates twice in a row (e.g. codegen, which
-        # ignores parents) are not asked again: each call can cost a trace
-        self._dry_calls: dict[str, int] = {}
-        # why a proposer offered nothing; reported only for proposers that never offered any
-        # (tune skips generation 0, which has no parents, as a matter of course)
-        self._skipped: dict[str, str] = {}
-        self._productive: set[str] = set()
+        self.standing = ProposerStanding()
 
     def run(self) -> LoopResult:
         try:
@@ -128,7 +121,7 @@ class SearchLoop:
                 stop = self._generations()
         except KeyboardInterrupt:  # a second Ctrl-C, or one outside the main thread's handler
             stop = StopReason.INTERRUPTED
-        for name, reason in self._skipped.items():
+        for name, reason in self.standing.skipped.items():
             self._note(f"{name}: {reason}")
         self._note_unheard_proposers()
         self.store.update_run(self.run_id, spent_s=self.tracker.elapsed_s())
@@ -153,7 +146,7 @@ class SearchLoop:
             name = proposer.name
             if name in evaluated or any(n.startswith(f"{name}:") for n in self.notes):
                 continue
-            if name in self._productive:
+            if name in self.standing.productive:
                 self._note(f"{name}: its candidates were not evaluated before the run stopped")
             else:
                 late = (
@@ -217,7 +210,7 @@ class SearchLoop:
                 if not parents:
                     continue
                 for proposer in self.proposers:
-                    if self._dry_calls.get(proposer.name, 0) >= DRY_CALLS_BEFORE_SKIP:
+                    if self.standing.is_dry(proposer.name):
                         continue
                     proposals = self._ask(
                         proposer, parents, generation, island, self.options.proposals_per_island
@@ -248,13 +241,13 @@ class SearchLoop:
             return []
         context = ProposeContext(
             problem=self.problem,
-            parents=tuple(_as_parent(p) for p in parents),
+            parents=tuple(as_parent(p) for p in parents),
             device=self.device,
             seed=self.options.seed * 1_000_003 + generation * 101 + island,
             max_proposals=max_proposals,
             replies=self.store.ledger.for_run(self.run_id),
-            tokens_left=_left(self.options.budget.max_tokens, self.tracker.tokens),
-            usd_left=_left(self.options.budget.max_usd, self.tracker.usd),
+            tokens_left=left(self.options.budget.max_tokens, self.tracker.tokens),
+            usd_left=left(self.options.budget.max_usd, self.tracker.usd),
         )
         try:
             # A proposer's own work (codegen tracing a multi-GB reference, inductor compiling
@@ -280,21 +273,15 @@ class SearchLoop:
         self.tracker.usd += outcome.usd_spent
         if outcome.calls:  # cached at once: a run killed after this never pays for them again
             self.store.ledger.record(self.run_id, generation, outcome.calls)
-        if outcome.proposals:
-            self._skipped.pop(proposer.name, None)
-            self._productive.add(proposer.name)
-        elif outcome.skipped_reason and proposer.name not in self._productive:
-            self._skipped[proposer.name] = outcome.skipped_reason
         by_sha = {p.sha256: p for p in parents}
-        proposals = []
-        for proposal in outcome.proposals[:max_proposals]:
-            if proposal.source_sha256 in self.entries:
-                continue
-            proposals.append(_inherit_schedule(proposal, by_sha))
-        if outcome.proposals and not proposals:
-            self._dry_calls[proposer.name] = self._dry_calls.get(proposer.name, 0) + 1
-        elif proposals:
-            self._dry_calls[proposer.name] = 0
+        proposals = [
+            inherit_schedule(proposal, by_sha)
+            for proposal in outcome.proposals[:max_proposals]
+            if proposal.source_sha256 not in self.entries
+        ]
+        self.standing.record(
+            proposer.name, len(outcome.proposals), len(proposals), outcome.skipped_reason
+        )
         return proposals
 
     def _note(self, text: str) -> None:
@@ -475,33 +462,3 @@ class SearchLoop:
         if stale_generations >= self.options.patience:
             return StopReason.PATIENCE
         return None
-
-
-def _left(limit: float | None, spent: float) -> Any:
-    """What a budget has left for a proposer (None: no limit)."""
-    return None if limit is None else max(0, limit - spent)
-
-
-def _as_parent(entry: Entry) -> Parent:
-    return Parent(
-        source=entry.source,
-        source_sha256=entry.sha256,
-        proposer=entry.proposer,
-        accepted=entry.fitness.accepted,
-        fitness=entry.fitness.speedup,
-        feedback=tuple(str(r) for r in entry.verdict.reasons),
-        fitness_text=entry.fitness.describe(),
-        stage=entry.verdict.stage.value,
-        details=verdict_details(entry.verdict),
-    )
-
-
-def _inherit_schedule(proposal: Proposal, parents: dict[str, Entry]) -> Proposal:
-    """A mutation keeps its parent's schedule kind, so the MAP-Elites grid can place it."""
-    if "schedule" in proposal.params or not proposal.parent_sha256:
-        return proposal
-    parent = parents.get(proposal.parent_sha256[0])
-    if parent is None or "schedule" not in parent.params:
-        return proposal
-    params = {"schedule": parent.params["schedule"], **proposal.params}
-    return dataclasses.replace(proposal, params=params)
