@@ -5,6 +5,9 @@
 #
 #   bash bench/device_run.sh gpu-tests     # the `gpu` tests, one process (they time kernels)
 #   bash bench/device_run.sh suite         # the rest of the suite, in parallel (pytest-xdist)
+#   bash bench/device_run.sh tests         # both at once: the `gpu` tests beside the suite
+#   bash bench/device_run.sh pytest ARGS   # the named tests (e.g. the ones that failed last time)
+#   bash bench/device_run.sh budget FILE   # kbot optimize FILE --time-budget 30: does it hold?
 #   bash bench/device_run.sh redteam       # tests/evaluate/test_redteam.py on the GPU
 #   bash bench/device_run.sh soak          # bench/evaluator_soak.py (SOAK_RESUME=log continues)
 #   bash bench/device_run.sh isolation     # bench/startup_cost.py + bench/isolation_cost.py
@@ -15,7 +18,7 @@ set -o pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT="${OUT:-$PWD/device-out}"
 mkdir -p "$OUT"
-part="${1:?usage: bash bench/device_run.sh gpu-tests|suite|redteam|soak|isolation}"
+part="${1:?usage: bash bench/device_run.sh gpu-tests|suite|tests|pytest|budget|redteam|soak|isolation}"
 if compgen -G ".whl/*.whl" > /dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl > "$OUT/pip.txt" 2>&1 || echo "installing .whl/ failed"
@@ -52,6 +55,56 @@ suite)
     echo "not passed:"
     failures "$OUT/suite.log"
     ;;
+tests)
+    # The `gpu` tests assert no speed, so they may share the machine with the CPU-bound suite.
+    timeout 560 python3 -m pytest -v -m gpu -p no:randomly -p no:cacheprovider -rfE \
+        --junitxml="$OUT/gpu-tests.xml" > "$OUT/gpu-tests.log" 2>&1 &
+    gpu_pid=$!
+    timeout 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist loadfile \
+        -p no:randomly -p no:cacheprovider -rfE --junitxml="$OUT/suite.xml" \
+        > "$OUT/suite.log" 2>&1
+    echo "suite: pytest exit $?"
+    wait "$gpu_pid"
+    echo "gpu tests: pytest exit $?"
+    tail -2 "$OUT/suite.log"
+    tail -2 "$OUT/gpu-tests.log"
+    echo "not passed:"
+    failures "$OUT/gpu-tests.log"
+    failures "$OUT/suite.log"
+    ;;
+pytest)
+    shift
+    timeout "${PYTEST_LIMIT:-560}" python3 -m pytest -v -p no:randomly -p no:cacheprovider -rfE \
+        "$@" > "$OUT/pytest.log" 2>&1
+    echo "pytest exit $?"
+    tail -2 "$OUT/pytest.log"
+    echo "not passed:"
+    failures "$OUT/pytest.log"
+    ;;
+budget)
+    # The whole run must end near its budget (plus the time to stop a worker) and leave its
+    # envelope and report, however large the problem's tensors.
+    problem="${2:?usage: bash bench/device_run.sh budget PROBLEM.py}"
+    budget="${BUDGET_S:-30}"
+    began=$(date +%s.%N)
+    timeout "${BUDGET_LIMIT:-300}" python3 -m kbot optimize "$problem" --device cuda --time-budget "$budget" \
+        --work-dir "$scratch/work" --json > "$OUT/budget.json" 2> "$OUT/budget.log"
+    code=$?
+    ended=$(date +%s.%N)
+    python3 - "$OUT/budget.json" "$budget" "$began" "$ended" "$code" <<'PY'
+import json, sys
+path, budget, began, ended, code = sys.argv[1:]
+wall = float(ended) - float(began)
+try:
+    data = json.load(open(path))["data"]
+except Exception as exc:  # no envelope is itself the finding
+    print(f"budget {budget} s: wall {wall:.1f} s, exit {code}, no JSON envelope ({exc})")
+    raise SystemExit
+keys = ("status", "stop_reason", "fresh_evaluations", "report_json")
+print(f"budget {budget} s: wall {wall:.1f} s (process start to exit), exit {code}")
+print({k: data.get(k) for k in keys})
+PY
+    ;;
 redteam)
     KBOT_REDTEAM_DEVICE=cuda KBOT_REDTEAM_REPORT="$OUT/redteam.md" timeout 560 \
         python3 -m pytest tests/evaluate/test_redteam.py -v -p no:randomly -p no:cacheprovider \
@@ -66,7 +119,7 @@ soak)
     resume=()
     [ -s "$OUT/soak.jsonl" ] && resume=(--resume)
     python3 bench/evaluator_soak.py --out "$OUT/soak.md" --log "$OUT/soak.jsonl" \
-        --time-limit 500 "${resume[@]}" 2>&1 | tee "$OUT/soak.log" | tail -25
+        --time-limit "${SOAK_LIMIT:-500}" "${resume[@]}" 2>&1 | tee "$OUT/soak.log" | tail -25
     ;;
 isolation)
     timeout 120 python3 bench/startup_cost.py --device cuda 2>&1 | tee "$OUT/startup.md"

@@ -54,7 +54,7 @@ def main() -> int:
                 for host in hosts:
                     host.close()
 
-            def median(key: str) -> str:
+            def median(key: str, phases: list = phases) -> str:
                 return f"{statistics.median(p.get(key, float('nan')) for p in phases):.2f}"
 
             label = "in namespaces" if confined else "plain"

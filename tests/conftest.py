@@ -26,6 +26,13 @@ for _name in held_credentials():
     os.environ.pop(_name, None)
 
 
+@pytest.fixture
+def device() -> str:
+    """Where a test runs kernels in its own process: the GPU when the machine has one (Triton
+    compiles for it there and cannot read CPU tensors), else the CPU under the interpreter."""
+    return "cuda" if _HAS_CUDA else "cpu"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if _HAS_CUDA:
         return

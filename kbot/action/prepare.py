@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -99,9 +100,11 @@ def cache_segment(text: str) -> str:
 
 
 def detect_gpu_model() -> str:
-    """The first GPU's model as nvidia-smi names it, or "cpu" where there is none."""
+    """The first GPU's model as nvidia-smi names it, or "cpu" where there is none or the
+    runner hides its GPUs from CUDA (CUDA_VISIBLE_DEVICES empty or -1): kbot then runs on
+    the CPU, and the store it saves holds CPU verdicts."""
     smi = shutil.which("nvidia-smi")
-    if smi is None:
+    if smi is None or os.environ.get("CUDA_VISIBLE_DEVICES", "x").strip() in ("", "-1"):
         return "cpu"
     try:
         done = subprocess.run(

@@ -346,7 +346,8 @@ class SearchLoop:
                 call,
                 self.tracker.deadline(),
                 lambda: self.stop_request.requested,
-                getattr(self.evaluator, "close", None),
+                # killed at once: a busy worker cannot take a polite shutdown
+                getattr(self.evaluator, "abort", None) or getattr(self.evaluator, "close", None),
                 self.tracker.clock,
             )
         except Abandoned:

@@ -92,3 +92,22 @@ def test_combined_summary_of_a_timed_run_golden(tmp_path) -> None:
     if os.environ.get("UPDATE_GOLDEN") == "1":
         path.write_text(text, encoding="utf-8")
     assert text == path.read_text(encoding="utf-8"), "UPDATE_GOLDEN=1 to accept a change"
+
+
+def test_the_gpu_model_in_the_cache_key_is_what_cuda_may_use(tmp_path, monkeypatch):
+    """nvidia-smi names the runner's first GPU; a runner that hides its GPUs from CUDA runs
+    kbot on the CPU, so its store is keyed as a CPU runner's."""
+    from kbot.action.prepare import detect_gpu_model
+
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 'NVIDIA H200'\necho 'NVIDIA H200'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert detect_gpu_model() == "NVIDIA H200"
+    for hidden in ("", "-1"):
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", hidden)
+        assert detect_gpu_model() == "cpu"
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert detect_gpu_model() == "cpu"

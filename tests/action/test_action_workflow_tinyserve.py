@@ -81,6 +81,11 @@ def _no_token(result: JobResult) -> None:
     assert TOKEN not in everything
 
 
+# The jobs run as on CPU runners, whatever this machine has (the goldens are CPU runs): a
+# runner that hides its GPUs from CUDA is one.
+CPU_RUNNER = {"CUDA_VISIBLE_DEVICES": ""}
+
+
 @pytest.fixture(scope="module")
 def workflow_run(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("kbot-action")
@@ -88,10 +93,14 @@ def workflow_run(tmp_path_factory):
     workflow = Workflow(tmp_path / "workflow")
     python = {"python": sys.executable}
     # KBOT_SEARCH_ISLANDS stands for a setting a maintainer puts in the workflow's env:.
-    runner_env = {"KBOT_SEARCH_ISLANDS": "1"}
+    runner_env = {**CPU_RUNNER, "KBOT_SEARCH_ISLANDS": "1"}
 
     scan = ActionHarness(
-        workflow, "scan", _checkout(origin, tmp_path / "scan"), github_token=TOKEN
+        workflow,
+        "scan",
+        _checkout(origin, tmp_path / "scan"),
+        github_token=TOKEN,
+        runner_env=CPU_RUNNER,
     ).run({"mode": "scan", "max-targets": "3", **python})
 
     def optimize(entry: dict) -> JobResult:
@@ -106,7 +115,11 @@ def workflow_run(tmp_path_factory):
         optimized = dict(zip([e["op"] for e in entries], pool.map(optimize, entries)))
 
     publish = ActionHarness(
-        workflow, "publish", _checkout(origin, tmp_path / "publish"), github_token=TOKEN
+        workflow,
+        "publish",
+        _checkout(origin, tmp_path / "publish"),
+        github_token=TOKEN,
+        runner_env=CPU_RUNNER,
     ).run(
         {"mode": "publish", "dry-run": "true", "targets": scan.outputs.get("targets", ""), **python}
     )
@@ -213,7 +226,10 @@ def test_next_run_on_the_same_runner_restores_the_store_and_evaluates_nothing_ag
     (workspace / ".kbot").rename(workspace / ".kbot-first-run")
     try:
         job = ActionHarness(
-            next_week, "optimize-rmsnorm", workspace, runner_env={"KBOT_SEARCH_ISLANDS": "1"}
+            next_week,
+            "optimize-rmsnorm",
+            workspace,
+            runner_env={**CPU_RUNNER, "KBOT_SEARCH_ISLANDS": "1"},
         )
         result = job.run(
             {"mode": "optimize", "target": json.dumps(entry), **BUDGET, "python": sys.executable}

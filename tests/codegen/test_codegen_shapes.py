@@ -28,12 +28,12 @@ PROBLEMS = Path(__file__).parent / "problems"
         ("reduce_middle_dim", lambda: [torch.randn(3, 6, 50)]),
     ],
 )
-def test_every_variant_is_correct_on_unseen_shapes(problem, inputs, load_candidate):
+def test_every_variant_is_correct_on_unseen_shapes(problem, inputs, load_candidate, device):
     path = PROBLEMS / f"{problem}.py"
     reference = import_file(path)
     torch.manual_seed(0)
-    args = inputs()
-    model = reference.Model(*reference.get_init_inputs())
+    args = [a.to(device) for a in inputs()]
+    model = reference.Model(*reference.get_init_inputs()).to(device)
     with torch.no_grad():
         expected = model(*args)
     candidates = generate(load_problem(path))
@@ -42,6 +42,7 @@ def test_every_variant_is_correct_on_unseen_shapes(problem, inputs, load_candida
         module = load_candidate(candidate.source)
         new = module.ModelNew(*reference.get_init_inputs())
         new.load_state_dict(model.state_dict())
+        new = new.to(device)
         with torch.no_grad():
             got = new(*args)
         assert got.shape == expected.shape and got.dtype == expected.dtype

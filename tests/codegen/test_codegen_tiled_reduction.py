@@ -97,18 +97,18 @@ def test_long_reduced_extent_loops_over_it():
         ("tiled_softmax_long_middle", lambda: [torch.randn(1, 130, 33)]),
     ],
 )
-def test_tiled_variants_are_correct_on_unseen_shapes(problem, inputs, load_candidate):
+def test_tiled_variants_are_correct_on_unseen_shapes(problem, inputs, load_candidate, device):
     path = HERE / "problems_tiled" / f"{problem}.py"
     reference = import_file(path)
     torch.manual_seed(0)
-    args = inputs()
+    args = [a.to(device) for a in inputs()]
     with torch.no_grad():
-        expected = reference.Model()(*args)
+        expected = reference.Model().to(device)(*args)
     tiled = _tiled(generate(load_problem(path)))
     assert tiled
     for candidate in tiled:
         module = load_candidate(candidate.source)
         with torch.no_grad():
-            got = module.ModelNew()(*args)
+            got = module.ModelNew().to(device)(*args)
         assert got.shape == expected.shape
         torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)

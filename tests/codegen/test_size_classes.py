@@ -85,18 +85,19 @@ def test_the_second_variant_launches_by_batch_size_and_is_accepted(name, tmp_pat
 
 
 @pytest.mark.parametrize("name", ["gated_silu", "log_softmax_wide"])
-def test_each_branch_matches_eager_on_its_own(name, tmp_path, load_candidate):
+def test_each_branch_matches_eager_on_its_own(name, tmp_path, load_candidate, device):
     """The threshold moved to 0 and to 1000 rows: the prefill and the decode launch each serve
     both sizes correctly, so the branch taken is a matter of speed only."""
     path = _problem(tmp_path, name)
-    model = import_file(path).Model()
+    model = import_file(path).Model().to(device)
     module = load_candidate(generate(load_problem(path))[1].source)
     for threshold in (0, 1000):
         module.DECODE_MAX_ROWS = threshold
         for rows in (2, 70):
             torch.manual_seed(rows)
-            x = torch.randn(rows, *PROBLEMS_SHAPES[name], dtype=torch.bfloat16)
-            torch.testing.assert_close(module.ModelNew()(x), model(x), atol=2e-2, rtol=2e-2)
+            x = torch.randn(rows, *PROBLEMS_SHAPES[name], dtype=torch.bfloat16).to(device)
+            got = module.ModelNew().to(device)(x)
+            torch.testing.assert_close(got, model(x), atol=2e-2, rtol=2e-2)
 
 
 PROBLEMS_SHAPES = {"gated_silu": (2560,), "log_softmax_wide": (16384,)}

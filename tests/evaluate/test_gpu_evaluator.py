@@ -68,7 +68,9 @@ def test_remeasure_times_finalists_together(gpu_evaluator, problem, candidate):
     source = candidate("quick_gelu")
     variant = source.replace("BLOCK = 256", "BLOCK = 128")
     verdicts = gpu_evaluator.remeasure(problem("quick_gelu"), [source, variant])
-    assert [v.accepted for v in verdicts] == [True, True]
+    assert [v.accepted for v in verdicts] == [True, True], [
+        [str(r) for r in v.reasons] for v in verdicts
+    ]
     assert all(v.timed for v in verdicts)
 
 

@@ -231,3 +231,42 @@ def test_a_killed_judge_takes_its_candidates_with_it(problem, candidate):
         time.sleep(0.5)
     assert not _candidate_processes(marker)
     worker.close()
+
+
+def test_abort_kills_a_busy_judge_at_once(tmp_path, candidate):
+    """An evaluation given up at a budget's end: the judge is busy (here in a reference that
+    sleeps) and cannot read a polite shutdown, so abort() kills it without waiting, and the
+    call in flight returns the evaluator's failure at once."""
+    import threading
+    import time
+
+    from kbot.problem import load_problem
+
+    path = tmp_path / "slow_reference.py"
+    path.write_text(
+        "import time\nimport torch\nimport torch.nn as nn\n\n"
+        "class Model(nn.Module):\n    def forward(self, x):\n        time.sleep(120)\n"
+        "        return x\n\n"
+        "def get_inputs():\n    return [torch.randn(6, 50)]\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    evaluator = Evaluator(EvalOptions(device="cpu", timeout_s=300.0))
+    verdicts = []
+    call = threading.Thread(
+        target=lambda: verdicts.append(
+            evaluator.evaluate(load_problem(path), candidate("quick_gelu"))
+        )
+    )
+    call.start()
+    deadline = time.monotonic() + 120
+    while evaluator.workers_spawned == 0 or not evaluator._workers[0].alive:
+        assert time.monotonic() < deadline, "the judge never started"
+        time.sleep(0.1)
+    time.sleep(3.0)  # the judge is in the reference's sleep
+    started = time.monotonic()
+    evaluator.abort()
+    call.join(timeout=10)
+    took = time.monotonic() - started
+    assert not call.is_alive() and took < 3.0, took  # close() alone waits 5 s first
+    assert not verdicts[0].accepted
+    assert verdicts[0].reasons[0].rule == "evaluator-error"

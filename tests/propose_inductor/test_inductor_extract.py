@@ -19,15 +19,21 @@ from kbot.propose.inductor.records import LaunchConfig
 from kbot.propose.tune import find_tunables
 
 
-def _run_both(problem, source, rows):
+def _run_both(problem, source, rows, device, folder):
     module = import_file(problem.path, prefix="kbot_test_inductor_ref")
-    namespace: dict = {}
-    exec(compile(source, "candidate.py", "exec"), namespace)
+    # From a file, as a candidate runs: Triton's compiler reads a kernel's source with
+    # `inspect`, which finds none for code exec'd from a string (the interpreter needs none).
+    path = folder / f"candidate_{problem.path.stem}.py"
+    path.write_text(source)
+    namespace = vars(import_file(path, prefix="kbot_test_inductor_candidate"))
     torch.manual_seed(0)
     reference = module.Model(*init_inputs(module))
     candidate = namespace["ModelNew"](*init_inputs(module))
     candidate.load_state_dict(reference.state_dict())
-    inputs = case_inputs(module, {"T": rows})
+    reference, candidate = reference.to(device), candidate.to(device)
+    inputs = [
+        x.to(device) if isinstance(x, torch.Tensor) else x for x in case_inputs(module, {"T": rows})
+    ]
     with torch.no_grad():
         return reference(*inputs), candidate(*inputs)
 
@@ -60,19 +66,27 @@ def test_extracted_candidate_passes_the_static_rules(capture_of, problem_of, op)
 
 
 @pytest.mark.parametrize("op", ["silu_and_mul", "log_softmax_128k"])
-def test_extracted_candidate_runs_and_matches_the_reference(capture_of, problem_of, op):
+def test_extracted_candidate_runs_and_matches_the_reference(
+    capture_of, problem_of, op, device, tmp_path
+):
     problem = problem_of(op)
-    expected, got = _run_both(problem, extract(capture_of(op), problem), rows=3)
+    expected, got = _run_both(
+        problem, extract(capture_of(op), problem), rows=3, device=device, folder=tmp_path
+    )
     assert got.shape == expected.shape and got.dtype == expected.dtype
     tolerance = 2e-2 if expected.dtype == torch.bfloat16 else 1e-4
     torch.testing.assert_close(got.float(), expected.float(), atol=tolerance, rtol=tolerance)
 
 
-def test_recaptured_fixtures_run_at_a_size_other_than_the_captured_one(capture_of, problem_of):
+def test_recaptured_fixtures_run_at_a_size_other_than_the_captured_one(
+    capture_of, problem_of, device, tmp_path
+):
     """Captures made with the dims that vary across CASES marked dynamic serve every case."""
     for op in ("rmsnorm", "add_rmsnorm", "moe_sum", "rope_neox"):
         problem = problem_of(op)
-        expected, got = _run_both(problem, extract(capture_of(op), problem), rows=3)
+        expected, got = _run_both(
+            problem, extract(capture_of(op), problem), rows=3, device=device, folder=tmp_path
+        )
         expected, got = (x if isinstance(x, tuple) else (x,) for x in (expected, got))
         assert len(got) == len(expected), op
         for want, have in zip(expected, got):

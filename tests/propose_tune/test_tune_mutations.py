@@ -73,12 +73,12 @@ def test_nothing_to_tune_is_a_skipped_reason_not_an_error():
     assert outcome.proposals == () and "no launch or constexpr" in outcome.skipped_reason
 
 
-def test_a_tuned_kernel_still_computes_the_same_under_the_interpreter(parent, tmp_path):
+def test_a_tuned_kernel_still_computes_the_same(parent, tmp_path, device):
     import importlib.util
 
     import torch
 
-    x = torch.randn(1000)
+    x = torch.randn(1000, device=device)
     proposals = TuneProposer().propose(_context([parent], max_proposals=3)).proposals
     assert len(proposals) == 3
     for proposal in proposals:

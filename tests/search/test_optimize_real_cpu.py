@@ -16,7 +16,7 @@ def _kbot(*args):
     )
 
 
-def test_real_optimize_writes_a_winner_that_kbot_eval_accepts(tmp_path, problem):
+def test_real_optimize_writes_a_winner_that_kbot_eval_accepts(tmp_path, problem, device):
     work = tmp_path / "work"
     run = _kbot("optimize", problem.path, "--device", "cpu", "--proposers", "codegen,tune",
                 "--generations", "2", "--max-candidates", "6", "--work-dir", work, "--json")  # fmt: skip
@@ -35,7 +35,7 @@ def test_real_optimize_writes_a_winner_that_kbot_eval_accepts(tmp_path, problem)
     spec = importlib.util.spec_from_file_location("kbot_test_kernel", run_dir / "kernel.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    x = torch.randn(100)
+    x = torch.randn(100, device=device)  # the kernel module runs where this machine runs it
     torch.testing.assert_close(getattr(module, launcher)(x), x * 2.0)
 
     report = json.loads((run_dir / "report.json").read_text())
