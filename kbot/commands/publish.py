@@ -36,13 +36,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='the scan\'s matrix ({"include": [...]}, or a file holding it): a target without a '
         "run directory gets a row saying its optimize job left none",
     )
+    parser.add_argument(
+        "--trust-run-dirs",
+        action="store_true",
+        help="skip re-extracting each op from --repo to check that the run directory's "
+        "problem.py is this checkout's own (only for run directories made on this machine)",
+    )
     parser.add_argument("--work-dir", metavar="DIR", help="default: work_dir from .kbot.yml")
     parser.add_argument("--config", metavar="FILE", help="a .kbot.yml to use instead of searching")
 
 
 def run(args: argparse.Namespace) -> CommandResult:
     from kbot.config import load_config
-    from kbot.publish.batch import find_run_dirs, publish_run_dirs
+    from kbot.publish.batch import checkout_problems, find_run_dirs, publish_run_dirs
     from kbot.publish.publisher import PublishSettings, should_push
     from kbot.publish.summary import summary_table
 
@@ -59,8 +65,18 @@ def run(args: argparse.Namespace) -> CommandResult:
     settings = PublishSettings.from_config(config.publish, fork=args.fork)
     push = should_push(args.dry_run, args.push, settings, os.environ)
     runs = find_run_dirs(Path(p) for p in args.runs)
+    # The run directories come from other jobs' runners, which ran generated code; this one
+    # holds the token and imports each problem: only this checkout's own extraction passes.
+    trusted = None if args.trust_run_dirs or not runs else checkout_problems(repo, config)
     rows = publish_run_dirs(
-        runs, repo, config, work_dir, push, expected=_expected(args.expect), settings=settings
+        runs,
+        repo,
+        config,
+        work_dir,
+        push,
+        expected=_expected(args.expect),
+        settings=settings,
+        trusted=trusted,
     )
     published = [r for r in rows if r.stage == "published"]
     mode = "pushed" if push else "dry run (nothing sent)"

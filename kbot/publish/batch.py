@@ -9,7 +9,9 @@ directory, each get a row saying so; neither stops the others.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +82,40 @@ def run_result(report: dict[str, Any]) -> str:
     return str(winner.get("fitness") or report.get("message") or "accepted")
 
 
+def checkout_problems(repo: Path, config: Any) -> dict[str, str]:
+    """The sha256 of every problem file this checkout's own scan extracts, by op name: what a
+    run directory's problem.py must be for it to be published from here. The files go to a
+    temporary folder; nothing of the work directory is touched."""
+    from kbot.publish.pipeline import extract_targets
+
+    with tempfile.TemporaryDirectory(prefix="kbot-publish-check-") as folder:
+        extracted = extract_targets(repo, config, Path(folder))
+        return {
+            e.name: hashlib.sha256(e.problem.read_bytes()).hexdigest()
+            for e in extracted
+            if e.problem is not None
+        }
+
+
+def untrusted_problem(run: FoundRun, trusted: dict[str, str]) -> str | None:
+    """Why `run`'s problem.py must not be imported here, or None when it is byte for byte the
+    problem this checkout extracts for the op. The publish job holds the token and imports the
+    problem; a run directory comes from another job's runner, which ran generated code."""
+    own = trusted.get(run.name)
+    if own is None:
+        return (
+            f"this checkout's scan extracts no op named {run.name!r}: its problem.py was not "
+            "imported; scan, optimize and publish must run on the same commit and configuration"
+        )
+    actual = hashlib.sha256((run.path / "problem.py").read_bytes()).hexdigest()
+    if actual != own:
+        return (
+            f"problem.py is not this checkout's extraction of {run.name} (sha256 {actual[:12]} "
+            f"vs {own[:12]}): not imported, not published; re-run its optimize job on this commit"
+        )
+    return None
+
+
 def publish_run_dirs(
     runs: Sequence[FoundRun],
     repo: Path,
@@ -89,15 +125,25 @@ def publish_run_dirs(
     expected: Sequence[dict[str, Any]] = (),
     settings: PublishSettings | None = None,
     publish: PublishFn = publish_run,
+    trusted: dict[str, str] | None = None,
 ) -> list[RunRow]:
     """One row per run directory, then one per expected target (the scan's matrix entries) that
-    no run directory answers."""
+    no run directory answers. With `trusted` (checkout_problems), a run directory whose
+    problem.py is not this checkout's own extraction is refused before anything reads it."""
     settings = settings or PublishSettings.from_config(config.publish)
     adapters = {t.name: t.adapter for t in config.targets}
     state = RunState()
     rows: list[RunRow] = []
     for run in runs:
         result = run_result(run.report)
+        refused = None
+        if trusted is not None and (run.path / "problem.py").is_file():
+            refused = untrusted_problem(run, trusted)
+        if refused is not None:
+            rows.append(
+                RunRow(run.target, run.name, "publish", result, "failed", refused, str(run.path))
+            )
+            continue
         try:
             outcome = publish(
                 run.path,

@@ -35,6 +35,7 @@ def split_reference(source: str, package: str) -> Reference:
         dropped = (
             "sys.path" in segment
             or any(_assigns(node, name) for name in ("_ROOT", "CASES", "KBOT"))
+            or (isinstance(node, ast.FunctionDef) and node.name == "_import_root")
             or (index == 0 and _is_docstring(node))
         )
         if dropped or isinstance(node, (ast.Import, ast.ImportFrom)):

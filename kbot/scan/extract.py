@@ -47,6 +47,10 @@ class EmittedProblem:
 class ImportLocation:
     sys_path: Path  # folder to put on sys.path
     module: str  # dotted module name from there
+    # The same, from the repository's root (POSIX paths; import_dir "" is the root itself):
+    # what a problem file records, so that it imports the op on any machine's checkout.
+    file: str = ""
+    import_dir: str = ""
 
 
 def import_location(root: Path, file: str) -> ImportLocation:
@@ -57,7 +61,15 @@ def import_location(root: Path, file: str) -> ImportLocation:
     while (folder / "__init__.py").is_file() and folder != folder.parent:
         parts.insert(0, folder.name)
         folder = folder.parent
-    return ImportLocation(folder, ".".join(parts))
+    resolved = root.resolve()
+    try:
+        relative = path.relative_to(resolved).as_posix()
+        import_dir = folder.relative_to(resolved).as_posix()
+    except ValueError:  # the package starts above the scanned folder: only this machine's path
+        relative, import_dir = "", ""
+    return ImportLocation(
+        folder, ".".join(parts), relative, "" if import_dir == "." else import_dir
+    )
 
 
 def check_imports(locations: list[ImportLocation]) -> dict[str, str | None]:

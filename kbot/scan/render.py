@@ -15,6 +15,35 @@ if TYPE_CHECKING:
 _FLOAT_DTYPES = {"float16", "bfloat16", "float32", "float64", "half", "float", "double"}
 
 
+# No machine's path is written into a problem: the file finds the checkout that holds the op,
+# so the run directory an Action job uploads imports the op on the job that downloads it.
+IMPORT_ROOT_HELPER = '''def _import_root(target_file: str, import_dir: str) -> str:
+    """The folder the target's package imports from, in the checkout that holds `target_file`
+    (a path from the repository's root): $KBOT_REPO, else the first folder above this file or
+    above the working directory that holds it, else the scan's root that the target.json beside
+    this file records."""
+    here = os.path.abspath(__file__)
+    starts = [os.environ.get("KBOT_REPO", ""), os.path.dirname(here), os.getcwd()]
+    beside = (os.path.splitext(here)[0] + ".target.json", os.path.join(starts[1], "target.json"))
+    for meta in beside:
+        if os.path.isfile(meta):
+            with open(meta, encoding="utf-8") as handle:
+                starts.append(str(json.load(handle).get("root") or ""))
+            break
+    for start in filter(None, starts):
+        folder = os.path.abspath(start)
+        while True:
+            if os.path.isfile(os.path.join(folder, target_file)):
+                return os.path.join(folder, import_dir) if import_dir else folder
+            if os.path.dirname(folder) == folder:
+                break
+            folder = os.path.dirname(folder)
+    raise ImportError(
+        f"no checkout holding {target_file} above this file, the working directory or the "
+        "scan's root: run from inside the repository or set KBOT_REPO to it"
+    )'''
+
+
 def render_problem(
     finding: Finding,
     plan: InputPlan,
@@ -64,6 +93,8 @@ def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt
     if location is not None:
         lines += [
             "import inspect",
+            "import json",
+            "import os",
             "import sys",
             "import types",
             "",
@@ -71,8 +102,19 @@ def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt
             "from torch import nn",
             "",
         ]
+        if location.file:
+            lines += [
+                "",
+                IMPORT_ROOT_HELPER,
+                "",
+                "",
+                f"_ROOT = _import_root({location.file!r}, {location.import_dir!r})",
+            ]
+        else:  # a package above the scanned folder: this machine's path is all there is
+            lines.append(
+                f"_ROOT = {str(location.sys_path)!r}  # where the target's package imports from"
+            )
         lines += [
-            f"_ROOT = {str(location.sys_path)!r}  # where the target's package imports from",
             "if _ROOT not in sys.path:",
             "    sys.path.insert(0, _ROOT)",
             "",

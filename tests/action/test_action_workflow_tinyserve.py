@@ -212,6 +212,40 @@ def test_publish_reports_an_op_whose_optimize_job_left_no_run_directory(workflow
     assert "its optimize job uploaded no run directory" in result.summary
 
 
+def test_publish_refuses_a_run_directory_whose_problem_is_not_its_own_extraction(
+    workflow_run,
+) -> None:
+    """An optimize runner ran generated code; the publish job holds the token and would import
+    the downloaded problem.py. It re-extracts each op from its own checkout and refuses a run
+    directory whose problem.py differs, before anything imports it."""
+    tmp = workflow_run["tmp"]
+    workflow = Workflow(tmp / "workflow-tampered")
+    for op in ("rmsnorm", "logit_softcap"):
+        shutil.copytree(
+            workflow_run["workflow"].artifacts / f"kbot-run-{op}",
+            workflow.artifacts / f"kbot-run-{op}",
+        )
+    marker = tmp / "imported-the-tampered-problem"
+    problem = workflow.artifacts / "kbot-run-rmsnorm" / "problem.py"
+    problem.write_text(
+        problem.read_text() + f"\nopen({str(marker)!r}, 'w').write(__import__('os').environ.get("
+        f"'GITHUB_TOKEN', ''))\n"
+    )
+    result = ActionHarness(
+        workflow,
+        "publish",
+        _checkout(workflow_run["origin"], tmp / "p3"),
+        github_token=TOKEN,
+        runner_env=CPU_RUNNER,
+    ).run({"mode": "publish", "dry-run": "true", "python": sys.executable})
+    assert not result.failed, result.log[-3000:]
+    rows = {r["op"]: r for r in json.loads(result.outputs["targets"])}
+    assert (rows["rmsnorm"]["stage"], rows["rmsnorm"]["action"]) == ("publish", "failed")
+    assert "problem.py is not this checkout's extraction of rmsnorm" in rows["rmsnorm"]["detail"]
+    assert rows["logit_softcap"]["stage"] == "published"  # an untouched run still publishes
+    assert not marker.exists()
+
+
 def test_next_run_on_the_same_runner_restores_the_store_and_evaluates_nothing_again(
     workflow_run,
 ) -> None:

@@ -234,3 +234,43 @@ def test_tinyserve_problems_reproduce_the_originals(tinyserve, tmp_path, run_pro
                 reference = getattr(owner, "_torchdynamo_orig_callable", owner)
                 want = reference(*_clone(inputs), *module.get_init_inputs())
             assert _same(got, want), item.name
+
+
+def test_problems_carry_no_machines_path_and_import_from_any_checkout(engine_tree, tmp_path):
+    """Two checkouts at different paths give byte-identical problem files, and a problem moved
+    out of its checkout (an Action artifact) imports the op from the checkout it is run in."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    other = tmp_path / "elsewhere" / "checkout"
+    shutil.copytree(engine_tree, other)
+    hint = TargetHint(
+        "engine/layers/norm.py::GemmaRMSNorm", name="gemma", init={"hidden_size": 64}, inputs=X64
+    )
+    first, second = (
+        _emit(root, tmp_path / out, [hint])[1]["gemma"]
+        for root, out in ((engine_tree, "p1"), (other, "p2"))
+    )
+    assert first.path.read_bytes() == second.path.read_bytes()
+    assert str(engine_tree) not in first.path.read_text()
+
+    artifact = tmp_path / "download" / "problem.py"  # no target.json beside it
+    artifact.parent.mkdir()
+    shutil.copy(first.path, artifact)
+    code = f"import runpy; m = runpy.run_path({str(artifact)!r}); print(m['_ROOT'])"
+    env = {k: v for k, v in os.environ.items() if k != "KBOT_REPO"}
+
+    def run(cwd, **extra):
+        return subprocess.run(
+            [sys.executable, "-c", code], cwd=cwd, env={**env, **extra},
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    assert run(other).stdout.strip() == str(other)  # the working directory's checkout
+    assert run(tmp_path, KBOT_REPO=str(engine_tree)).stdout.strip() == str(engine_tree)
+    lost = run(tmp_path)
+    assert lost.returncode != 0
+    assert "no checkout holding engine/layers/norm.py" in lost.stderr
+    assert "set KBOT_REPO" in lost.stderr
