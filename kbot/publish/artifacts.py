@@ -280,6 +280,47 @@ def _speed_phrase(run: RunDir) -> str:
     return f"{geomean:.2f}x vs torch.compile"
 
 
+@dataclass(frozen=True)
+class ModelSpending:
+    """What the language model cost the search that found this kernel (report.json's `llm`)."""
+
+    paid_calls: int
+    cached_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    usd: float
+    models: str  # "name (calls, $usd), ..."
+    op_usd: float | None  # every run of this op, this one included
+
+
+def model_spending(report: dict[str, Any]) -> ModelSpending | None:
+    """None when no model took part (report.json without `llm`, or malformed)."""
+    llm = report.get("llm")
+    run = llm.get("run") if isinstance(llm, dict) else None
+    if not isinstance(run, dict):
+        return None
+    op = llm.get("op") if isinstance(llm.get("op"), dict) else None
+
+    def number(source: dict[str, Any], key: str) -> float:
+        value = source.get(key)
+        return float(value) if isinstance(value, (int, float)) else 0.0
+
+    models = ", ".join(
+        f"{m.get('model')} ({int(number(m, 'calls'))} calls, ${number(m, 'usd'):.4f})"
+        for m in run.get("by_model") or []
+        if isinstance(m, dict) and m.get("model")
+    )
+    return ModelSpending(
+        paid_calls=int(number(run, "paid_calls")),
+        cached_calls=int(number(run, "cached_calls")),
+        prompt_tokens=int(number(run, "prompt_tokens")),
+        completion_tokens=int(number(run, "completion_tokens")),
+        usd=number(run, "usd"),
+        models=models,
+        op_usd=number(op, "usd") if op is not None else None,
+    )
+
+
 def body_context(
     run: RunDir,
     integration: Integration,
@@ -309,6 +350,7 @@ def body_context(
         + (f" (line {target.line})." if target.line else "."),
         **performance_context(verdict),
         "by_size": by_size_context(run.report),
+        "model_spending": model_spending(run.report),
         "seeds": verdict.seeds,
         "distributions": distributions,
         "stage": verdict.stage.value,

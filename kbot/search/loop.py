@@ -20,13 +20,14 @@ from typing import Protocol, TypeVar
 
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import ProblemSpec
-from kbot.propose.base import Proposal, ProposeContext, Proposer
+from kbot.propose.base import Proposal, ProposeContext, ProposeOutcome, Proposer
 from kbot.search.archive import Archive, Entry
 from kbot.search.budget import BudgetTracker, StopReason, StopRequest
 from kbot.search.fitness import fitness_of
 from kbot.search.inflight import Abandoned, call_bounded
 from kbot.search.islands import Islands
 from kbot.search.options import OptimizeOptions
+from kbot.search.overlap import Answered, Ask, BackgroundAsks, overlaps_evaluation
 from kbot.search.progress import NullProgress, Progress, Snapshot
 from kbot.search.proposing import ProposerStanding, as_parent, inherit_schedule, left
 from kbot.search.selection import select_parents
@@ -114,6 +115,10 @@ class SearchLoop:
         self.stop_request = stop_request or StopRequest()
         self.evaluator_closed = False  # an evaluation was abandoned and the evaluator closed
         self.standing = ProposerStanding()
+        # this generation's asks to proposers that wait on a model (kbot.search.overlap)
+        self.background: BackgroundAsks | None = None
+        self._background_generation = 0
+        self._recorded_late = 0  # candidates the background asks brought this generation
 
     def run(self) -> LoopResult:
         try:
@@ -121,6 +126,7 @@ class SearchLoop:
                 stop = self._generations()
         except KeyboardInterrupt:  # a second Ctrl-C, or one outside the main thread's handler
             stop = StopReason.INTERRUPTED
+        self._drain_background()
         for name, reason in self.standing.skipped.items():
             self._note(f"{name}: {reason}")
         self._note_unheard_proposers()
@@ -172,9 +178,11 @@ class SearchLoop:
                     return StopReason.INTERRUPTED
                 if self.proposing_abandoned == "time":
                     return StopReason.TIME
-                if not candidates:
+                if not candidates and self.background is None:
                     return StopReason.EXHAUSTED
             improved, stop = self._evaluate_all(generation, candidates)
+            if not stop and not candidates and not self._recorded_late:
+                return StopReason.EXHAUSTED  # the model's asks brought nothing either
             if stop:
                 # a generation cut short still shows in the report
                 if any(e.generation == generation for e in self.entries.values()):
@@ -192,9 +200,17 @@ class SearchLoop:
     # proposing
 
     def _propose(self, generation: int) -> list[RunCandidate]:
+        """Asks the proposers in line and returns their candidates, recorded; asks to
+        proposers that wait on a model start in the background (self.background) and their
+        candidates join the generation as they come (_evaluate_all)."""
         placed: list[tuple[int, Proposal]] = []
+        later: list[Ask] = []
+        self._recorded_late = 0
         # Seeds: every proposer once, without parents; spread over the islands.
         for index, proposer in enumerate(self._seeders(generation)):
+            if overlaps_evaluation(proposer):
+                later.append(Ask(proposer, (), -1, self.options.islands * 2))
+                continue
             proposals = self._ask(proposer, (), generation, index, self.options.islands * 2)
             placed.extend((i % self.options.islands, p) for i, p in enumerate(proposals))
         if generation > 0:
@@ -212,11 +228,86 @@ class SearchLoop:
                 for proposer in self.proposers:
                     if self.standing.is_dry(proposer.name):
                         continue
+                    if overlaps_evaluation(proposer):
+                        later.append(
+                            Ask(proposer, parents, island, self.options.proposals_per_island)
+                        )
+                        continue
                     proposals = self._ask(
                         proposer, parents, generation, island, self.options.proposals_per_island
                     )
                     placed.extend((island, p) for p in proposals)
-        return self.store.record_proposals(self.run_id, generation, placed)
+        recorded = self.store.record_proposals(self.run_id, generation, placed)
+        if later and not self.proposing_abandoned:
+            tokens, usd = self.tracker.tokens, self.tracker.usd
+
+            def context_for(ask: Ask, spent_tokens: int, spent_usd: float) -> ProposeContext:
+                island = ask.island if ask.island >= 0 else 0
+                return self._context(
+                    ask.parents, generation, island, ask.max_proposals,
+                    tokens + spent_tokens, usd + spent_usd,
+                )  # fmt: skip
+
+            self.background = BackgroundAsks(later, context_for).start()
+            self._background_generation = generation
+        return recorded
+
+    def _harvest(self, generation: int) -> list[RunCandidate]:
+        """The candidates of the background asks answered since the last look, recorded."""
+        if self.background is None:
+            return []
+        placed: list[tuple[int, Proposal]] = []
+        for answered in self.background.take_ready():
+            placed.extend(self._placed(answered, generation))
+        if self.background.finished:
+            self.background = None
+        if not placed:
+            return []
+        recorded = self.store.record_proposals(self.run_id, generation, placed)
+        self._recorded_late += len(recorded)
+        return recorded
+
+    def _placed(self, answered: Answered, generation: int) -> list[tuple[int, Proposal]]:
+        ask = answered.ask
+        if answered.outcome is None:
+            self._note(f"{ask.proposer.name}: failed in generation {generation}: {answered.error}")
+            return []
+        proposals = self._answered(
+            ask.proposer, ask.parents, generation, ask.max_proposals, answered.outcome
+        )
+        if ask.island >= 0:
+            return [(ask.island, p) for p in proposals]
+        return [(i % self.options.islands, p) for i, p in enumerate(proposals)]  # seeds
+
+    def _wait_for_model(self) -> str | None:
+        """Nothing left to evaluate but background asks under way: waits for the next answer.
+        "time" or "stop" when the run must end first (the asks are then cancelled)."""
+        assert self.background is not None
+        why = self.background.wait_next(
+            self.tracker.deadline(), lambda: self.stop_request.requested, self.tracker.clock
+        )
+        if why == "time":
+            self._note(f"{self._waiting_names()}: still proposing when the time budget ran out")
+        return why
+
+    def _waiting_names(self) -> str:
+        names = self.background.proposer_names if self.background is not None else []
+        return ", ".join(names) or "a proposer"
+
+    def _drain_background(self) -> None:
+        """At the run's end: no further ask starts, and what was answered (paid for) is
+        recorded, so a resumed run finds those replies in the store."""
+        if self.background is None:
+            return
+        self.background.cancel()
+        generation = self._background_generation
+        for answered in self.background.take_ready():
+            if answered.outcome is not None:
+                self._answered(
+                    answered.ask.proposer, answered.ask.parents, generation,
+                    answered.ask.max_proposals, answered.outcome,
+                )  # fmt: skip
+        self.background = None
 
     def _seeders(self, generation: int) -> list[Proposer]:
         """Proposers asked for seeds in this generation: all in generation 0, except slow ones
@@ -239,15 +330,8 @@ class SearchLoop:
     ) -> list[Proposal]:
         if self.proposing_abandoned:
             return []
-        context = ProposeContext(
-            problem=self.problem,
-            parents=tuple(as_parent(p) for p in parents),
-            device=self.device,
-            seed=self.options.seed * 1_000_003 + generation * 101 + island,
-            max_proposals=max_proposals,
-            replies=self.store.ledger.for_run(self.run_id),
-            tokens_left=left(self.options.budget.max_tokens, self.tracker.tokens),
-            usd_left=left(self.options.budget.max_usd, self.tracker.usd),
+        context = self._context(
+            parents, generation, island, max_proposals, self.tracker.tokens, self.tracker.usd
         )
         try:
             # A proposer's own work (codegen tracing a multi-GB reference, inductor compiling
@@ -269,6 +353,38 @@ class SearchLoop:
         except Exception as exc:  # a proposer bug costs its proposals, never the run
             self._note(f"{proposer.name}: failed in generation {generation}: {exc}")
             return []
+        return self._answered(proposer, parents, generation, max_proposals, outcome)
+
+    def _context(
+        self,
+        parents: tuple[Entry, ...],
+        generation: int,
+        island: int,
+        max_proposals: int,
+        tokens_spent: int,
+        usd_spent: float,
+    ) -> ProposeContext:
+        return ProposeContext(
+            problem=self.problem,
+            parents=tuple(as_parent(p) for p in parents),
+            device=self.device,
+            seed=self.options.seed * 1_000_003 + generation * 101 + island,
+            max_proposals=max_proposals,
+            replies=self.store.ledger.for_run(self.run_id),
+            tokens_left=left(self.options.budget.max_tokens, tokens_spent),
+            usd_left=left(self.options.budget.max_usd, usd_spent),
+        )
+
+    def _answered(
+        self,
+        proposer: Proposer,
+        parents: tuple[Entry, ...],
+        generation: int,
+        max_proposals: int,
+        outcome: ProposeOutcome,
+    ) -> list[Proposal]:
+        """What an answer brings: its spending counted, its model calls cached, the proposals
+        not yet in the run."""
         self.tracker.tokens += outcome.tokens_used
         self.tracker.usd += outcome.usd_spent
         if outcome.calls:  # cached at once: a run killed after this never pays for them again
@@ -297,7 +413,16 @@ class SearchLoop:
         improved = False
         pending = [c for c in candidates if c.sha256 not in self.entries]
         index = 0
-        while index < len(pending):
+        while True:
+            queued = {c.sha256 for c in pending}
+            pending += [c for c in self._harvest(generation) if c.sha256 not in queued]
+            if index >= len(pending):
+                if self.background is None:
+                    break
+                why = self._wait_for_model()
+                if why is not None:
+                    return improved, StopReason.TIME if why == "time" else StopReason.INTERRUPTED
+                continue
             if self.stop_request.requested:
                 return improved, StopReason.INTERRUPTED
             candidate = pending[index]

@@ -121,3 +121,44 @@ def test_untimed_steps_are_exported_only_when_asked(
     assert json.loads(capsys.readouterr().out)["data"]["skipped"]["no_gain"] == 1
     assert main(["trajectories", "export", "--work-dir", work, "--include-untimed", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["data"]["exported"] == 1
+
+
+def test_the_other_proposers_candidates_are_evaluated_while_the_model_thinks(
+    chat, kernels, problem, api_key, search_fakes, tmp_path
+):
+    """The model's reply waits until the evaluator has judged the fake proposer's two seeds:
+    with the llm asked in line, before any evaluation, it would wait out its 20 s instead."""
+    import threading
+
+    from kbot.propose.llm import LLMProposer
+
+    seeds_judged = threading.Event()
+    waited = []
+
+    class CountingEvaluator(search_fakes.FakeEvaluator):
+        def evaluate(self, problem, candidate_source, candidate_name="candidate.py"):
+            verdict = super().evaluate(problem, candidate_source, candidate_name)
+            if len(self.evaluated) == 2:  # one island: two seeds a proposer
+                seeds_judged.set()
+            return verdict
+
+    def script(body, number):
+        waited.append(seeds_judged.wait(20))
+        return chat.Reply(kernels.fenced(kernels.GOOD), prompt_tokens=1000, completion_tokens=500)
+
+    with chat.ChatServer(script) as server:
+        options = _options(server, generations=1)
+        evaluator = CountingEvaluator()
+        result = _run(
+            tmp_path, problem, options, evaluator,
+            proposer_factory=lambda names: [search_fakes.FakeProposer(seeds=3),
+                                            LLMProposer(options.llm)],
+        )  # fmt: skip
+        requests = len(server.requests)
+    assert waited == [True] and requests == 1
+    assert len(evaluator.evaluated) == 3  # the model's kernel joined the same generation
+    with sqlite3.connect(tmp_path / "work" / "kbot.sqlite") as db:
+        rows = db.execute(
+            "SELECT generation, proposer FROM run_candidates WHERE run_id = ?", (result.run_id,)
+        ).fetchall()
+    assert sorted(rows) == [(0, "fake"), (0, "fake"), (0, "llm")]

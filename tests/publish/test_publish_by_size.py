@@ -93,3 +93,26 @@ def test_no_section_for_one_untimed_kernel(make_run, target_repo):
     publication = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
     assert "Which kernel serves which size" not in publication.body
     assert dataclasses.is_dataclass(publication)
+
+
+def test_pr_body_says_what_the_model_cost_when_one_took_part(make_run, target_repo):
+    """Issue 16: tokens and USD in the PR body, from report.json's `llm`; none without it."""
+    run_dir = make_run("fused_op")
+    plain = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
+    assert "### Model spending" not in plain
+    report = json.loads((run_dir / "report.json").read_text())
+    usage = {
+        "calls": 7, "paid_calls": 6, "cached_calls": 1, "candidates": 5,
+        "prompt_tokens": 11000, "completion_tokens": 2400, "tokens": 13400, "usd": 0.0412,
+        "by_status": {"parsed": 5, "no_code": 2},
+        "by_model": [{"model": "small", "calls": 5, "tokens": 9000, "usd": 0.012},
+                     {"model": "large", "calls": 2, "tokens": 4400, "usd": 0.0292}],
+    }  # fmt: skip
+    report["llm"] = {"run": usage, "op": {**usage, "usd": 0.0824}}
+    (run_dir / "report.json").write_text(json.dumps(report))
+    body = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
+    section = body.split("### Model spending\n", 1)[1].split("###", 1)[0]
+    assert "6 paid request(s) and took 1 from its store's cache" in section
+    assert "11000 prompt + 2400 completion tokens, $0.0412" in section
+    assert "(small (5 calls, $0.0120), large (2 calls, $0.0292))" in section
+    assert "All runs for this op so far: $0.0824." in section

@@ -41,6 +41,9 @@ DIFF_SHARE = 0.5  # of the other requests with an accepted parent
 
 class LLMProposer:
     name = "llm"
+    # A model's reply takes seconds to minutes: the loop asks in the background and evaluates
+    # the other proposers' candidates meanwhile (kbot.search.overlap).
+    overlaps_evaluation = True
 
     def __init__(self, settings: LLMSettings, client: ChatClient | None = None) -> None:
         self.settings = settings
