@@ -20,6 +20,7 @@ from pathlib import Path
 from kbot.output import to_jsonable
 from kbot.scan.findings import Finding, Flag, ScanOptions, ScanResult
 from kbot.scan.inputs import InputPlan, InputsUnknown, plan_inputs
+from kbot.scan.location import ImportLocation, import_location
 from kbot.scan.rebuild import RebuildError, rebuild_reference
 from kbot.scan.render import render_problem
 from kbot.scan.table import target_id
@@ -41,35 +42,6 @@ class EmittedProblem:
     path: Path | None = None  # the problem file
     target_json: Path | None = None
     mode: str = ""  # "import" (the problem imports the op) or "rebuilt" (copied from source)
-
-
-@dataclass(frozen=True)
-class ImportLocation:
-    sys_path: Path  # folder to put on sys.path
-    module: str  # dotted module name from there
-    # The same, from the repository's root (POSIX paths; import_dir "" is the root itself):
-    # what a problem file records, so that it imports the op on any machine's checkout.
-    file: str = ""
-    import_dir: str = ""
-
-
-def import_location(root: Path, file: str) -> ImportLocation:
-    """The module name of `file`: up through folders that are packages (have __init__.py)."""
-    path = (root / file).resolve()
-    parts = [path.stem] if path.stem != "__init__" else []
-    folder = path.parent
-    while (folder / "__init__.py").is_file() and folder != folder.parent:
-        parts.insert(0, folder.name)
-        folder = folder.parent
-    resolved = root.resolve()
-    try:
-        relative = path.relative_to(resolved).as_posix()
-        import_dir = folder.relative_to(resolved).as_posix()
-    except ValueError:  # the package starts above the scanned folder: only this machine's path
-        relative, import_dir = "", ""
-    return ImportLocation(
-        folder, ".".join(parts), relative, "" if import_dir == "." else import_dir
-    )
 
 
 def check_imports(locations: list[ImportLocation]) -> dict[str, str | None]:

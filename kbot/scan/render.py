@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kbot.scan.eager import IMPORTED_HELPERS
 from kbot.scan.findings import Finding, Flag
 from kbot.scan.inputs import InputArg, InputPlan
+from kbot.scan.location import ImportLocation
 from kbot.scan.rebuild import Rebuilt
-
-if TYPE_CHECKING:
-    from kbot.scan.extract import ImportLocation
 
 _FLOAT_DTYPES = {"float16", "bfloat16", "float32", "float64", "half", "float", "double"}
 

@@ -11,11 +11,11 @@ mask is exactly the bounds conditions of the indices they use. Results are memoi
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
 
 import torch
 import torch.fx
 
+from kbot.propose.codegen.indexing import ZERO, Ix, shape_of
 from kbot.propose.codegen.ops import (
     FLOAT_TYPES,
     TL_DTYPES,
@@ -26,6 +26,7 @@ from kbot.propose.codegen.ops import (
 )
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
+from kbot.propose.codegen.views import lower_view
 
 aten = torch.ops.aten
 # Products and the sums that would absorb them into an fma (KernelBody.product_before_sum).
@@ -48,20 +49,6 @@ _PASS_THROUGH = {
     torch.ops.prims.convert_element_type.default,
 }
 
-
-@dataclass(frozen=True)
-class Ix:
-    """An index along one dim: a Triton expression and the conditions that keep it in bounds."""
-
-    expr: str
-    guards: tuple[str, ...] = ()
-    wide: bool = False  # already int64 (row indices are), so `ix * stride` cannot overflow
-    # (flat, sizes, k) when this is digit k of `flat` split by a reshape into `sizes`; merging
-    # the same digits back gives `flat` itself instead of `(flat // 128) * 128 + flat % 128`.
-    origin: tuple = ()
-
-
-ZERO = Ix("0")
 
 _IDENTITY = {
     aten.alias.default,
@@ -94,14 +81,6 @@ VIEW_OPS = {
     aten.index_select.default,
     operator.getitem,
 }
-
-
-def shape_of(node: object) -> tuple:
-    if isinstance(node, torch.fx.Node):
-        val = node.meta.get("val")
-        if isinstance(val, torch.Tensor):
-            return tuple(val.shape)
-    return ()
 
 
 def _paren(expr: str) -> str:
@@ -308,8 +287,6 @@ class KernelBody:
             raise Unsupported(f"FX node kind {node.op}")
         target = node.target
         if target in VIEW_OPS:
-            from kbot.propose.codegen.views import lower_view
-
             return lower_view(self, node, idx)
         if target in _IDENTITY:
             return self.value(node.args[0], idx)

@@ -8,15 +8,12 @@ variants call libdevice's tanh behind a constexpr that is true only on the GPU.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import torch
 import torch.fx
 
+from kbot.propose.codegen.indexing import Lowering
 from kbot.propose.codegen.trace import Unsupported
-
-if TYPE_CHECKING:
-    from kbot.propose.codegen.lowering import KernelBody
 
 aten = torch.ops.aten
 
@@ -134,7 +131,7 @@ def supported(target: object) -> bool:
     return target in _UNARY or target in _BINARY or target in _OTHER
 
 
-def compute(body: KernelBody, node: torch.fx.Node, args: list[str]) -> str:
+def compute(body: Lowering, node: torch.fx.Node, args: list[str]) -> str:
     """The Triton expression of a compute node over its operands' expressions (fp32)."""
     target = node.target
     kwargs = node.kwargs
@@ -208,7 +205,7 @@ def _op_name(target: object) -> str:
     return getattr(target, "__name__", str(target))
 
 
-def _clamp(node: torch.fx.Node, a: str, body: KernelBody) -> str:
+def _clamp(node: torch.fx.Node, a: str, body: Lowering) -> str:
     if node.target == aten.clamp_min.default:
         lo, hi = node.args[1], None
     elif node.target == aten.clamp_max.default:
@@ -243,7 +240,7 @@ def _pow(a: str, exponent: object) -> str:
     raise Unsupported(f"pow with exponent {exponent!r}")
 
 
-def _cast(node: torch.fx.Node, a: str, body: KernelBody) -> str:
+def _cast(node: torch.fx.Node, a: str, body: Lowering) -> str:
     src = dtype_of(node.args[0])
     dst = node.kwargs.get("dtype", dtype_of(node))
     if dst is None or dst == src:

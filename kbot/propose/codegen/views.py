@@ -12,7 +12,7 @@ import operator
 import torch
 import torch.fx
 
-from kbot.propose.codegen.lowering import ZERO, Ix, KernelBody, shape_of
+from kbot.propose.codegen.indexing import ZERO, Ix, Lowering, shape_of
 from kbot.propose.codegen.sizes import SizeNames, size_expr
 from kbot.propose.codegen.trace import Unsupported
 
@@ -48,7 +48,7 @@ def _hint(size: object) -> int:
     raise Unsupported(f"size {size} has no traced value")
 
 
-def lower_view(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
+def lower_view(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
     target = node.target
     args = node.args
     if target == operator.getitem:
@@ -111,7 +111,7 @@ def lower_view(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> st
     raise Unsupported(f"view op {target}")
 
 
-def _split_piece(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
+def _split_piece(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
     split, k = node.args
     if not isinstance(split, torch.fx.Node) or split.target not in (
         aten.split_with_sizes.default,
@@ -133,7 +133,7 @@ def _split_piece(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> 
 
 
 def reshape_index(
-    body: KernelBody, in_shape: tuple, out_shape: tuple, idx: tuple[Ix, ...]
+    body: Lowering, in_shape: tuple, out_shape: tuple, idx: tuple[Ix, ...]
 ) -> tuple[Ix, ...]:
     """Maps an index of the reshaped view to the source by grouping dims of equal extent."""
     new: list[Ix] = [ZERO] * len(in_shape)
@@ -193,7 +193,7 @@ def reshape_index(
     return tuple(new)
 
 
-def _cat(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
+def _cat(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
     pieces = [p for p in node.args[0] if not (shape_of(p) and _hint(shape_of(p)[0]) == 0)]
     rank = len(shape_of(node))
     dim = _dim(node.args[1] if len(node.args) > 1 else 0, rank)
@@ -229,7 +229,7 @@ def _cat(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
     return result
 
 
-def _gather(body: KernelBody, node: torch.fx.Node, idx: tuple[Ix, ...], indices: list) -> str:
+def _gather(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...], indices: list) -> str:
     src = node.args[0]
     present = [(p, t) for p, t in enumerate(indices) if t is not None]
     if len(present) != 1:
