@@ -171,13 +171,15 @@ def fault_table(records: list[Record]) -> list[str]:
 
 
 def _probe_rows(records: list[Record]):
-    """(probe record, its case time, the first probe's time of that case) in stream order."""
-    first: dict[str, CaseTime] = {}
+    """(probe record, its case time, the first probe's time of that case in the same
+    invocation) in stream order: a resumed log's later invocations may run on another machine,
+    whose times are not comparable with the first one's."""
+    first: dict[tuple[int, str], CaseTime] = {}
     for r in records:
         if r.kind != "probe" or r.accepted is None:
             continue
         for t in r.times:
-            yield r, t, first.setdefault(t.case, t)
+            yield r, t, first.setdefault((r.run, t.case), t)
 
 
 def _within(t: CaseTime, base: CaseTime) -> tuple[float, float, bool]:
@@ -219,7 +221,7 @@ def probe_table(records: list[Record]) -> list[str]:
         for _, t, base in (row for row in rows if row[0] is r):
             delta, floor, ok = _within(t, base)
             if t is base:
-                within = "first"
+                within = "first" if r.run == 0 else f"first of run {r.run} (resumed)"
             elif not ok:
                 within = "**slower**"
             else:
@@ -263,7 +265,8 @@ def render(header: list[str], records: list[Record], run: int, run_s: float, pla
             "slower than its first (what a fault could leave behind slows later evaluations); "
             "'yes (faster)' marks a median faster than the floor allows, drift between two "
             "separate measurements that the evaluator never compares (it times a candidate "
-            "interleaved with its baselines).",
+            "interleaved with its baselines). A resumed run (another device session, maybe "
+            "another machine) compares its probes with its own first one.",
             "",
             *probe_table(records),
             "",
