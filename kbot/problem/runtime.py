@@ -102,3 +102,19 @@ def refill_(buffers: list, fresh: list) -> None:
             if not isinstance(value, torch.Tensor) or value.shape != buffer.shape:
                 raise ValueError(f"get_inputs()[{index}] changes shape between seeds")
             buffer.copy_(value)
+
+
+def case_dtypes(path: str | Path, cases: list[dict[str, Any]]) -> list[str | None]:
+    """The floating dtype each case's inputs are built in ("bfloat16"; the first floating
+    tensor's), read on the meta device (nothing is allocated); None for a case without one.
+    What the parity test of a PR checks each dtype against (kbot.publish.artifacts)."""
+    import torch
+
+    module = import_file(path, prefix="kbot_dtypes_problem")
+    found: list[str | None] = []
+    for case in cases:
+        with torch.device("meta"):
+            inputs = case_inputs(module, dict(case))
+        floating = [v for v in inputs if isinstance(v, torch.Tensor) and v.is_floating_point()]
+        found.append(str(floating[0].dtype).removeprefix("torch.") if floating else None)
+    return found

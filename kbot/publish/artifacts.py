@@ -156,6 +156,47 @@ def checked_dtypes(run: RunDir) -> tuple[str, ...]:
     return tuple(found) or ("float32",)
 
 
+def dtype_tolerances(run: RunDir, dtypes: tuple[str, ...]) -> dict[str, tuple[float, float]]:
+    """(atol, rtol) per dtype the parity test checks: the loosest the evaluator used on the
+    cases built in that dtype (report.json's case_dtypes), never another dtype's. A dtype with
+    no checked case of its own (an older report, or none recorded) takes the loosest of all
+    the cases when they share one dtype, else the evaluator's default for it."""
+    by_case = {
+        _case_key(row.get("case")): row.get("dtype")
+        for row in run.report.get("case_dtypes") or []
+        if isinstance(row, dict)
+    }
+    found: dict[str, tuple[float, float]] = {}
+    every = (0.0, 0.0)
+    for case in run.verdict.cases:
+        if case.correctness is None:
+            continue
+        pair = (case.correctness.atol, case.correctness.rtol)
+        every = (max(every[0], pair[0]), max(every[1], pair[1]))
+        dtype = by_case.get(_case_key(case.case))
+        if dtype is not None:
+            old = found.get(dtype, (0.0, 0.0))
+            found[dtype] = (max(old[0], pair[0]), max(old[1], pair[1]))
+    for dtype in dtypes:
+        if dtype not in found:
+            single = len(dtypes) == 1 and every != (0.0, 0.0)
+            found[dtype] = every if single else _default_tolerance(dtype)
+    return found
+
+
+def _default_tolerance(dtype: str) -> tuple[float, float]:
+    """The evaluator's tolerance for a dtype, from the one table it uses."""
+    import torch
+
+    from kbot.evaluate.compare import DEFAULT_TOLERANCES
+
+    return DEFAULT_TOLERANCES.get(getattr(torch, dtype, None), (1e-2, 1.6e-2))
+
+
+def _case_key(case: Any) -> str:
+    return repr(sorted(dict(case).items())) if isinstance(case, dict) else ""
+
+
 def _get_inputs_source(run: RunDir) -> str:
     tree = ast.parse(run.problem.source)
     for node in tree.body:
@@ -224,12 +265,7 @@ def _code_context(
     run: RunDir, call: KernelCall, layout: Layout, kernel_import: str, dtypes: tuple[str, ...]
 ) -> dict[str, Any]:
     reference = split_reference(run.problem.source, kernel_import.split(".")[0])
-    tolerances = {}
-    for case in run.verdict.cases:
-        if case.correctness is not None:
-            atol, rtol = tolerances.get("all", (0.0, 0.0))
-            tolerances["all"] = (max(atol, case.correctness.atol), max(rtol, case.correctness.rtol))
-    atol, rtol = tolerances.get("all", (1e-2, 1e-2))
+    tolerances = dtype_tolerances(run, dtypes)
     return {
         "op": call.launcher,
         "kbot_version": __version__,
@@ -240,7 +276,7 @@ def _code_context(
         "kernel_import": kernel_import,
         "forward_params": list(call.forward_params),
         "kernel_call": call.render({"self": "model"}),
-        "tolerances": [(d, {"atol": atol, "rtol": rtol}) for d in dtypes],
+        "tolerances": [(d, {"atol": tolerances[d][0], "rtol": tolerances[d][1]}) for d in dtypes],
         "dtypes": list(dtypes),
         "dtypes_literal": py_literal(list(dtypes)),
         "cases": py_literal([dict(c) for c in run.problem.cases]),
@@ -274,10 +310,15 @@ def _existing_context(integration: Integration, spec: AdapterInput) -> dict[str,
 
 
 def _speed_phrase(run: RunDir) -> str:
+    """The title's claim: vs torch.compile; a timed run without compile baselines says it
+    was measured against eager only, never "not timed"."""
     geomean = run.verdict.speedup_geomean("compile")
-    if geomean is None:
-        return "correctness-checked, not timed"
-    return f"{geomean:.2f}x vs torch.compile"
+    if geomean is not None:
+        return f"{geomean:.2f}x vs torch.compile"
+    eager = run.verdict.speedup_geomean("eager")
+    if eager is not None:
+        return f"{eager:.2f}x vs eager; torch.compile not measured"
+    return "correctness-checked, not timed"
 
 
 @dataclass(frozen=True)

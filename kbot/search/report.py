@@ -58,6 +58,9 @@ def build_report(
         "options": dataclasses.asdict(options),
         "winner": _winner(winner) if winner else None,
         "cases": [case_row(c) for c in verdict.cases] if verdict else [],
+        # the floating dtype of each case's inputs (None: none), and all of them: the dtypes a
+        # PR's parity test checks, each with its own cases' tolerances (kbot.publish)
+        **_dtypes(problem),
         "verdict": verdict.to_json() if verdict else None,
         "lineage": lineage(winner[1], entries) if winner else [],
         "generations": [dataclasses.asdict(g) for g in result.generations],
@@ -83,6 +86,19 @@ def build_report(
         "first_accepted_s": (
             None if result.first_accepted_s is None else round(result.first_accepted_s, 3)
         ),
+    }
+
+
+def _dtypes(problem: ProblemSpec) -> dict[str, Any]:
+    from kbot.problem.runtime import case_dtypes
+
+    try:
+        found = case_dtypes(problem.path, [dict(c) for c in problem.cases])
+    except Exception:  # the user's get_inputs cannot build on meta: the PR reads the source
+        return {}
+    return {
+        "case_dtypes": [{"case": dict(c), "dtype": d} for c, d in zip(problem.cases, found)],
+        "dtypes": sorted({d for d in found if d is not None}),
     }
 
 
