@@ -23,6 +23,7 @@ from kbot.evaluate.protocol import PROTOCOL_VERSION, Job
 
 OUTPUT_LIMIT_CHARS = 4000
 STARTUP_TIMEOUT_S = 300.0
+READ_POLL_S = 0.25  # how soon a read notices that another thread killed the worker
 # A long search loads hundreds of candidate modules and kernels into one worker; a fresh one
 # every so often bounds that growth.
 JOBS_PER_WORKER = 500
@@ -68,14 +69,20 @@ class WorkerProcess:
         self._eof = False
         self.spawned = 0
         self._jobs = 0
+        # Set by kill() from any thread: a read under way (start's handshake, a job's reply)
+        # gives up within READ_POLL_S instead of waiting out its deadline on a pipe kill()
+        # closed under it (Evaluator.abort at a budget's end).
+        self._killed = False
 
     @property
     def alive(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+        process = self._process  # another thread may kill it meanwhile
+        return process is not None and process.poll() is None
 
     def start(self) -> WorkerInfo:
         if self.alive:
             return self.info
+        self._killed = False
         self._capture.write_bytes(b"")
         env = scrub_environment(dict(os.environ))
         package_root = str(Path(__file__).resolve().parents[2])
@@ -128,15 +135,16 @@ class WorkerProcess:
             self._jobs = 0
         self.start()
         self._jobs += 1
-        assert self._process is not None and self._process.stdin is not None
+        process = self._process
+        assert process is not None and process.stdin is not None
         self._capture.write_bytes(b"")  # the worker appends, so truncation starts a fresh log
         started = time.monotonic()
         deadline = started + job.candidate_timeout_s
         phase = "start"
         try:
-            self._process.stdin.write(job.to_line())
-            self._process.stdin.flush()
-        except (BrokenPipeError, OSError):
+            process.stdin.write(job.to_line())
+            process.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):  # ValueError: closed by an abort
             return self._crashed(started, phase)
         while True:
             message = self._read(deadline)
@@ -187,7 +195,13 @@ class WorkerProcess:
             selector.register(stream, selectors.EVENT_READ)
             while b"\n" not in self._buffer:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or not selector.select(timeout=remaining):
+                if remaining <= 0 or self._killed:
+                    self._eof = self._killed
+                    return None
+                if not selector.select(timeout=min(remaining, READ_POLL_S)):
+                    continue
+                if self._killed:  # the pipe may be closed under us
+                    self._eof = True
                     return None
                 chunk = os.read(stream.fileno(), 1 << 16)
                 if not chunk:
@@ -211,19 +225,22 @@ class WorkerProcess:
         return f"{text[:half]}\n... [{len(text) - 2 * half} characters trimmed] ...\n{text[-half:]}"
 
     def _reap(self) -> int | None:
-        if self._process is None:
+        process = self._process
+        if process is None:
             return None
         try:
-            code = self._process.wait(timeout=10)
+            code = process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             code = None
         self.kill()  # also ends whatever the candidate left running in the group
         return code
 
     def kill(self) -> None:
-        if self._process is not None:
-            kill_group(self._process)
-            self._process = None
+        self._killed = True
+        # taken first: the reading thread and Evaluator.abort's thread may both get here
+        process, self._process = self._process, None
+        if process is not None:
+            kill_group(process)
 
     def close(self) -> None:
         self.close_worker()

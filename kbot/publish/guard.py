@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # adapters import this module; a runtime import would be circular
     from kbot.publish.adapters.source import Param
+from kbot.errors import KbotError
 
 
 @dataclass(frozen=True)
@@ -47,34 +48,46 @@ class InputFact:
         return dims.pop() if self.tensor and len(dims) == 1 else None
 
 
-def problem_module(problem_path: Path) -> ModuleType | None:
-    """The run's problem file imported once for input_facts and scalar_attributes; None when it
-    does not import (the guard then degrades, publishing does not fail)."""
+class GuardError(KbotError):
+    """The guard cannot be built from the problem the kernel was checked on: publishing stops
+    rather than ship a kernel that would run on sizes and dtypes nobody checked."""
+
+
+def _guard_error(what: str, exc: BaseException) -> GuardError:
+    return GuardError(
+        f"the guard needs the problem's inputs, but {what} raised {type(exc).__name__}: "
+        f"{' '.join(str(exc).split())[:300]}; publish from the repository's checkout (or set "
+        "KBOT_REPO to it) so that the run directory's problem.py imports the op"
+    )
+
+
+def problem_module(problem_path: Path) -> ModuleType:
+    """The run's problem file imported once for input_facts and scalar_attributes. GuardError
+    when it does not import: without it the guard could not restrict the kernel to what was
+    checked."""
     from kbot.problem.runtime import import_file
 
     try:
         return import_file(problem_path, prefix="kbot_publish_problem")
-    except Exception:  # the user's code
-        return None
+    except Exception as exc:  # the user's code, or a checkout it cannot find
+        raise _guard_error("importing problem.py", exc) from None
 
 
 def input_facts(
-    problem: Path | ModuleType | None, cases: tuple[dict[str, Any], ...]
+    problem: Path | ModuleType, cases: tuple[dict[str, Any], ...]
 ) -> tuple[InputFact, ...]:
     """Builds the problem's inputs for every case on the meta device (no memory, no compute).
-    Returns () when the problem cannot build them; the guard then checks the first input only."""
+    GuardError when get_inputs cannot build them there."""
     import torch
 
     from kbot.problem.runtime import case_inputs
 
     module = problem_module(problem) if isinstance(problem, Path) else problem
-    if module is None:
-        return ()
     try:
         with torch.device("meta"):
             built = [case_inputs(module, dict(case)) for case in cases]
-    except Exception:  # the user's get_inputs; the guard degrades, publishing does not fail
-        return ()
+    except Exception as exc:  # the user's get_inputs
+        raise _guard_error("building the inputs on the meta device", exc) from None
     if not built or len({len(args) for args in built}) != 1:
         return ()
     facts = []
@@ -181,7 +194,7 @@ def _shape_terms(name: str, fact: InputFact) -> list[str]:
     return terms
 
 
-def scalar_attributes(problem: Path | ModuleType | None) -> tuple[tuple[str, Any], ...]:
+def scalar_attributes(problem: Path | ModuleType) -> tuple[tuple[str, Any], ...]:
     """The plain scalar attributes (int, float, bool, str) of the problem's Model as
     get_init_inputs() builds it, on the meta device: the values the kernel was checked with."""
     import torch
@@ -189,8 +202,6 @@ def scalar_attributes(problem: Path | ModuleType | None) -> tuple[tuple[str, Any
     from kbot.problem.runtime import init_inputs
 
     module = problem_module(problem) if isinstance(problem, Path) else problem
-    if module is None:
-        return ()
     try:
         with torch.device("meta"):
             model = module.Model(*init_inputs(module))

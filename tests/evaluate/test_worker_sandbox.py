@@ -271,3 +271,32 @@ def test_abort_kills_a_busy_judge_at_once(tmp_path, candidate):
     assert not call.is_alive() and took < 3.0, took  # close() alone waits 5 s first
     assert not verdicts[0].accepted
     assert verdicts[0].reasons[0].rule == "evaluator-error", [str(r) for r in verdicts[0].reasons]
+
+
+def test_a_read_under_way_gives_up_when_another_thread_kills_the_worker():
+    """A worker still starting (the handshake not yet read) or busy: kill() from another thread
+    (Evaluator.abort) ends the read within READ_POLL_S, not at its deadline minutes later."""
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from kbot.evaluate.sandbox import READ_POLL_S
+
+    worker = WorkerProcess(device="cpu")
+    worker._process = subprocess.Popen(  # says nothing, like a worker importing torch
+        [sys.executable, "-c", "import time; time.sleep(120)"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    got = []
+    reader = threading.Thread(target=lambda: got.append(worker._read(time.monotonic() + 120)))
+    reader.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    worker.kill()
+    reader.join(timeout=10)
+    assert not reader.is_alive() and time.monotonic() - started < 2 + READ_POLL_S
+    assert got == [None] and worker._eof  # read as the worker's end, not as a timeout
+    worker.close()

@@ -132,7 +132,8 @@ def _bench(publication) -> str:
     return next(f.content for f in publication.files if "/bench_" in f.path)
 
 
-def test_bench_times_a_copy_of_a_patched_function(make_run, target_repo):
+def test_bench_times_a_copy_of_a_patched_function(make_run, target_repo, monkeypatch):
+    monkeypatch.syspath_prepend(str(target_repo))  # what the problem's _ROOT set-up does
     run_dir = make_run("function")
     problem = run_dir / "problem.py"
     # The scanner's import mode: the reference calls the target function itself.
@@ -154,7 +155,10 @@ def test_bench_times_a_copy_of_a_patched_function(make_run, target_repo):
     compile(bench, "bench.py", "exec")
 
 
-def test_bench_of_a_patched_method_reference_times_only_the_kernel(make_run, target_repo):
+def test_bench_of_a_patched_method_reference_times_only_the_kernel(
+    make_run, target_repo, monkeypatch
+):
+    monkeypatch.syspath_prepend(str(target_repo))  # what the problem's _ROOT set-up does
     run_dir = make_run("torch_compile")
     problem = run_dir / "problem.py"
     problem.write_text(

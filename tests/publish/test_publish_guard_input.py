@@ -3,10 +3,12 @@ input's dtype (RoPE takes int64 positions first), every tensor present and conti
 floats in the same dtype, integer tensors in their checked dtype, and every dimension that had
 one size in all cases at that size; dimensions that varied stay free."""
 
+import pytest
+
 from kbot.publish.adapters.base import guard_terms
 from kbot.publish.adapters.source import Param
 from kbot.publish.callsite import KernelCall
-from kbot.publish.guard import anchor_index, input_facts
+from kbot.publish.guard import GuardError, anchor_index, input_facts
 
 ROPE_PROBLEM = """
 import torch
@@ -108,17 +110,23 @@ def test_optional_tensors_must_be_present_and_checked_dims_pinned(tmp_path):
     ]
 
 
-def test_a_problem_that_cannot_build_inputs_guards_the_first_input_only(tmp_path):
-    facts = _facts(
-        tmp_path,
-        NORM_PROBLEM.replace(
-            "def get_inputs(T=1):", "def get_inputs(T=1):\n    raise RuntimeError('no')"
-        ),
+def test_a_problem_that_cannot_build_its_inputs_stops_the_publication(tmp_path):
+    """No silent dtype-and-contiguity guard: without the checked inputs the kernel would run on
+    sizes nobody checked, so publishing stops and says why."""
+    failing = NORM_PROBLEM.replace(
+        "def get_inputs(T=1):", "def get_inputs(T=1):\n    raise RuntimeError('no weights here')"
     )
-    assert facts == ()
-    call = KernelCall("f", ("x",), ("x",), (), ())
-    terms = guard_terms(call, (Param("x", None),), ("float32",), True, "f", facts)
-    assert terms == ["x.is_cuda", "x.dtype in (torch.float32,)", "x.is_contiguous()"]
+    with pytest.raises(
+        GuardError,
+        match=r"building the inputs on the meta device raised "
+        r"RuntimeError: no weights here; publish from the repository's checkout",
+    ):
+        _facts(tmp_path, failing)
+    missing = tmp_path / "elsewhere"
+    missing.mkdir()
+    (missing / "problem.py").write_text("from not_a_package_here import Op\n" + NORM_PROBLEM)
+    with pytest.raises(GuardError, match="importing problem.py raised ModuleNotFoundError"):
+        input_facts(missing / "problem.py", ({"T": 1},))
 
 
 ATTR_PROBLEM = """
