@@ -89,3 +89,40 @@ def test_a_timed_run_without_compile_baselines_is_titled_against_eager(make_run,
     eager = run.verdict.speedup_geomean("eager")
     assert run.verdict.timed and eager is not None
     assert title.endswith(f"({eager:.2f}x vs eager; torch.compile not measured)"), title
+
+
+def test_fixture_reports_state_the_speedups_their_medians_give():
+    """The PR bodies' goldens are rendered from these fixtures: a speedup typed by hand (1.00x
+    where the medians give 0.86x) would make a golden assert a false claim."""
+    import json
+    import math
+
+    from kbot.evaluate.timing import speedup
+    from kbot.evaluate.verdict import Verdict
+
+    fixtures = Path(__file__).parent / "fixtures" / "runs"
+    checked = 0
+    for path in sorted(fixtures.rglob("*.json")):
+        data = json.loads(path.read_text())
+        verdict_json = data.get("verdict") if isinstance(data, dict) else None
+        if not isinstance(verdict_json, dict):
+            continue
+        for case in Verdict.from_json(verdict_json).cases:
+            t = case.timing
+            if t is None:
+                continue
+            compiled = [s for s in (t.compile_graph, t.compile_max_autotune_graph) if s]
+            best = min(compiled, key=lambda s: s.median_us) if compiled else None
+            for stated, baseline in (
+                (t.speedup_vs_compile, best),
+                (t.speedup_vs_eager, t.eager_graph),
+            ):
+                if stated is None or baseline is None:
+                    continue
+                assert math.isclose(stated, speedup(baseline, t.candidate_graph), abs_tol=2e-3), (
+                    path.name,
+                    case.case,
+                    stated,
+                )
+                checked += 1
+    assert checked >= 6
