@@ -27,6 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--emit-problems", type=Path, metavar="DIR", help="write one problem file per target"
     )
+    parser.add_argument(
+        "--model-config",
+        metavar="PATH|PRESET",
+        help="a Hugging Face config.json or a preset (llama-3-8b, qwen2.5-7b, qwen3-8b): "
+        "inputs for targets that .kbot.yml and the profile leave without",
+    )
     parser.add_argument("--top", type=int, metavar="N", help="keep the N best targets")
     parser.add_argument(
         "--include-existing",
@@ -69,8 +75,17 @@ def options_from_args(args: argparse.Namespace):
         profile_command=args.profile,
         profile_function=args.profile_module,
         top=args.top,
+        model_config=_model_config(getattr(args, "model_config", None)),
     )
     return options, config.root
+
+
+def _model_config(spec: str | None):
+    if not spec:
+        return None
+    from kbot.scan.model_config import load_model_config
+
+    return load_model_config(spec)
 
 
 def run(args: argparse.Namespace) -> CommandResult:

@@ -147,6 +147,8 @@ class ScanOptions:
     profile_function: str | None = None  # "pkg.mod:fn"
     profile_timeout_s: float = 600.0
     top: int | None = None
+    # kbot.scan.model_config.ModelConfig: inputs for targets without .kbot.yml inputs
+    model_config: Any = None
 
 
 @dataclass(frozen=True)

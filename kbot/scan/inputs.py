@@ -44,10 +44,62 @@ def plan_inputs(finding: Finding, options: ScanOptions) -> InputPlan:
         return _from_config(finding, options)
     if finding.profile is not None and finding.profile.inputs_seen:
         return _from_profile(finding, options)
+    if options.model_config is not None:
+        return _from_model_config(finding, options)
     raise InputsUnknown(
         f"cannot infer inputs for {finding.name} ({finding.file}::{finding.qualname}): "
-        "add `inputs:` to its .kbot.yml target, or run the scan with --profile"
+        "add `inputs:` to its .kbot.yml target, or run the scan with --profile or "
+        "--model-config"
     )
+
+
+def _from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
+    """Every argument by its name through kbot.scan.model_config's tables, each value with
+    where it came from; a name the tables do not know is a skip naming the key to add."""
+    from kbot.scan.model_config import describe, scalar_value, tensor_shape
+
+    config = options.model_config
+    said: list[str] = []
+    init: dict[str, Any] = {}
+    for param in finding.init_params:
+        known = scalar_value(config, param.name.lstrip("*"))
+        if known is not None:
+            init[param.name] = known.value
+            said.append(f"{param.name}={describe(known.value)} ({known.because})")
+    words = f"{finding.qualname} {finding.entry} {finding.name}"  # the op's own names
+    args: list[InputArg] = []
+    for param in finding.params:
+        if param.name.startswith("*"):
+            continue
+        shape = tensor_shape(config, param.name, words)
+        scalar = scalar_value(config, param.name)
+        annotation = (param.annotation or "").lower()
+        if shape is not None and ("tensor" in annotation or not annotation):
+            dims, dtype, high, why = shape
+            args.append(InputArg(param.name, dims, dtype, high))
+            sizes = ", ".join(str(d) for d in dims)
+            said.append(f"{param.name} [{sizes}] {dtype} ({why})")
+        elif scalar is not None and not finding.entry:
+            args.append(InputArg(param.name, None, None, value=scalar.value))
+            said.append(f"{param.name}={describe(scalar.value)} ({scalar.because})")
+        elif scalar is not None:
+            continue  # a method's scalar with a default keeps it
+        elif param.default is None:
+            raise InputsUnknown(
+                f"cannot infer inputs for {finding.name}: --model-config {config.name} does not "
+                f"say what argument `{param.name}` of {finding.qualname} is; add it to "
+                "`inputs:` of its .kbot.yml target"
+            )
+    if not args:
+        raise InputsUnknown(
+            f"cannot infer inputs for {finding.name}: no tensor argument of {finding.qualname} "
+            f"is one --model-config {config.name} can size; add `inputs:` to its .kbot.yml target"
+        )
+    cases = tuple(options.cases)
+    _check_case_variables(args, cases, finding)
+    init_args, init_names = _init_arguments(finding, init)
+    source = f"--model-config {config.name}: " + "; ".join(said)
+    return InputPlan(tuple(args), init_args, init_names, cases, source)
 
 
 def _from_config(finding: Finding, options: ScanOptions) -> InputPlan:

@@ -1,0 +1,179 @@
+"""Inputs from a model's configuration, for a repository without `.kbot.yml` targets.
+
+`kbot scan --model-config PATH|PRESET` reads a Hugging Face `config.json` (its `text_config`
+for a multimodal one) or a named preset, and maps constructor and argument names to the model's
+sizes: a constructor's `hidden_size` (or `dim`, `d_model`, ...) is the model's hidden size, an
+`eps` its `rms_norm_eps`, a forward's `x` a `[T, hidden_size]` tensor, `positions` `[T]`
+integers below `max_position_embeddings`, and so on; the token count `T` takes the scan's
+decode and prefill cases. Nothing is guessed silently: every value says where it came from (the
+scan's table and the problem file's header show it), and a name the table does not know is a
+skip reason that names the `.kbot.yml` key to add.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kbot.errors import UsageError
+
+FIELDS = (
+    "hidden_size",
+    "intermediate_size",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "vocab_size",
+    "rope_theta",
+    "max_position_embeddings",
+    "rms_norm_eps",
+)
+
+# Public sizes of common model families (their Hugging Face config.json).
+PRESETS: dict[str, dict[str, Any]] = {
+    "llama-3-8b": dict(
+        hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
+        num_key_value_heads=8, head_dim=128, vocab_size=128256, rope_theta=500000.0,
+        max_position_embeddings=8192, rms_norm_eps=1e-5, torch_dtype="bfloat16",
+    ),
+    "qwen2.5-7b": dict(
+        hidden_size=3584, intermediate_size=18944, num_attention_heads=28,
+        num_key_value_heads=4, head_dim=128, vocab_size=152064, rope_theta=1000000.0,
+        max_position_embeddings=32768, rms_norm_eps=1e-6, torch_dtype="bfloat16",
+    ),
+    "qwen3-8b": dict(
+        hidden_size=4096, intermediate_size=12288, num_attention_heads=32,
+        num_key_value_heads=8, head_dim=128, vocab_size=151936, rope_theta=1000000.0,
+        max_position_embeddings=40960, rms_norm_eps=1e-6, torch_dtype="bfloat16",
+    ),
+}  # fmt: skip
+
+# Constructor and scalar argument names -> the model field they mean.
+SCALAR_NAMES: dict[str, str] = {
+    **dict.fromkeys(("hidden_size", "hidden", "dim", "d_model", "embed_dim", "n_embd"),
+                    "hidden_size"),
+    **dict.fromkeys(("intermediate_size", "ffn_dim", "ffn_hidden_size", "inter_size"),
+                    "intermediate_size"),
+    **dict.fromkeys(("num_heads", "num_attention_heads", "n_heads", "n_head"),
+                    "num_attention_heads"),
+    **dict.fromkeys(("num_kv_heads", "num_key_value_heads", "n_kv_heads"), "num_key_value_heads"),
+    **dict.fromkeys(("head_dim", "head_size", "rotary_dim"), "head_dim"),
+    "vocab_size": "vocab_size",
+    **dict.fromkeys(("eps", "rms_norm_eps", "variance_epsilon", "layer_norm_eps", "norm_eps"),
+                    "rms_norm_eps"),
+    **dict.fromkeys(("base", "rope_theta", "theta", "rope_base"), "rope_theta"),
+    **dict.fromkeys(("max_position_embeddings", "max_position", "max_seq_len",
+                     "max_positions"), "max_position_embeddings"),
+}  # fmt: skip
+
+_ACTIVATION_TENSORS = {"x", "hidden_states", "hidden", "input", "inp", "h", "states", "residual"}
+_GATED = ("and_mul", "swiglu", "geglu", "glu", "gate_up", "gated")
+_ACTIVATIONS = ("gelu", "silu", "relu", "swish", "act", "mish")
+_VOCAB = ("logit", "softcap", "softmax", "sampl", "lm_head", "vocab")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str  # the preset's name or the config file's path, as given
+    values: dict[str, Any]  # FIELDS (head_dim filled in) and torch_dtype
+
+    def value(self, field: str) -> Any:
+        return self.values[field]
+
+
+@dataclass(frozen=True)
+class Inferred:
+    """One value and where it came from, e.g. `x: [T, 4096] bfloat16 (T, hidden_size)`."""
+
+    value: Any
+    because: str
+
+
+def load_model_config(spec: str) -> ModelConfig:
+    """A preset's name or a config.json path; UsageError saying what is wrong otherwise."""
+    if spec in PRESETS:
+        return ModelConfig(spec, _complete(dict(PRESETS[spec]), spec))
+    path = Path(spec)
+    if not path.is_file():
+        raise UsageError(
+            f"--model-config {spec}: neither a file nor a preset; presets: {', '.join(PRESETS)}"
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--model-config {spec}: not a JSON file ({exc})") from None
+    if isinstance(data, dict) and isinstance(data.get("text_config"), dict):
+        data = {**data, **data["text_config"]}  # multimodal configs nest the language model's
+    if not isinstance(data, dict) or not isinstance(data.get("hidden_size"), int):
+        raise UsageError(
+            f"--model-config {spec}: no integer `hidden_size`; give a Hugging Face config.json"
+        )
+    return ModelConfig(spec, _complete(data, spec))
+
+
+def _complete(data: dict[str, Any], spec: str) -> dict[str, Any]:
+    values = {k: data[k] for k in FIELDS if isinstance(data.get(k), (int, float))}
+    heads = values.get("num_attention_heads")
+    if "head_dim" not in values and heads:
+        values["head_dim"] = values["hidden_size"] // heads
+    if "num_key_value_heads" not in values and heads:
+        values["num_key_value_heads"] = heads
+    dtype = data.get("torch_dtype") or data.get("dtype")
+    values["torch_dtype"] = dtype if dtype in ("bfloat16", "float16", "float32") else "bfloat16"
+    return values
+
+
+def scalar_value(config: ModelConfig, name: str) -> Inferred | None:
+    """A constructor or scalar argument by its name; None when the table does not know it."""
+    field = SCALAR_NAMES.get(name.lower())
+    if field is None or field not in config.values:
+        return None
+    value = config.value(field)
+    return Inferred(value, field if field == name else f"{field} for `{name}`")
+
+
+def tensor_shape(
+    config: ModelConfig, name: str, op_words: str
+) -> tuple[tuple[int | str, ...], str, int | None, str] | None:
+    """(shape, dtype, high for integers, why) of a forward tensor argument by its name and the
+    op's own words (its qualname and file); None when the table does not know the name."""
+    v = config.values
+    lowered = name.lower()
+    words = op_words.lower()
+    dtype = v["torch_dtype"]
+    if lowered in ("positions", "position_ids", "pos", "positions_ids"):
+        high = int(v.get("max_position_embeddings", 4096))
+        return ("T",), "int64", high, "[T] positions below max_position_embeddings"
+    if lowered in ("query", "q") and "num_attention_heads" in v:
+        width = v["num_attention_heads"] * v["head_dim"]
+        return ("T", width), dtype, None, "[T, num_attention_heads × head_dim]"
+    if lowered in ("key", "k", "value", "v") and "num_key_value_heads" in v:
+        width = v["num_key_value_heads"] * v["head_dim"]
+        return ("T", width), dtype, None, "[T, num_key_value_heads × head_dim]"
+    if lowered == "logits" and "vocab_size" in v:
+        return ("T", v["vocab_size"]), dtype, None, "[T, vocab_size]"
+    if lowered not in _ACTIVATION_TENSORS:
+        return None
+    if any(w in words for w in _GATED) and "intermediate_size" in v:
+        width = 2 * v["intermediate_size"]
+        return (
+            ("T", width),
+            dtype,
+            None,
+            "[T, 2 × intermediate_size]: a gated activation's gate and up",
+        )
+    if any(w in words for w in _VOCAB) and "vocab_size" in v:
+        return ("T", v["vocab_size"]), dtype, None, "[T, vocab_size]: the op works on logits"
+    if any(w in words for w in _ACTIVATIONS) and "intermediate_size" in v:
+        width = v["intermediate_size"]
+        return ("T", width), dtype, None, "[T, intermediate_size]: an activation of the MLP"
+    return ("T", v["hidden_size"]), dtype, None, "[T, hidden_size]"
+
+
+def describe(value: Any) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return repr(value)

@@ -1,0 +1,83 @@
+"""Inputs from a model's configuration (issue 14, deliverable 2b): a repository with no
+`.kbot.yml` targets gets cases for its ops from a Hugging Face config.json or a preset, every
+value says where it came from, and a name kbot cannot size is a skip naming the key to add."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kbot.errors import UsageError
+from kbot.problem.runtime import case_inputs, import_file, init_inputs
+from kbot.scan import ScanOptions, scan
+from kbot.scan.extract import EmitStatus, emit_problems
+from kbot.scan.model_config import PRESETS, load_model_config
+
+CASES = ({"T": 1}, {"T": 3})
+
+
+def _emit(tree, tmp_path, config):
+    options = ScanOptions(cases=CASES, model_config=config)
+    result = scan(tree, options)
+    return result, {e.name: e for e in emit_problems(result, tmp_path / "problems", options)}
+
+
+def test_a_preset_gives_most_targets_cases_and_says_where_each_value_came_from(
+    engine_tree, tmp_path
+):
+    result, emitted = _emit(engine_tree, tmp_path, load_model_config("qwen3-8b"))
+    made = {n for n, e in emitted.items() if e.status == EmitStatus.EMITTED}
+    assert len(made) * 2 >= len(result.targets)  # at least half of the found targets
+    header = emitted["gemma_rms_norm"].path.read_text().split('"""')[1]
+    assert "inputs from --model-config qwen3-8b:" in header
+    assert (
+        "hidden_size=4096 (hidden_size)" in header
+        and "eps=1e-06 (rms_norm_eps for `eps`)" in header
+    )
+    assert "x [T, 4096] bfloat16 ([T, hidden_size])" in header
+    widths = {}
+    for name in ("gemma_rms_norm", "silu_and_mul", "split_heads"):
+        module = import_file(emitted[name].path)
+        model = module.Model(*init_inputs(module))
+        (x,) = [v for v in case_inputs(module, {"T": 3}) if v.is_floating_point()][:1]
+        widths[name] = tuple(x.shape)
+        model(*case_inputs(module, {"T": 3}))  # the op runs on what was inferred
+    # a gated activation takes gate and up together; a norm and a head split the hidden size
+    assert widths == {"gemma_rms_norm": (3, 4096), "silu_and_mul": (3, 2 * 12288),
+                      "split_heads": (3, 4096)}  # fmt: skip
+
+
+def test_a_name_the_tables_do_not_know_is_a_skip_that_names_the_key(engine_tree, tmp_path):
+    _, emitted = _emit(engine_tree, tmp_path, load_model_config("llama-3-8b"))
+    assert emitted["softcap"].status != EmitStatus.EMITTED
+    assert emitted["softcap"].message == (
+        "cannot infer inputs for softcap: --model-config llama-3-8b does not say what argument "
+        "`cap` of softcap is; add it to `inputs:` of its .kbot.yml target"
+    )
+
+
+def test_a_hugging_face_config_file_with_a_nested_text_config(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({
+        "architectures": ["SomeVLM"], "torch_dtype": "float16",
+        "text_config": {"hidden_size": 2048, "intermediate_size": 8192,
+                        "num_attention_heads": 16, "vocab_size": 32000, "rms_norm_eps": 1e-5},
+    }))  # fmt: skip
+    config = load_model_config(str(path))
+    assert config.values["head_dim"] == 128 and config.values["num_key_value_heads"] == 16
+    assert config.values["torch_dtype"] == "float16" and config.name == str(path)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("llama-9000", "neither a file nor a preset; presets: " + ", ".join(PRESETS)),
+        ("{path}", "no integer `hidden_size`; give a Hugging Face config.json"),
+    ],
+)
+def test_a_bad_model_config_says_what_to_give(tmp_path, spec, message):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "x"}))
+    with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_model_config(spec.format(path=path))
