@@ -35,6 +35,7 @@ class ScanConfig:
     exclude: tuple[str, ...]
     include_existing: bool
     include_stochastic: bool
+    model_config: str | None = None  # a config.json path or a preset name
 
 
 @dataclass(frozen=True)

@@ -266,6 +266,8 @@ SECTIONS: dict[str, dict[str, Field]] = {
         "exclude": string_list(),
         "include_existing": boolean(),
         "include_stochastic": boolean(),
+        # a Hugging Face config.json or a preset: inputs for targets without (kbot.scan.model_config)
+        "model_config": text(optional=True),
     },
     "search": {
         "proposers": with_default(string_list(PROPOSERS), ("codegen", "tune", "inductor")),

@@ -26,6 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--work-dir", metavar="DIR", help="default: work_dir from .kbot.yml (.kbot)"
     )
     parser.add_argument("--config", metavar="FILE", help="a .kbot.yml to use instead of searching")
+    parser.add_argument(
+        "--model-config",
+        metavar="PATH|PRESET",
+        help="a Hugging Face config.json or a preset: inputs for targets without (scan.model_config)",
+    )
     from kbot.commands.optimize import add_llm_arguments
 
     add_llm_arguments(parser)
@@ -42,7 +47,10 @@ def run(args: argparse.Namespace) -> CommandResult:
         raise UsageError(f"PATH {args.path} is not a folder; give the repository to scan")
     from kbot.commands.optimize import llm_overrides
 
-    config = load_config(path, cli=llm_overrides(args), config_file=args.config)
+    cli = llm_overrides(args)
+    if args.model_config:
+        cli["scan.model_config"] = args.model_config
+    config = load_config(path, cli=cli, config_file=args.config)
     work_dir = Path(args.work_dir).resolve() if args.work_dir else config.work_dir
     settings = PublishSettings.from_config(config.publish)
     push = should_push(args.dry_run, args.push, settings, os.environ)

@@ -75,16 +75,23 @@ def options_from_args(args: argparse.Namespace):
         profile_command=args.profile,
         profile_function=args.profile_module,
         top=args.top,
-        model_config=_model_config(getattr(args, "model_config", None)),
+        model_config=_model_config(
+            getattr(args, "model_config", None) or config.scan.model_config, config.root
+        ),
     )
     return options, config.root
 
 
-def _model_config(spec: str | None):
+def _model_config(spec: str | None, root: Path):
+    """--model-config, else scan.model_config (a path relative to .kbot.yml's folder)."""
     if not spec:
         return None
-    from kbot.scan.model_config import load_model_config
+    from kbot.scan.model_config import PRESETS, load_model_config
 
+    if spec not in PRESETS and not Path(spec).is_absolute() and not Path(spec).is_file():
+        anchored = root / spec
+        if anchored.is_file():
+            spec = str(anchored)
     return load_model_config(spec)
 
 

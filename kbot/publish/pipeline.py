@@ -55,6 +55,7 @@ def extract_targets(path: Path, config: Any, work_dir: Path) -> list[Extracted]:
         config=config.config_file,
         profile=None,
         profile_module=None,
+        model_config=config.scan.model_config,  # with kbot run's --model-config on top
     )
     options, config_root = options_from_args(args)
     result = scan(path, options, config_root=config_root)

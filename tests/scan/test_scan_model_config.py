@@ -81,3 +81,19 @@ def test_a_bad_model_config_says_what_to_give(tmp_path, spec, message):
     path.write_text(json.dumps({"model_type": "x"}))
     with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_model_config(spec.format(path=path))
+
+
+def test_scan_model_config_in_kbot_yml_is_read_relative_to_it(engine_tree, tmp_path, capsys):
+    from kbot.cli import main
+
+    (engine_tree / "model").mkdir()
+    (engine_tree / "model" / "config.json").write_text(json.dumps(PRESETS["qwen3-8b"]))
+    (engine_tree / ".kbot.yml").write_text(
+        "version: 1\nscan:\n  cases: [{T: 2}]\n  model_config: model/config.json\n"
+    )
+    out = tmp_path / "problems"
+    assert main(["scan", str(engine_tree), "--emit-problems", str(out), "--json"]) == 0
+    capsys.readouterr()
+    header = (out / "gemma_rms_norm.py").read_text().split('"""')[1]
+    assert f"inputs from --model-config {engine_tree / 'model' / 'config.json'}:" in header
+    assert "CASES = [dict(T=2)]" in (out / "gemma_rms_norm.py").read_text()
