@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> CommandResult:
     result = scan(args.path, options, config_root=config_root)
     problems: dict[str, str] = {}
     problem_status: dict[str, str] = {}
+    problem_cases: dict[str, tuple] = {}
     emitted_json = None
     if args.emit_problems is not None:
         from kbot.output import to_jsonable
@@ -115,11 +116,12 @@ def run(args: argparse.Namespace) -> CommandResult:
             )
             if item.path:
                 problems[item.name] = str(item.path)
+                problem_cases[item.name] = item.cases
         emitted_json = to_jsonable(emitted)
     data = scan_json(result, problems)
     if emitted_json is not None:
         data["problems"] = emitted_json
-    text = render_table(result, problem_status)
+    text = render_table(result, problem_status, problem_cases)
     code = ExitCode.OK if result.targets else ExitCode.REJECTED
     if not result.targets:
         text += "\nno targets found (mark one with `# kbot: optimize` or list it under targets: in .kbot.yml)"

@@ -42,6 +42,8 @@ class EmittedProblem:
     path: Path | None = None  # the problem file
     target_json: Path | None = None
     mode: str = ""  # "import" (the problem imports the op) or "rebuilt" (copied from source)
+    cases: tuple[dict[str, int], ...] = ()  # the problem's CASES
+    inputs_from: str = ""  # where its inputs came from: .kbot.yml, profile, --model-config ...
 
 
 def check_imports(locations: list[ImportLocation]) -> dict[str, str | None]:
@@ -178,7 +180,9 @@ def _emit_one(
     path.write_text(source)
     meta = out_dir / f"{finding.name}.target.json"
     meta.write_text(json.dumps(_target_meta(finding, plan, location, mode, root), indent=2) + "\n")
-    return EmittedProblem(finding.name, tid, EmitStatus.EMITTED, how, path, meta, mode)
+    return EmittedProblem(
+        finding.name, tid, EmitStatus.EMITTED, how, path, meta, mode, plan.cases, plan.source
+    )
 
 
 def _target_meta(

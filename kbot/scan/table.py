@@ -47,8 +47,15 @@ def status_label(finding: Finding, problem_status: str | None = None) -> str:
     return f"{label}; {problem_status}" if problem_status else label
 
 
-def render_table(result: ScanResult, problem_status: dict[str, str] | None = None) -> str:
+def render_table(
+    result: ScanResult,
+    problem_status: dict[str, str] | None = None,
+    problem_cases: dict[str, tuple[dict[str, int], ...]] | None = None,
+) -> str:
+    """`problem_cases`: the CASES of each problem emitted, which the cases column shows (a
+    target sized by --model-config has them only once its problem is made)."""
     problem_status = problem_status or {}
+    problem_cases = problem_cases or {}
     rows = [("#", "op", "location", "kind", "time", "cases", "status")]
     for number, finding in enumerate(result.findings, 1):
         rows.append(
@@ -58,7 +65,9 @@ def render_table(result: ScanResult, problem_status: dict[str, str] | None = Non
                 f"{finding.file}:{finding.line}",
                 finding.kind.value,
                 time_label(finding),
-                cases_label(finding),
+                _format_cases(problem_cases[finding.name])
+                if problem_cases.get(finding.name)
+                else cases_label(finding),
                 status_label(finding, problem_status.get(finding.name)),
             )
         )
@@ -83,7 +92,9 @@ def render_table(result: ScanResult, problem_status: dict[str, str] | None = Non
 
 def finding_entry(finding: Finding, rank: int) -> dict[str, Any]:
     entry = to_jsonable(finding)
-    entry.update(rank=rank, name=finding.name, target=target_id(finding))
+    entry.update(
+        rank=rank, name=finding.name, target=target_id(finding), cases_label=cases_label(finding)
+    )
     return entry
 
 

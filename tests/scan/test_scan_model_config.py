@@ -97,3 +97,22 @@ def test_scan_model_config_in_kbot_yml_is_read_relative_to_it(engine_tree, tmp_p
     header = (out / "gemma_rms_norm.py").read_text().split('"""')[1]
     assert f"inputs from --model-config {engine_tree / 'model' / 'config.json'}:" in header
     assert "CASES = [dict(T=2)]" in (out / "gemma_rms_norm.py").read_text()
+
+
+def test_the_table_and_the_json_say_each_problems_cases_and_their_source(
+    engine_tree, tmp_path, capsys
+):
+    from kbot.cli import main
+
+    out = tmp_path / "problems"
+    argv = ["scan", str(engine_tree), "--emit-problems", str(out), "--model-config", "qwen3-8b"]
+    assert main(argv) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if " gemma_rms_norm " in line)
+    assert " T=1,16,4096 " in row
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["data"]
+    problem = next(p for p in data["problems"] if p["name"] == "gemma_rms_norm")
+    assert problem["cases"] == [{"T": 1}, {"T": 16}, {"T": 4096}]
+    assert problem["inputs_from"].startswith("--model-config qwen3-8b: hidden_size=4096")
+    finding = next(f for f in data["findings"] if f["name"] == "gemma_rms_norm")
+    assert finding["cases_label"] == "-"  # nothing before the model config sized it
