@@ -28,8 +28,13 @@ def by_size_context(report: dict[str, Any]) -> dict[str, Any] | None:
         summary = "One kernel serves every size."
     condition = by_size.get("kernel_condition")
     if condition:
+        replaced = (
+            "torch.compile (the op runs under `@torch.compile`)"
+            if by_size.get("original_path") == "torch.compile"
+            else "the original code"
+        )
         summary += (
-            " At some sizes the kernel was not faster than the original code, so the "
+            f" At some sizes the kernel was not faster than {replaced}, so the "
             f"integration runs it only when `{condition}` and keeps the original path elsewhere."
         )
     rows = [

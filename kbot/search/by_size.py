@@ -2,10 +2,12 @@
 when more than one serves (kbot.search.compose), and what the report and the PR say of it:
 which candidate serves which sizes, which sizes keep the original path, and the chart data.
 
-A size where the published kernel is not faster than eager PyTorch (the evaluator counts a
-difference inside the noise as 1.00x) keeps the original path: the kernel module still covers
-it (the evaluator checks every case), and the integration's guard sends it to the code as
-written (`kernel_ranges`, read by kbot.publish.guard).
+A size where the published kernel is not faster than the code path it replaces (the evaluator
+counts a difference inside the noise as 1.00x) keeps the original path: the kernel module still
+covers it (the evaluator checks every case), and the integration's guard sends it to the code
+as written (`kernel_ranges`, read by kbot.publish.guard). The path it replaces is eager PyTorch,
+or torch.compile for a reference that runs under `@torch.compile` in the repository (then the
+kernel must beat torch.compile at a size to take it over).
 """
 
 from __future__ import annotations
@@ -103,20 +105,44 @@ def single_plan(problem: ProblemSpec, winner: tuple[Entry, Verdict], note: str) 
     return SizePlan(winners, key, sizes, [variant], None, note)
 
 
+ORIGINAL_PATHS = ("eager", "torch.compile")
+
+
+def original_path_of(target: dict[str, Any] | None) -> str:
+    """What the code as written runs: torch.compile for a `@torch.compile` reference (the
+    scan's kind, or one it was also found as), else eager PyTorch."""
+    target = target or {}
+    kinds = {target.get("kind"), *(target.get("also_found_as") or ())}
+    return "torch.compile" if "torch_compile" in kinds else "eager"
+
+
+def _original_faster(timing: Any, original_path: str) -> bool:
+    """The kernel was not measured faster than the path it replaces at this case (an untimed
+    case keeps the kernel: nothing says otherwise). Without a compile baseline, eager."""
+    if timing is None:
+        return False
+    if original_path == "torch.compile" and measured(timing.speedup_vs_compile):
+        return not timing.speedup_vs_compile > 1.0
+    return not (measured(timing.speedup_vs_eager) and timing.speedup_vs_eager > 1.0)
+
+
 def by_size_report(
-    problem: ProblemSpec, plan: SizePlan, verdict: Verdict, composed: bool
+    problem: ProblemSpec,
+    plan: SizePlan,
+    verdict: Verdict,
+    composed: bool,
+    original_path: str = "eager",
 ) -> dict[str, Any]:
     """report.json's `by_size`: which candidate serves which case, with the final verdict's
-    times; the sizes where the kernel runs (`kernel_ranges`, null: all) for the guard."""
+    times; the sizes where the kernel runs (`kernel_ranges`, null: all) for the guard, against
+    `original_path` (ORIGINAL_PATHS)."""
     names = list(problem.forward_params)
     tag_of = {v.sha256: v for v in plan.variants}
     cases, original = [], {}
     for w in plan.winners:
         variant = tag_of[w.entry.sha256]
         timing = case_timing(verdict, w.label)
-        eager_faster = timing is not None and not (
-            measured(timing.speedup_vs_eager) and timing.speedup_vs_eager > 1.0
-        )
+        eager_faster = _original_faster(timing, original_path)
         original[w.label] = eager_faster
         compile_us = None
         if timing is not None:
@@ -155,6 +181,7 @@ def by_size_report(
     ]
     return {
         "composed": composed,
+        "original_path": original_path,  # what the guard compares the kernel with
         "size": size,
         "size_key": plan.key.to_json() if plan.key is not None else None,
         "rule": CUT_RULE if composed else "",

@@ -62,14 +62,17 @@ def final_winner(
 
 
 def final_by_size(
-    problem: ProblemSpec, winner: Ranked | None, sized: BySize | None
+    problem: ProblemSpec,
+    winner: Ranked | None,
+    sized: BySize | None,
+    original_path: str = "eager",
 ) -> dict[str, Any] | None:
     """report.json's `by_size` for the final winner (kbot.search.by_size.by_size_report)."""
     if winner is None:
         return None
     composed = sized is not None and sized.composed is not None
     plan = sized.plan if sized is not None else single_plan(problem, (winner[1], winner[2]), "")
-    return by_size_report(problem, plan, winner[2], composed=composed)
+    return by_size_report(problem, plan, winner[2], composed=composed, original_path=original_path)
 
 
 def by_size_candidate(

@@ -29,6 +29,7 @@ from kbot.propose.llm.settings import LLMSettings
 from kbot.search.archive import Entry
 from kbot.search.artifacts import prepare_run_dir, write_winner
 from kbot.search.budget import STOP_MESSAGES, StopReason, StopRequest
+from kbot.search.by_size import original_path_of
 from kbot.search.final import BySize, by_size_candidate, final_by_size, final_winner
 from kbot.search.inflight import Abandoned
 from kbot.search.loop import CandidateEvaluator, LoopResult, SearchLoop
@@ -160,7 +161,7 @@ def optimize(
             result.elapsed_s = loop.tracker.elapsed_s()
             store.update_run(run_id, spent_s=result.elapsed_s)
         return _finish(store, run_id, run_dir, problem, device_name, options, result, finalists,
-                       progress, sized)  # fmt: skip
+                       progress, sized, target)  # fmt: skip
 
 
 def evaluation_options(device: str, gpus: tuple[int, ...], seeds: int) -> EvalOptions:
@@ -301,6 +302,7 @@ def _finish(
     finalists: list[tuple[Entry, Verdict]],
     progress: Progress,
     sized: BySize | None = None,
+    target: dict[str, Any] | None = None,
 ) -> OptimizeResult:
     accepted = sum(1 for e in result.entries.values() if e.fitness.accepted)
     stop_message = STOP_MESSAGES[result.stop_reason].format(
@@ -316,7 +318,7 @@ def _finish(
     )
     interrupted = result.stop_reason is StopReason.INTERRUPTED
     winner = final_winner(result, finalists, options.finalists, sized)
-    by_size = final_by_size(problem, winner, sized)
+    by_size = final_by_size(problem, winner, sized, original_path_of(target))
     status, message = _status(winner, len(result.entries), stop_message, result.notes)
     if interrupted:
         status = OptimizeStatus.INTERRUPTED

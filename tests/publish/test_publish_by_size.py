@@ -116,3 +116,15 @@ def test_pr_body_says_what_the_model_cost_when_one_took_part(make_run, target_re
     assert "11000 prompt + 2400 completion tokens, $0.0412" in section
     assert "(small (5 calls, $0.0120), large (2 calls, $0.0292))" in section
     assert "All runs for this op so far: $0.0824." in section
+
+
+def test_pr_body_names_torch_compile_as_the_path_a_compiled_op_keeps(make_run, target_repo):
+    run_dir = make_run("fused_op")
+    report = _with_by_size(run_dir)
+    report["by_size"]["original_path"] = "torch.compile"
+    (run_dir / "report.json").write_text(json.dumps(report))
+    body = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
+    assert (
+        "At some sizes the kernel was not faster than torch.compile (the op runs under "
+        "`@torch.compile`), so the integration runs it only when `x.shape[0] > 4`"
+    ) in body

@@ -8,6 +8,8 @@ import importlib.util
 import json
 import re
 
+import pytest
+
 from kbot.evaluate.static import check_source, problem_dtype_hint
 from kbot.evaluate.verdict import CaseCorrectness, CaseResult, CaseTiming, Stage, Stat, Verdict
 from kbot.propose.base import Proposal, ProposeOutcome
@@ -281,3 +283,34 @@ def test_mermaid_chart_text():
     image = svg(CHART)
     assert image.count("<polyline") == 3 and image.count("<circle") == 6
     assert ">kbot</text>" in image and ">5000</text>" in image
+
+
+@pytest.mark.parametrize(
+    ("target", "original_path", "paths"),
+    [
+        (None, "eager", {"N=64": "kernel", "N=1000": "kernel"}),
+        ({"kind": "torch_compile"}, "torch.compile", {"N=64": "original", "N=1000": "kernel"}),
+        ({"kind": "config_target", "also_found_as": ["torch_compile"]}, "torch.compile",
+         {"N=64": "original", "N=1000": "kernel"}),
+    ],
+)  # fmt: skip
+def test_a_compiled_reference_keeps_its_path_where_torch_compile_is_faster(
+    tmp_path, problem, fakes, target, original_path, paths
+):
+    """Issue 14, item 3: the guard gives the kernel only the sizes where it beat the code path it
+    replaces; for a `@torch.compile` reference that is torch.compile, not eager (here 0.8x
+    torch.compile but 2.4x eager at N=64)."""
+    evaluator = PerCaseEvaluator()
+    result = optimize(
+        problem,
+        OptimizeOptions(device="cpu", islands=1, finalists=1, budget=Budget(generations=1)),
+        tmp_path / "work",
+        evaluator_factory=lambda *a: evaluator,
+        proposer_factory=lambda names: [TwoShapes(fakes, [{"N=64": 0.8, "N=1000": 1.5}])],
+        target=target,
+    )
+    by_size = json.loads(result.report_json_path.read_text())["by_size"]
+    assert by_size["original_path"] == original_path
+    assert {c["label"]: c["path"] for c in by_size["cases"]} == paths
+    if original_path == "torch.compile":
+        assert by_size["kernel_condition"] == "x.shape[0] > 252"  # floor(sqrt(64 * 1000))
