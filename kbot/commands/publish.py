@@ -42,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="skip re-extracting each op from --repo to check that the run directory's "
         "problem.py is this checkout's own (only for run directories made on this machine)",
     )
+    parser.add_argument(
+        "--model-config",
+        metavar="PATH|PRESET",
+        help="the model configuration the scan sized its targets with (scan.model_config), "
+        "for the re-extraction that checks each run directory",
+    )
     parser.add_argument("--work-dir", metavar="DIR", help="default: work_dir from .kbot.yml")
     parser.add_argument("--config", metavar="FILE", help="a .kbot.yml to use instead of searching")
 
@@ -60,7 +66,8 @@ def run(args: argparse.Namespace) -> CommandResult:
     missing = [p for p in args.runs if not Path(p).is_dir()]
     if missing:
         raise UsageError(f"{', '.join(missing)}: not a folder; give run directories")
-    config = load_config(repo, config_file=args.config)
+    cli = {"scan.model_config": args.model_config} if args.model_config else {}
+    config = load_config(repo, cli=cli, config_file=args.config)
     work_dir = Path(args.work_dir).resolve() if args.work_dir else config.work_dir
     settings = PublishSettings.from_config(config.publish, fork=args.fork)
     push = should_push(args.dry_run, args.push, settings, os.environ)

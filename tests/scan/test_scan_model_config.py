@@ -116,3 +116,19 @@ def test_the_table_and_the_json_say_each_problems_cases_and_their_source(
     assert problem["inputs_from"].startswith("--model-config qwen3-8b: hidden_size=4096")
     finding = next(f for f in data["findings"] if f["name"] == "gemma_rms_norm")
     assert finding["cases_label"] == "-"  # nothing before the model config sized it
+
+
+def test_publishing_re_extracts_with_the_same_model_config_byte_for_byte(engine_tree, tmp_path):
+    """kbot publish checks each run directory's problem.py against its own extraction: with the
+    model configuration the scan used it gets the same bytes; without it, no such problem."""
+    import hashlib
+
+    from kbot.config import load_config
+    from kbot.publish.batch import checkout_problems
+
+    _, emitted = _emit(engine_tree, tmp_path, load_model_config("qwen3-8b"))
+    expected = hashlib.sha256(emitted["gemma_rms_norm"].path.read_bytes()).hexdigest()
+    (engine_tree / ".kbot.yml").write_text("version: 1\nscan:\n  cases: [{T: 1}, {T: 3}]\n")
+    given = load_config(engine_tree, cli={"scan.model_config": "qwen3-8b"})  # kbot publish's flag
+    assert checkout_problems(engine_tree, given)["gemma_rms_norm"] == expected
+    assert "gemma_rms_norm" not in checkout_problems(engine_tree, load_config(engine_tree))
