@@ -56,7 +56,7 @@ def plan_inputs(finding: Finding, options: ScanOptions) -> InputPlan:
 def _from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
     """Every argument by its name through kbot.scan.model_config's tables, each value with
     where it came from; a name the tables do not know is a skip naming the key to add."""
-    from kbot.scan.model_config import describe, scalar_value, tensor_shape
+    from kbot.scan.model_config import scalar_value, tensor_shape
 
     config = options.model_config
     said: list[str] = []
@@ -65,7 +65,7 @@ def _from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
         known = scalar_value(config, param.name.lstrip("*"))
         if known is not None:
             init[param.name] = known.value
-            said.append(f"{param.name}={describe(known.value)} ({known.because})")
+            said.append(f"{param.name}={known.value!r} ({known.because})")
     words = f"{finding.qualname} {finding.entry} {finding.name}"  # the op's own names
     args: list[InputArg] = []
     for param in finding.params:
@@ -81,7 +81,7 @@ def _from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
             said.append(f"{param.name} [{sizes}] {dtype} ({why})")
         elif scalar is not None and not finding.entry:
             args.append(InputArg(param.name, None, None, value=scalar.value))
-            said.append(f"{param.name}={describe(scalar.value)} ({scalar.because})")
+            said.append(f"{param.name}={scalar.value!r} ({scalar.because})")
         elif scalar is not None:
             continue  # a method's scalar with a default keeps it
         elif param.default is None:

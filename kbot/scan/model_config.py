@@ -13,7 +13,6 @@ skip reason that names the `.kbot.yml` key to add.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,8 +171,3 @@ def tensor_shape(
         return ("T", width), dtype, None, "[T, intermediate_size]: an activation of the MLP"
     return ("T", v["hidden_size"]), dtype, None, "[T, hidden_size]"
 
-
-def describe(value: Any) -> str:
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return repr(value)
