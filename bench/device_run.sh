@@ -4,8 +4,8 @@
 # printed are the short summary.
 #
 #   bash bench/device_run.sh gpu-tests     # the `gpu` tests, one process (they time kernels)
-#   bash bench/device_run.sh suite         # the rest of the suite, in parallel (pytest-xdist)
-#   bash bench/device_run.sh tests         # both at once: the `gpu` tests beside the suite
+#   bash bench/device_run.sh suite [PATHS]  # the rest of the suite (or of PATHS), in parallel
+#   bash bench/device_run.sh tests [PATHS]  # both at once: the `gpu` tests beside the suite
 #   bash bench/device_run.sh pytest ARGS   # the named tests (e.g. the ones that failed last time)
 #   bash bench/device_run.sh budget FILE   # kbot optimize FILE --time-budget 30: does it hold?
 #   bash bench/device_run.sh redteam       # tests/evaluate/test_redteam.py on the GPU
@@ -30,6 +30,9 @@ scratch="$(mktemp -d)"
 export HOME="$scratch/home" XDG_CACHE_HOME="$scratch/cache" TRITON_CACHE_DIR="$scratch/triton"
 export TORCHINDUCTOR_CACHE_DIR="$scratch/inductor"
 mkdir -p "$HOME" "$XDG_CACHE_HOME" "$TRITON_CACHE_DIR" "$TORCHINDUCTOR_CACHE_DIR"
+# A dozen pytest-xdist workers, each with evaluator children, would each start one OpenMP thread
+# per core: the CPU-side interpreter tests then crawl on an oversubscribed host.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
 start=$SECONDS
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -47,8 +50,9 @@ gpu-tests)
         --junitxml="$OUT/gpu-tests.xml" 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
     ;;
 suite)
+    shift
     timeout 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist loadfile \
-        -p no:randomly -p no:cacheprovider -rfE --junitxml="$OUT/suite.xml" \
+        -p no:randomly -p no:cacheprovider -rfE --durations=30 --junitxml="$OUT/suite.xml" "$@" \
         > "$OUT/suite.log" 2>&1
     echo "pytest exit $?"
     tail -3 "$OUT/suite.log"
@@ -60,8 +64,9 @@ tests)
     timeout 560 python3 -m pytest -v -m gpu -p no:randomly -p no:cacheprovider -rfE \
         --junitxml="$OUT/gpu-tests.xml" > "$OUT/gpu-tests.log" 2>&1 &
     gpu_pid=$!
+    shift
     timeout 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist loadfile \
-        -p no:randomly -p no:cacheprovider -rfE --junitxml="$OUT/suite.xml" \
+        -p no:randomly -p no:cacheprovider -rfE --durations=30 --junitxml="$OUT/suite.xml" "$@" \
         > "$OUT/suite.log" 2>&1
     echo "suite: pytest exit $?"
     wait "$gpu_pid"
