@@ -21,15 +21,22 @@ BASELINE_LABELS = (
 
 
 def git_commit(folder: Path) -> str:
-    """The KernelBench checkout's commit, or "unknown" (not a git checkout, no git)."""
+    """The KernelBench checkout's commit, or "unknown": not a git checkout, no git, or files
+    copied into some other repository (whose commit would say nothing about KernelBench)."""
     try:
         out = subprocess.run(
-            ["git", "-C", str(folder), "rev-parse", "HEAD"],
+            ["git", "-C", str(folder), "rev-parse", "--show-toplevel", "HEAD"],
             capture_output=True, text=True, timeout=10, check=False,
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+    lines = out.stdout.split()
+    if out.returncode != 0 or len(lines) != 2:
+        return "unknown"
+    top, commit = Path(lines[0]).resolve(), lines[1]
+    here = folder.resolve()
+    # `--root` names the checkout or its KernelBench/ folder (kbot.bench.kernelbench.suite_dir).
+    return commit if top in (here, here.parent) else "unknown"
 
 
 def build_report(

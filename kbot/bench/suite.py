@@ -199,6 +199,9 @@ def _line(row: ProblemResult) -> str:
         if row.speedup_vs_best is None:
             return f"{head} (not timed)"
         return f"{head}, {row.speedup_vs_best:.2f}x vs the faster of eager and torch.compile"
+    # A failure already names its category ("timeout: the budget ran out ...").
+    if row.failure.startswith(f"{row.status.value}:"):
+        return f"{row.key} {row.name}: {row.failure}"
     return f"{head}: {row.failure}"
 
 

@@ -131,3 +131,31 @@ def test_a_torn_last_line_is_ignored_on_resume(kernelbench_root, tmp_path):
     again = FakeOptimize(work, SPEEDUPS)
     outcome = _run(kernelbench_root, work, again, resume=True)
     assert again.calls == [] and len(outcome.rows) == 4
+
+
+def test_the_report_names_a_kernelbench_commit_only_from_its_own_checkout(tmp_path):
+    import subprocess
+
+    from kbot.bench.render import git_commit
+
+    def commit_all(repo):
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        subprocess.run(
+            ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e.invalid",
+             "-c", "commit.gpgsign=false", "commit", "-qm", "x", "--allow-empty"],
+            check=True,
+        )  # fmt: skip
+        head = ["git", "-C", str(repo), "rev-parse", "HEAD"]
+        return subprocess.run(head, capture_output=True, text=True, check=True).stdout.strip()
+
+    checkout = tmp_path / "KernelBench-checkout"
+    (checkout / "KernelBench" / "level1").mkdir(parents=True)
+    head = commit_all(checkout)
+    assert git_commit(checkout / "KernelBench") == head
+    assert git_commit(checkout) == head
+    # The same files copied into a folder of some other repository: its commit says nothing.
+    other = tmp_path / "project"
+    (other / "copies" / "kb" / "KernelBench" / "level1").mkdir(parents=True)
+    commit_all(other)
+    assert git_commit(other / "copies" / "kb" / "KernelBench") == "unknown"
+    assert git_commit(tmp_path / "nowhere") == "unknown"

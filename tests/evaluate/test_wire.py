@@ -1,0 +1,55 @@
+"""kbot.evaluate.wire: tensors cross between the judge and a candidate's process as raw bytes in
+a file, read straight into the receiving tensor (one copy: a multi-GB KernelBench input crosses
+three times per trial), and a payload that does not hold what its reply declared is refused."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kbot.evaluate import wire
+
+
+def _roundtrip(values, tmp_path):
+    outbox = wire.Outbox.at(tmp_path / "payload.bin")
+    encoded = wire.encode(values, outbox)
+    return wire.decode(encoded, outbox.write(), torch.device("cpu")), encoded
+
+
+def test_views_keep_their_strides_and_values(tmp_path):
+    base = torch.randn(64, 48)
+    values = [base, base.t(), base[::3, 1:], base[5].expand(4, 48), torch.empty(0, 3)]
+    back, _ = _roundtrip(values, tmp_path)
+    for sent, got in zip(values, back):
+        assert got.shape == sent.shape and got.stride() == sent.stride()
+        assert torch.equal(got, sent)
+
+
+def test_every_dtype_and_nested_structure_survives(tmp_path):
+    value = {
+        "x": torch.arange(10, dtype=torch.int64),
+        "pair": (torch.ones(3, dtype=torch.bfloat16), [torch.tensor([True, False]), 2.5, None]),
+    }
+    back, _ = _roundtrip(value, tmp_path)
+    assert torch.equal(back["x"], value["x"])
+    assert back["pair"][0].dtype == torch.bfloat16 and torch.equal(back["pair"][0], value["pair"][0])
+    assert torch.equal(back["pair"][1][0], value["pair"][1][0])
+    assert back["pair"][1][1:] == [2.5, None]
+
+
+def test_a_payload_cut_short_is_refused(tmp_path):
+    outbox = wire.Outbox.at(tmp_path / "payload.bin")
+    encoded = wire.encode([torch.randn(1000)], outbox)
+    path = outbox.write()
+    with open(path, "r+b") as handle:
+        handle.truncate(3000)
+    with pytest.raises(wire.WireError, match="missing from the payload"):
+        wire.decode(encoded, path, torch.device("cpu"))
+
+
+def test_a_declared_extent_that_does_not_match_its_bytes_is_refused(tmp_path):
+    outbox = wire.Outbox.at(tmp_path / "payload.bin")
+    encoded = wire.encode([torch.randn(10)], outbox)
+    encoded["list"][0]["tensor"]["shape"] = [11]
+    with pytest.raises(wire.WireError, match="reach past"):
+        wire.decode(encoded, outbox.write(), torch.device("cpu"))
