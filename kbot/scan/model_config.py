@@ -170,4 +170,3 @@ def tensor_shape(
         width = v["intermediate_size"]
         return ("T", width), dtype, None, "[T, intermediate_size]: an activation of the MLP"
     return ("T", v["hidden_size"]), dtype, None, "[T, hidden_size]"
-

@@ -32,7 +32,9 @@ def test_every_dtype_and_nested_structure_survives(tmp_path):
     }
     back, _ = _roundtrip(value, tmp_path)
     assert torch.equal(back["x"], value["x"])
-    assert back["pair"][0].dtype == torch.bfloat16 and torch.equal(back["pair"][0], value["pair"][0])
+    assert back["pair"][0].dtype == torch.bfloat16 and torch.equal(
+        back["pair"][0], value["pair"][0]
+    )
     assert torch.equal(back["pair"][1][0], value["pair"][1][0])
     assert back["pair"][1][1:] == [2.5, None]
 

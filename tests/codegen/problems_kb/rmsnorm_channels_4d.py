@@ -16,7 +16,7 @@ class Model(nn.Module):
         self.eps = eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        rms = torch.sqrt(torch.mean(x ** 2, dim=1, keepdim=True) + self.eps)
+        rms = torch.sqrt(torch.mean(x**2, dim=1, keepdim=True) + self.eps)
         return x / rms
 
 
