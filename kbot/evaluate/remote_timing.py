@@ -28,6 +28,7 @@ _CLOCK_AGREEMENT = 0.7
 # Below this wall time per replay the judge's clock sees the host's launch cost, not the GPU's.
 _CLOCK_FLOOR_US = 30.0
 _CLOCK_BATCH_US = 20_000.0
+_CLOCK_ATTEMPTS = 3
 
 
 @dataclass
@@ -65,22 +66,34 @@ class RemoteImplementation:
 
     def clock_check(self) -> Reason | None:
         """Replays the timed graph back to back and holds the claimed time against the judge's
-        own clock over the batch."""
+        own clock over the batch. The clock can only over-read (a busy host delays launches and
+        the judge's wake-up; the GPU time is never less than what a patched timer hides), so one
+        batch that agrees clears the claim, and it is contradicted only when every one of
+        _CLOCK_ATTEMPTS batches disagrees: a false `timing-integrity` under a loaded CPU cost a
+        correct candidate on the H200."""
         claimed_us = to_stat(self.graph_us).median_us * self.calls_per_replay
         times = int(min(100_000, max(3, _CLOCK_BATCH_US // max(claimed_us, 1e-3))))
+        seen: list[float] = []
+        for _ in range(_CLOCK_ATTEMPTS):
+            seen_us = self._seen_per_replay(times)
+            if seen_us <= _CLOCK_FLOOR_US or claimed_us >= _CLOCK_AGREEMENT * seen_us:
+                return None
+            seen.append(seen_us)
+        return Reason(
+            "timing-integrity",
+            f"the candidate's process reported {claimed_us:.2f} us per graph replay, but the "
+            f"judge's clock saw at least {min(seen):.2f} us per replay over {times} replays "
+            f"(every one of {len(seen)} batches)",
+        )
+
+    def _seen_per_replay(self, times: int) -> float:
+        """Wall time per replay of one batch on the judge's clock, less one request's round trip."""
         started = time.perf_counter()
         self.host.request("ping", self.timeout_s)
         round_trip_s = time.perf_counter() - started
         started = time.perf_counter()
         self.host.request("replay", self.timeout_s, times=times)
-        seen_us = max(0.0, (time.perf_counter() - started - round_trip_s) * 1e6 / times)
-        if seen_us > _CLOCK_FLOOR_US and claimed_us < _CLOCK_AGREEMENT * seen_us:
-            return Reason(
-                "timing-integrity",
-                f"the candidate's process reported {claimed_us:.2f} us per graph replay, but the "
-                f"judge's clock saw {seen_us:.2f} us per replay over {times} replays",
-            )
-        return None
+        return max(0.0, (time.perf_counter() - started - round_trip_s) * 1e6 / times)
 
     def recheck(self, fresh: list) -> tuple:
         return tuple(self.host.request("recheck", self.timeout_s, inputs=fresh)["outputs"])

@@ -186,6 +186,49 @@ def test_a_claimed_time_the_judges_clock_contradicts_is_rejected(problem, fakes)
     assert truthful.accepted, [str(r) for r in truthful.reasons]
 
 
+class _LoadedHost(FakeHost):
+    """An honest candidate whose first clock batches ran on a host too busy to launch: the
+    judge's clock saw three times what the GPU took (the H200's full suite, once)."""
+
+    def __init__(self, model, slow_batches):
+        super().__init__(model, claimed_us=10.0)
+        self.slow_batches = slow_batches
+        self.batches = 0
+
+    def request(self, op, timeout_s, **fields):
+        if op == "replay":
+            # The judge sizes a batch to 20 ms of claimed replays; a busy host takes 3x that.
+            self.batches += 1
+            time.sleep(0.060 if self.batches <= self.slow_batches else 0.020)
+            return {}
+        return super().request(op, timeout_s, **fields)
+
+
+def test_a_busy_host_on_some_clock_batches_does_not_reject_an_honest_claim(problem, fakes):
+    hosts = []
+
+    def loaded(model):
+        hosts.append(_LoadedHost(model, slow_batches=2))
+        return hosts[-1]
+
+    (outcome,) = _run(problem("gelu_fp32"), [loaded])
+    assert outcome.accepted, [str(r) for r in outcome.reasons]
+    assert hosts[0].batches == 3
+
+
+def test_a_claim_every_clock_batch_contradicts_is_rejected_after_all_of_them(problem, fakes):
+    hosts = []
+
+    def always_slow(model):
+        hosts.append(_LoadedHost(model, slow_batches=99))
+        return hosts[-1]
+
+    (outcome,) = _run(problem("gelu_fp32"), [always_slow])
+    assert not outcome.accepted and outcome.reasons[0].rule == "timing-integrity"
+    assert "every one of 3 batches" in outcome.reasons[0].message
+    assert hosts[0].batches == 3
+
+
 def test_a_process_lost_while_timed_costs_that_candidate_only(problem, fakes):
     died = CandidateLost(Reason("crash", "the candidate's process was killed by SIGSEGV"))
     dying = lambda model: FakeHost(model, fail={"sample": died})
