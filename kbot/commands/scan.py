@@ -16,8 +16,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--profile",
+        "--profile-cmd",
+        dest="profile",
         metavar='"CMD ..."',
-        help='profile a Python command, e.g. --profile "python bench.py --steps 5"',
+        help="run a Python command of yours (a bench script, your tests: "
+        '"python -m pytest tests/test_layers.py") with hooks on the targets: their time, and '
+        "the argument shapes, dtypes and constructor arguments they were called with as cases",
     )
     source.add_argument(
         "--profile-module",

@@ -202,6 +202,22 @@ def test_scan_command_with_profile_json(toy_tree, capsys):
     )
 
 
+def test_profile_cmd_records_the_shapes_the_command_called_with_as_cases(
+    toy_tree, capsys, tmp_path
+):
+    # --profile-cmd (the name issue 14 gives it) is --profile: the user's own command, e.g. the
+    # repository's tests, run with hooks on the targets.
+    args = ["scan", str(toy_tree), "--profile-cmd", f"python {toy_tree / 'toymodel' / 'bench.py'}"]
+    code = main([*args, "--emit-problems", str(tmp_path / "problems"), "--json"])
+    assert code == 0
+    problems = {p["name"]: p for p in json.loads(capsys.readouterr().out)["data"]["problems"]}
+    heavy = problems["heavy_norm"]
+    assert heavy["status"] == "emitted" and heavy["inputs_from"] == "profile"
+    # bench.py calls the block with 8 * 8 and 32 * 8 rows.
+    assert heavy["cases"] == [{"T": 64}, {"T": 256}]
+    assert "profile" in (tmp_path / "problems" / "heavy_norm.py").read_text()
+
+
 @pytest.mark.gpu
 def test_profile_attributes_device_time_on_a_gpu(toy_tree):
     script = toy_tree / "gpu_bench.py"
