@@ -23,6 +23,7 @@ from kbot.scan.inputs import InputPlan, InputsUnknown, plan_inputs
 from kbot.scan.location import ImportLocation, import_location
 from kbot.scan.rebuild import RebuildError, rebuild_reference
 from kbot.scan.render import render_problem
+from kbot.scan.smoke import run_first_cases
 from kbot.scan.table import target_id
 
 _IMPORT_CHECK_TIMEOUT_S = 120.0
@@ -134,10 +135,62 @@ def emit_problems(
                 options.compile_decorators,
             )
         )
+    if check_import:
+        emitted = _checked_inferred(emitted, plans, result, out_dir, locations, imported,
+                                    package_roots, options)  # fmt: skip
     index = [to_jsonable(e) for e in emitted]
     (out_dir / "index.json").write_text(
         json.dumps({"root": str(result.root), "problems": index}, indent=2) + "\n"
     )
+    return emitted
+
+
+def _checked_inferred(
+    emitted: list[EmittedProblem],
+    plans: dict[int, InputPlan | str],
+    result: ScanResult,
+    out_dir: Path,
+    locations: dict[str, ImportLocation],
+    imported: dict[str, str | None],
+    package_roots: set[str],
+    options: ScanOptions,
+) -> list[EmittedProblem]:
+    """Runs the first case of every problem whose inputs --model-config inferred; one the
+    reference refuses is emitted again from the plan's `retry` (another layout), and skipped
+    with what it raised when no plan is left."""
+    emitted = list(emitted)
+    todo = {
+        n: plan
+        for n, plan in plans.items()
+        if isinstance(plan, InputPlan)
+        and plan.source.startswith("--model-config")
+        and emitted[n].status == EmitStatus.EMITTED
+    }
+    while todo:
+        ran = run_first_cases([emitted[n].path for n in todo])
+        retry: dict[int, InputPlan] = {}
+        for n, plan in todo.items():
+            refused = ran.get(str(emitted[n].path))
+            if refused is None:
+                continue
+            finding = result.targets[n]
+            if plan.retry is not None:
+                retry[n] = plan.retry
+                emitted[n] = _emit_one(
+                    finding, plan.retry, result.root, out_dir, locations[finding.file],
+                    imported, package_roots, options.compile_decorators,
+                )  # fmt: skip
+                continue
+            for written in (emitted[n].path, emitted[n].target_json):
+                Path(written).unlink(missing_ok=True)
+            emitted[n] = EmittedProblem(
+                finding.name,
+                target_id(finding),
+                EmitStatus.SKIPPED,
+                f"the reference refused the inputs {plan.source} ({refused}); add `inputs:` "
+                "to its .kbot.yml target",
+            )
+        todo = retry
     return emitted
 
 

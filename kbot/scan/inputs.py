@@ -36,6 +36,9 @@ class InputPlan:
     init_names: tuple[str, ...]  # their parameter names, for the problem's INIT comment
     cases: tuple[dict[str, int], ...]
     source: str  # ".kbot.yml" or "profile"
+    # Inferred from --model-config only: the plan to try when the reference refuses this one
+    # (query/key as [T, heads, head_dim] instead of [T, heads × head_dim]).
+    retry: InputPlan | None = None
 
 
 def plan_inputs(finding: Finding, options: ScanOptions) -> InputPlan:
@@ -55,7 +58,18 @@ def plan_inputs(finding: Finding, options: ScanOptions) -> InputPlan:
 
 def _from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
     """Every argument by its name through kbot.scan.model_config's tables, each value with
-    where it came from; a name the tables do not know is a skip naming the key to add."""
+    where it came from; a name the tables do not know is a skip naming the key to add. Where
+    an attention tensor has two common layouts, the split one is the plan's `retry`."""
+    from kbot.scan.model_config import is_per_head
+
+    flat = _model_config_plan(finding, options, split_heads=False)
+    if not any(is_per_head(arg.name) and arg.shape for arg in flat.args):
+        return flat
+    split = _model_config_plan(finding, options, split_heads=True)
+    return InputPlan(flat.args, flat.init_args, flat.init_names, flat.cases, flat.source, split)
+
+
+def _model_config_plan(finding: Finding, options: ScanOptions, split_heads: bool) -> InputPlan:
     from kbot.scan.model_config import scalar_value, tensor_shape
 
     config = options.model_config
@@ -71,7 +85,7 @@ def _from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
     for param in finding.params:
         if param.name.startswith("*"):
             continue
-        shape = tensor_shape(config, param.name, words)
+        shape = tensor_shape(config, param.name, words, split_heads)
         scalar = scalar_value(config, param.name)
         annotation = (param.annotation or "").lower()
         if shape is not None and ("tensor" in annotation or not annotation):

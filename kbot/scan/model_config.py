@@ -68,6 +68,14 @@ SCALAR_NAMES: dict[str, str] = {
                      "max_positions"), "max_position_embeddings"),
 }  # fmt: skip
 
+_HEADS = {
+    "query": "num_attention_heads",
+    "q": "num_attention_heads",
+    "key": "num_key_value_heads",
+    "k": "num_key_value_heads",
+    "value": "num_key_value_heads",
+    "v": "num_key_value_heads",
+}
 _ACTIVATION_TENSORS = {"x", "hidden_states", "hidden", "input", "inp", "h", "states", "residual"}
 _GATED = ("and_mul", "swiglu", "geglu", "glu", "gate_up", "gated")
 _ACTIVATIONS = ("gelu", "silu", "relu", "swish", "act", "mish")
@@ -134,11 +142,19 @@ def scalar_value(config: ModelConfig, name: str) -> Inferred | None:
     return Inferred(value, field if field == name else f"{field} for `{name}`")
 
 
+def is_per_head(name: str) -> bool:
+    """Whether an argument (query, key, value) has a flat [T, heads × head_dim] and a split
+    [T, heads, head_dim] layout, both common (vLLM's rotary takes the first, nano-vllm's the
+    second): kbot.scan.extract runs the reference to see which one the op takes."""
+    return name.lower() in _HEADS
+
+
 def tensor_shape(
-    config: ModelConfig, name: str, op_words: str
+    config: ModelConfig, name: str, op_words: str, split_heads: bool = False
 ) -> tuple[tuple[int | str, ...], str, int | None, str] | None:
     """(shape, dtype, high for integers, why) of a forward tensor argument by its name and the
-    op's own words (its qualname and file); None when the table does not know the name."""
+    op's own words (its qualname and file); None when the table does not know the name.
+    `split_heads`: query/key/value as [T, heads, head_dim] instead of [T, heads × head_dim]."""
     v = config.values
     lowered = name.lower()
     words = op_words.lower()
@@ -146,12 +162,12 @@ def tensor_shape(
     if lowered in ("positions", "position_ids", "pos", "positions_ids"):
         high = int(v.get("max_position_embeddings", 4096))
         return ("T",), "int64", high, "[T] positions below max_position_embeddings"
-    if lowered in ("query", "q") and "num_attention_heads" in v:
-        width = v["num_attention_heads"] * v["head_dim"]
-        return ("T", width), dtype, None, "[T, num_attention_heads × head_dim]"
-    if lowered in ("key", "k", "value", "v") and "num_key_value_heads" in v:
-        width = v["num_key_value_heads"] * v["head_dim"]
-        return ("T", width), dtype, None, "[T, num_key_value_heads × head_dim]"
+    heads = _HEADS.get(lowered)
+    if heads is not None and heads in v:
+        if split_heads:
+            return ("T", v[heads], v["head_dim"]), dtype, None, f"[T, {heads}, head_dim]"
+        width = v[heads] * v["head_dim"]
+        return ("T", width), dtype, None, f"[T, {heads} × head_dim]"
     if lowered == "logits" and "vocab_size" in v:
         return ("T", v["vocab_size"]), dtype, None, "[T, vocab_size]"
     if lowered not in _ACTIVATION_TENSORS:

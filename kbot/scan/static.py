@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kbot.errors import ConfigError
-from kbot.scan.facts import FileFacts, collect_facts
+from kbot.scan.facts import FileFacts, FunctionNode, collect_facts
 from kbot.scan.findings import (
     CLASS_ENTRIES,
     FileSkip,
@@ -85,7 +85,7 @@ def scan_static(
         candidate = _config_candidate(hint, root, config_root or root, all_facts, options)
         candidates.append(candidate)
         hints.setdefault(candidate.key, []).append(hint)
-    findings = _merge(candidates, hints, options)
+    findings = _merge(candidates, hints, options, index)
     findings.sort(key=lambda f: (f.file, f.line))
     return findings, skips, files
 
@@ -142,6 +142,7 @@ def _merge(
     candidates: list[Candidate],
     hints: dict[tuple[str, str], list[TargetHint]],
     options: ScanOptions,
+    index: ClassIndex | None = None,
 ) -> list[Finding]:
     """One finding per callable, or one per `.kbot.yml` entry naming it (an op may be listed
     twice, e.g. RMSNorm with and without its residual, each with its own inputs)."""
@@ -158,7 +159,7 @@ def _merge(
         func = next((c.func for c in group if c.func is not None), None)
         problem = next((c.problem for c in group if c.problem), "")
         flags = analyse_flags(func) if func is not None else ()
-        init = main.cls.methods.get("__init__") if main.cls else None
+        init_facts, init = _constructor(main, index)
         finding = Finding(
             file=main.facts.file.rel,
             line=_line(main, func),
@@ -168,7 +169,7 @@ def _merge(
             reference_source=function_source(main.facts, func) if func else "",
             params=function_params(func) if func else (),
             init_params=function_params(init) if init else (),
-            init_source=function_source(main.facts, init) if init else "",
+            init_source=function_source(init_facts, init) if init else "",
             has_fast_path=fast is not None,
             fast_path=fast.fast_path
             if fast
@@ -181,6 +182,20 @@ def _merge(
             status, reason = _status(replace(finding, hint=hint), explicit, problem, options)
             findings.append(replace(finding, hint=hint, status=status, skip_reason=reason))
     return findings
+
+
+def _constructor(
+    main: Candidate, index: ClassIndex | None
+) -> tuple[FileFacts, FunctionNode | None]:
+    """The `__init__` the class runs: its own, else the nearest in-tree ancestor's (a rotary
+    class that inherits its cache-building constructor from a base)."""
+    if main.cls is None:
+        return main.facts, None
+    chain = index.ancestors(main.facts, main.cls) if index else [(main.facts, main.cls)]
+    for facts, info in chain:
+        if "__init__" in info.methods:
+            return facts, info.methods["__init__"]
+    return main.facts, None
 
 
 def _line(main: Candidate, func) -> int:

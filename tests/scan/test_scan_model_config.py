@@ -132,3 +132,85 @@ def test_publishing_re_extracts_with_the_same_model_config_byte_for_byte(engine_
     given = load_config(engine_tree, cli={"scan.model_config": "qwen3-8b"})  # kbot publish's flag
     assert checkout_problems(engine_tree, given)["gemma_rms_norm"] == expected
     assert "gemma_rms_norm" not in checkout_problems(engine_tree, load_config(engine_tree))
+
+
+_ROPES = '''import torch
+from torch import nn
+
+
+class _Cache(nn.Module):
+    def __init__(self, head_size: int, max_position_embeddings: int) -> None:
+        super().__init__()
+        t = torch.arange(max_position_embeddings, dtype=torch.float)[:, None]
+        freqs = t / (10000.0 ** (torch.arange(0, head_size, 2).float() / head_size))
+        self.register_buffer("cos_sin", torch.cat((freqs.cos(), freqs.sin()), -1), persistent=False)
+
+
+class SplitRope(_Cache):
+    """Takes query and key as [T, heads, head_size], as nano-vllm's does."""
+
+    @torch.compile
+    def forward(self, positions, query, key):
+        cos, sin = self.cos_sin[positions].unsqueeze(1).chunk(2, dim=-1)
+        q1, q2 = query.float().chunk(2, dim=-1)
+        k1, k2 = key.float().chunk(2, dim=-1)
+        q = torch.cat((q1 * cos - q2 * sin, q2 * cos + q1 * sin), -1)
+        k = torch.cat((k1 * cos - k2 * sin, k2 * cos + k1 * sin), -1)
+        return q.to(query.dtype), k.to(key.dtype)
+
+
+class FlatRope(_Cache):
+    """Takes them flat, [T, heads * head_size], as vLLM's does."""
+
+    def __init__(self, head_size: int, max_position_embeddings: int) -> None:
+        super().__init__(head_size, max_position_embeddings)
+        self.head_size = head_size
+
+    @torch.compile
+    def forward(self, positions, query, key):
+        cos, sin = self.cos_sin[positions].unsqueeze(1).chunk(2, dim=-1)
+        q = query.view(query.shape[0], -1, self.head_size).float()
+        q1, q2 = q.chunk(2, dim=-1)
+        q = torch.cat((q1 * cos - q2 * sin, q2 * cos + q1 * sin), -1)
+        return q.reshape(query.shape).to(query.dtype), key
+
+
+class FourDims(_Cache):
+    """Wants [batch, T, heads, head_size]: neither layout kbot knows."""
+
+    @torch.compile
+    def forward(self, positions, query, key):
+        assert query.dim() == 4, "query must be [batch, T, heads, head_size]"
+        return query, key
+'''
+
+
+def test_attention_tensors_take_the_layout_the_reference_accepts(tmp_path):
+    # query/key are [T, heads × head_dim] in one engine and [T, heads, head_dim] in another: the
+    # scan runs each emitted reference on its first case and keeps the layout it takes.
+    tree = tmp_path / "engine"
+    (tree / "layers").mkdir(parents=True)
+    (tree / "layers" / "__init__.py").write_text("")
+    (tree / "layers" / "rope.py").write_text(_ROPES)
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 16, "max_position_embeddings": 128,
+        "torch_dtype": "float32", "vocab_size": 100, "rms_norm_eps": 1e-6,
+    }))  # fmt: skip
+    _, emitted = _emit(tree, tmp_path, load_model_config(str(config)))
+    split, flat, four = emitted["split_rope"], emitted["flat_rope"], emitted["four_dims"]
+    assert split.status == EmitStatus.EMITTED and flat.status == EmitStatus.EMITTED
+    assert "query [T, 4, 16] float32 ([T, num_attention_heads, head_dim])" in split.inputs_from
+    assert "key [T, 2, 16] float32 ([T, num_key_value_heads, head_dim])" in split.inputs_from
+    assert "query [T, 64] float32 ([T, num_attention_heads × head_dim])" in flat.inputs_from
+    # SplitRope's constructor is its base's: the scan reads the inherited __init__.
+    assert "head_size=16 (head_dim for `head_size`)" in split.inputs_from
+    for problem in (split, flat):
+        module = import_file(problem.path)
+        module.Model(*init_inputs(module))(*case_inputs(module, {"T": 3}))
+    assert four.status == EmitStatus.SKIPPED and four.path is None
+    assert four.message.startswith("the reference refused the inputs --model-config ")
+    assert "query must be [batch, T, heads, head_size]" in four.message
+    assert four.message.endswith("add `inputs:` to its .kbot.yml target")
+    assert not (tmp_path / "problems" / "four_dims.py").exists()
