@@ -34,6 +34,10 @@ class Kind(str, enum.Enum):
     CUSTOM_OP = "custom_op"  # forward_native + forward_cuda family (CustomOp, MultiPlatformOp)
     FUSED_OP = "fused_op"  # forward_native + forward_triton family (BaseFusedOp)
     DEFAULT_BACKEND = "default_backend"  # LMDeploy-style Default*Impl under backends/default/
+    # A module or function named as a common serving op (RMSNorm, apply_rotary_emb, SiluAndMul)
+    # whose forward is tensor math of its own (no submodule calls): gpt-fast, litgpt, torchtitan
+    # mark nothing and compile whole models, so their ops are found by name.
+    NAMED_OP = "named_op"
     PROFILED = "profiled"  # a module or function that was hot in the profile but matched no pattern
 
 

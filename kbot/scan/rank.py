@@ -16,6 +16,7 @@ _STATIC_ORDER = (
     Kind.FUSED_OP,
     Kind.DEFAULT_BACKEND,
     Kind.TORCH_COMPILE,
+    Kind.NAMED_OP,
     Kind.PROFILED,
 )
 

@@ -29,6 +29,7 @@ from kbot.scan.patterns import (
     function_params,
     function_source,
     marker_candidates,
+    named_op_candidates,
     op_class_candidates,
 )
 from kbot.scan.walk import (
@@ -49,6 +50,7 @@ _KIND_PRIORITY = (
     Kind.TORCH_COMPILE,
     Kind.CONFIG_TARGET,
     Kind.MARKER,
+    Kind.NAMED_OP,
     Kind.PROFILED,
 )
 _EXPLICIT = {Kind.CONFIG_TARGET, Kind.MARKER}
@@ -79,6 +81,7 @@ def scan_static(
         + default_backend_candidates(all_facts, index)
         + compiled_candidates(all_facts)
         + marker_candidates(all_facts)
+        + named_op_candidates(all_facts)
     )
     hints: dict[tuple[str, str], list[TargetHint]] = {}
     for hint in options.targets:

@@ -1,0 +1,112 @@
+"""Ops found by name (Kind.NAMED_OP): repositories such as gpt-fast, litgpt and torchtitan mark
+nothing and compile whole models, so `kbot scan` found no target in them. A module or an
+undecorated module-level function named as a common op (RMSNorm, apply_rotary_emb, SiluAndMul)
+whose own body is the math is a target; layers that call submodules, Triton launchers, tests,
+kernel libraries and registration plumbing are not."""
+
+from __future__ import annotations
+
+from kbot.scan import ScanOptions, scan
+from kbot.scan.extract import EmitStatus, emit_problems
+from kbot.scan.findings import Kind
+from kbot.scan.model_config import load_model_config
+
+MODEL = '''import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def _norm(self, x):
+        return x * torch.rsqrt(torch.mean(x * x, dim=-1, keepdim=True) + self.eps)
+
+    def forward(self, x):
+        return self._norm(x.float()).type_as(x) * self.weight
+
+
+class SwiGLU(nn.Module):
+    """A layer: it calls its projections."""
+
+    def __init__(self, dim: int, hidden: int):
+        super().__init__()
+        self.w1 = nn.Linear(dim, hidden)
+        self.w3 = nn.Linear(dim, hidden)
+
+    def forward(self, x):
+        return F.silu(self.w1(x)) * self.w3(x)
+
+
+class FusedRMSNorm(nn.Module):
+    """A dispatcher: the math lives in its backend."""
+
+    def __init__(self, impl):
+        super().__init__()
+        self.impl = impl
+
+    def forward(self, x):
+        return self.impl.forward(x)
+
+
+def apply_rotary_emb(x, cos, sin):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+
+def apply_rope_scaling(freqs, factor):
+    return freqs / factor
+
+
+@torch.library.custom_op("demo::silu_and_mul", mutates_args=())
+def silu_and_mul_op(x: torch.Tensor) -> torch.Tensor:
+    d = x.shape[-1] // 2
+    return F.silu(x[..., :d]) * x[..., d:]
+
+
+def rms_norm_launch(x, weight):
+    out = torch.empty_like(x)
+    _rms_kernel[(x.shape[0],)](x, weight, out)
+    return out
+
+
+def test_rms_norm():
+    x = torch.randn(4, 8)
+    assert RMSNorm(8)(x).shape == x.shape
+'''
+
+
+def _tree(tmp_path):
+    root = tmp_path / "fastlm"
+    (root / "kernels").mkdir(parents=True)
+    (root / "model.py").write_text(MODEL)
+    (root / "kernels" / "norms.py").write_text(
+        "import torch\n\n\ndef rms_norm(x, w, eps: float = 1e-6):\n"
+        "    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w\n"
+    )
+    return root
+
+
+def test_ops_named_as_common_ops_are_targets_and_plumbing_is_not(tmp_path):
+    result = scan(_tree(tmp_path), ScanOptions())
+    named = {f.qualname for f in result.findings if f.kind == Kind.NAMED_OP}
+    assert named == {"RMSNorm", "apply_rotary_emb"}
+    rms = next(f for f in result.findings if f.qualname == "RMSNorm")
+    assert rms.entry == "forward" and [p.name for p in rms.init_params] == ["dim", "eps"]
+
+
+def test_a_named_op_gets_cases_from_a_model_config(tmp_path):
+    options = ScanOptions(cases=({"T": 1}, {"T": 5}), model_config=load_model_config("llama-3-8b"))
+    result = scan(_tree(tmp_path), options)
+    emitted = {e.name: e for e in emit_problems(result, tmp_path / "problems", options)}
+    norm = next(e for e in emitted.values() if e.target.endswith("::RMSNorm"))
+    assert norm.status == EmitStatus.EMITTED, norm.message
+    assert "dim=4096 (hidden_size for `dim`)" in norm.inputs_from
+    # cos and sin of apply_rotary_emb are not names a model configuration sizes: a skip that
+    # says which .kbot.yml key to add.
+    rope = next(e for e in emitted.values() if e.target.endswith("::apply_rotary_emb"))
+    assert rope.status == EmitStatus.SKIPPED and "`cos`" in rope.message
+    assert rope.message.endswith("add it to `inputs:` of its .kbot.yml target")
