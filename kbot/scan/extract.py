@@ -187,8 +187,9 @@ def _checked_inferred(
                 finding.name,
                 target_id(finding),
                 EmitStatus.SKIPPED,
-                f"the reference refused the inputs {plan.source} ({refused}); add `inputs:` "
-                "to its .kbot.yml target",
+                f"running its first case on the inputs {plan.source} raised {refused}; give "
+                "its inputs under `inputs:` of its .kbot.yml target (or make the module run "
+                "here)",
             )
         todo = retry
     return emitted

@@ -75,18 +75,20 @@ def _model_config_plan(finding: Finding, options: ScanOptions, split_heads: bool
     config = options.model_config
     said: list[str] = []
     init: dict[str, Any] = {}
+    words = f"{finding.qualname} {finding.entry} {finding.name}"  # the op's own names
     for param in finding.init_params:
-        known = scalar_value(config, param.name.lstrip("*"))
+        if _axis_like(param.default):
+            continue  # RMSNorm(size, dim=-1): `dim` is the axis it reduces over, not a width
+        known = scalar_value(config, param.name.lstrip("*"), words)
         if known is not None:
             init[param.name] = known.value
             said.append(f"{param.name}={known.value!r} ({known.because})")
-    words = f"{finding.qualname} {finding.entry} {finding.name}"  # the op's own names
     args: list[InputArg] = []
     for param in finding.params:
         if param.name.startswith("*"):
             continue
         shape = tensor_shape(config, param.name, words, split_heads)
-        scalar = scalar_value(config, param.name)
+        scalar = scalar_value(config, param.name, words)
         annotation = (param.annotation or "").lower()
         if shape is not None and ("tensor" in annotation or not annotation):
             dims, dtype, high, why = shape
@@ -114,6 +116,15 @@ def _model_config_plan(finding: Finding, options: ScanOptions, split_heads: bool
     init_args, init_names = _init_arguments(finding, init)
     source = f"--model-config {config.name}: " + "; ".join(said)
     return InputPlan(tuple(args), init_args, init_names, cases, source)
+
+
+def _axis_like(default: str | None) -> bool:
+    """A default of -3 ... 1 names an axis or a flag, never a model width."""
+    try:
+        value = ast.literal_eval(default) if default is not None else None
+    except (ValueError, SyntaxError):
+        return False
+    return isinstance(value, int) and not isinstance(value, bool) and -3 <= value <= 1
 
 
 def _from_config(finding: Finding, options: ScanOptions) -> InputPlan:

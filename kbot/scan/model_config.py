@@ -52,8 +52,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 # Constructor and scalar argument names -> the model field they mean.
 SCALAR_NAMES: dict[str, str] = {
-    **dict.fromkeys(("hidden_size", "hidden", "dim", "d_model", "embed_dim", "n_embd"),
-                    "hidden_size"),
+    **dict.fromkeys(("hidden_size", "hidden", "dim", "d_model", "embed_dim", "n_embd", "size",
+                     "hidden_dim", "normalized_shape", "num_features"), "hidden_size"),
     **dict.fromkeys(("intermediate_size", "ffn_dim", "ffn_hidden_size", "inter_size"),
                     "intermediate_size"),
     **dict.fromkeys(("num_heads", "num_attention_heads", "n_heads", "n_head"),
@@ -69,13 +69,12 @@ SCALAR_NAMES: dict[str, str] = {
 }  # fmt: skip
 
 _HEADS = {
-    "query": "num_attention_heads",
-    "q": "num_attention_heads",
-    "key": "num_key_value_heads",
-    "k": "num_key_value_heads",
-    "value": "num_key_value_heads",
-    "v": "num_key_value_heads",
+    **dict.fromkeys(("query", "q", "xq"), "num_attention_heads"),
+    **dict.fromkeys(("key", "k", "xk", "value", "v", "xv"), "num_key_value_heads"),
 }
+_ROTARY = ("rotary", "rope")
+# A gated activation's halves passed apart (`silu(gate) * up`).
+_GATE_HALVES = {"gate", "up", "gate_out", "up_out"}
 _ACTIVATION_TENSORS = {"x", "hidden_states", "hidden", "input", "inp", "h", "states", "residual"}
 _GATED = ("and_mul", "swiglu", "geglu", "glu", "gate_up", "gated")
 _ACTIVATIONS = ("gelu", "silu", "relu", "swish", "act", "mish")
@@ -133,9 +132,12 @@ def _complete(data: dict[str, Any], spec: str) -> dict[str, Any]:
     return values
 
 
-def scalar_value(config: ModelConfig, name: str) -> Inferred | None:
-    """A constructor or scalar argument by its name; None when the table does not know it."""
+def scalar_value(config: ModelConfig, name: str, op_words: str = "") -> Inferred | None:
+    """A constructor or scalar argument by its name (and the op's own words: a rotary op's
+    `dim` is its head_dim); None when the table does not know it."""
     field = SCALAR_NAMES.get(name.lower())
+    if name.lower() == "dim" and any(w in op_words.lower() for w in _ROTARY):
+        field = "head_dim"
     if field is None or field not in config.values:
         return None
     value = config.value(field)
@@ -168,6 +170,9 @@ def tensor_shape(
             return ("T", v[heads], v["head_dim"]), dtype, None, f"[T, {heads}, head_dim]"
         width = v[heads] * v["head_dim"]
         return ("T", width), dtype, None, f"[T, {heads} × head_dim]"
+    if lowered in _GATE_HALVES and "intermediate_size" in v:
+        width = v["intermediate_size"]
+        return ("T", width), dtype, None, "[T, intermediate_size]: one half of a gated activation"
     if lowered == "logits" and "vocab_size" in v:
         return ("T", v["vocab_size"]), dtype, None, "[T, vocab_size]"
     if lowered not in _ACTIVATION_TENSORS:

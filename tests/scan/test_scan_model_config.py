@@ -210,7 +210,39 @@ def test_attention_tensors_take_the_layout_the_reference_accepts(tmp_path):
         module = import_file(problem.path)
         module.Model(*init_inputs(module))(*case_inputs(module, {"T": 3}))
     assert four.status == EmitStatus.SKIPPED and four.path is None
-    assert four.message.startswith("the reference refused the inputs --model-config ")
-    assert "query must be [batch, T, heads, head_size]" in four.message
-    assert four.message.endswith("add `inputs:` to its .kbot.yml target")
+    assert four.message.startswith("running its first case on the inputs --model-config ")
+    assert "raised AssertionError: query must be [batch, T, heads, head_size]" in four.message
+    assert "give its inputs under `inputs:` of its .kbot.yml target" in four.message
     assert not (tmp_path / "problems" / "four_dims.py").exists()
+
+
+def test_names_real_repositories_use_for_the_same_sizes(tmp_path):
+    # Found by bench/real_repos.py: torchtitan's silu_and_mul(gate, up) and apply_rope(xq, xk),
+    # litgpt's RMSNorm(size, dim=-1, eps), lmdeploy's RotaryEmbedding(dim, base).
+    from kbot.scan.model_config import scalar_value, tensor_shape
+
+    config = load_model_config("llama-3-8b")
+    assert tensor_shape(config, "gate", "silu_and_mul")[0] == ("T", 14336)
+    assert tensor_shape(config, "up", "silu_and_mul")[0] == ("T", 14336)
+    assert tensor_shape(config, "xq", "apply_rope")[0] == ("T", 32 * 128)
+    assert tensor_shape(config, "xk", "apply_rope", split_heads=True)[0] == ("T", 8, 128)
+    assert scalar_value(config, "size").value == 4096
+    assert scalar_value(config, "dim", "RotaryEmbedding forward").value == 128
+    assert scalar_value(config, "dim", "RMSNorm forward").value == 4096
+    tree = tmp_path / "lit"
+    tree.mkdir()
+    (tree / "norms.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass RMSNorm(nn.Module):\n"
+        "    def __init__(self, size: int, dim: int = -1, eps: float = 1e-6) -> None:\n"
+        "        super().__init__()\n"
+        "        self.weight = nn.Parameter(torch.ones(size))\n"
+        "        self.dim, self.eps = dim, eps\n\n"
+        "    def forward(self, x):\n"
+        "        norm = torch.mean(x * x, dim=self.dim, keepdim=True)\n"
+        "        return x * torch.rsqrt(norm + self.eps) * self.weight\n"
+    )
+    _, emitted = _emit(tree, tmp_path, config)
+    (norm,) = emitted.values()
+    assert norm.status == EmitStatus.EMITTED, norm.message
+    assert "size=4096 (hidden_size for `size`)" in norm.inputs_from
+    assert "dim=" not in norm.inputs_from  # the axis keeps its default
