@@ -89,7 +89,8 @@ def measure(entry: dict, ext: Path, work: Path, run: bool) -> dict:
     skipped = [p for p in data.get("problems", []) if p["status"] != "emitted"]
     row.update(
         files=data["files_scanned"],
-        targets=len(data["findings"]),
+        findings=len(data["findings"]),
+        targets=len(data.get("problems", [])),
         with_inputs=len(emitted),
         skipped=[(p["name"], p["message"]) for p in skipped],
     )
@@ -122,6 +123,7 @@ def _run_counts(done: subprocess.CompletedProcess) -> dict:
 
 def _skip_class(message: str) -> str:
     for marker, label in (
+        ("running its first case", "the first case did not run here"),
         ("cannot infer inputs", "no inputs"),
         ("constructor argument", "constructor argument unknown"),
         ("cannot build", "cannot build the module"),
@@ -143,9 +145,9 @@ def render(rows: list[dict], command: str, run: bool) -> str:
         f"{now}; {device}; torch {torch.__version__}; Python {platform.python_version()}.",
         f"Command: `{command}`",
         "",
-        "| repo | commit | files scanned | targets found | targets with inputs | "
+        "| repo | commit | files scanned | findings | targets | targets with inputs | "
         "problems whose first case runs here |" + (" accepted | PRs drafted |" if run else ""),
-        "|---|---|---|---|---|---|" + ("---|---|" if run else ""),
+        "|---|---|---|---|---|---|---|" + ("---|---|" if run else ""),
     ]
     classes: Counter = Counter()
     details = []
@@ -153,8 +155,8 @@ def render(rows: list[dict], command: str, run: bool) -> str:
         if "error" in row:
             lines.append(f"| {row['repo']} | {row['commit'][:12]} | {row['error']} |")
             continue
-        cells = [row["repo"], row["commit"][:12], row["files"], row["targets"],
-                 row["with_inputs"], row["runs"]]  # fmt: skip
+        cells = [row["repo"], row["commit"][:12], row["files"], row["findings"],
+                 row["targets"], row["with_inputs"], row["runs"]]  # fmt: skip
         if run:
             counts = row.get("run", {})
             cells += [counts.get("accepted", "—"), counts.get("drafted", "—")]
