@@ -59,17 +59,30 @@ def plan_inputs(finding: Finding, options: ScanOptions) -> InputPlan:
 def _from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
     """Every argument by its name through kbot.scan.model_config's tables, each value with
     where it came from; a name the tables do not know is a skip naming the key to add. Where
-    an attention tensor has two common layouts, the split one is the plan's `retry`."""
-    from kbot.scan.model_config import is_per_head
+    an attention tensor or a rotary cos/sin table has several common layouts, the plan's
+    `retry` chain holds the others, in model_config.LAYOUTS order."""
+    from kbot.scan.model_config import LAYOUTS, is_per_head, is_rotary_table
 
-    flat = _model_config_plan(finding, options, split_heads=False)
-    if not any(is_per_head(arg.name) and arg.shape for arg in flat.args):
-        return flat
-    split = _model_config_plan(finding, options, split_heads=True)
-    return InputPlan(flat.args, flat.init_args, flat.init_names, flat.cases, flat.source, split)
+    names = [p.name for p in finding.params]
+    tables = any(is_rotary_table(n) for n in names)
+    if not tables and not any(is_per_head(n) for n in names):
+        return _model_config_plan(finding, options, "flat", False)
+    plans: list[InputPlan] = []
+    for layout in LAYOUTS if tables else LAYOUTS[:2]:
+        plan = _model_config_plan(finding, options, layout, tables)
+        if all(plan.args != seen.args for seen in plans):
+            plans.append(plan)
+    chained = None
+    for plan in reversed(plans):
+        chained = InputPlan(
+            plan.args, plan.init_args, plan.init_names, plan.cases, plan.source, chained
+        )
+    return chained
 
 
-def _model_config_plan(finding: Finding, options: ScanOptions, split_heads: bool) -> InputPlan:
+def _model_config_plan(
+    finding: Finding, options: ScanOptions, layout: str, rotary_tables: bool
+) -> InputPlan:
     from kbot.scan.model_config import scalar_value, tensor_shape
 
     config = options.model_config
@@ -87,7 +100,7 @@ def _model_config_plan(finding: Finding, options: ScanOptions, split_heads: bool
     for param in finding.params:
         if param.name.startswith("*"):
             continue
-        shape = tensor_shape(config, param.name, words, split_heads)
+        shape = tensor_shape(config, param.name, words, layout, rotary_tables)
         scalar = scalar_value(config, param.name, words)
         annotation = (param.annotation or "").lower()
         if shape is not None and ("tensor" in annotation or not annotation):

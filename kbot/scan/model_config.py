@@ -73,6 +73,7 @@ _HEADS = {
     **dict.fromkeys(("key", "k", "xk", "value", "v", "xv"), "num_key_value_heads"),
 }
 _ROTARY = ("rotary", "rope")
+_TABLES = {"cos", "sin", "cos_cached", "sin_cached", "cos_emb", "sin_emb", "cos_table", "sin_table"}
 # A gated activation's halves passed apart (`silu(gate) * up`).
 _GATE_HALVES = {"gate", "up", "gate_out", "up_out"}
 _ACTIVATION_TENSORS = {"x", "hidden_states", "hidden", "input", "inp", "h", "states", "residual"}
@@ -151,12 +152,38 @@ def is_per_head(name: str) -> bool:
     return name.lower() in _HEADS
 
 
+def is_rotary_table(name: str) -> bool:
+    """cos/sin tables passed to a rotary function beside the tensor it rotates."""
+    return name.lower() in _TABLES
+
+
+# The layouts kbot.scan.extract tries in turn, until the reference runs its first case:
+# per-head tensors (query, key; x of a rotary op given cos/sin) and the cos/sin tables.
+LAYOUTS = ("flat", "split", "split_full", "heads_first")
+_PER_HEAD_LAYOUT = {
+    "split": ("[T, {heads}, head_dim]", lambda t, h, d: (t, h, d)),
+    "split_full": ("[T, {heads}, head_dim]", lambda t, h, d: (t, h, d)),
+    "heads_first": ("[1, {heads}, T, head_dim]", lambda t, h, d: (1, h, t, d)),
+}
+_TABLE_LAYOUT = {
+    "flat": ("[T, head_dim / 2]", lambda t, d: (t, d // 2)),
+    "split": ("[T, 1, head_dim / 2]", lambda t, d: (t, 1, d // 2)),
+    "split_full": ("[T, 1, head_dim]", lambda t, d: (t, 1, d)),
+    "heads_first": ("[T, head_dim]", lambda t, d: (t, d)),
+}
+
+
 def tensor_shape(
-    config: ModelConfig, name: str, op_words: str, split_heads: bool = False
+    config: ModelConfig,
+    name: str,
+    op_words: str,
+    layout: str = "flat",
+    rotary_tables: bool = False,
 ) -> tuple[tuple[int | str, ...], str, int | None, str] | None:
     """(shape, dtype, high for integers, why) of a forward tensor argument by its name and the
     op's own words (its qualname and file); None when the table does not know the name.
-    `split_heads`: query/key/value as [T, heads, head_dim] instead of [T, heads × head_dim]."""
+    `layout` (one of LAYOUTS) places per-head tensors and cos/sin tables; `rotary_tables`: the
+    op takes cos/sin, so the tensor it rotates (`x`) is per-head like a query."""
     v = config.values
     lowered = name.lower()
     words = op_words.lower()
@@ -165,11 +192,17 @@ def tensor_shape(
         high = int(v.get("max_position_embeddings", 4096))
         return ("T",), "int64", high, "[T] positions below max_position_embeddings"
     heads = _HEADS.get(lowered)
+    if heads is None and rotary_tables and lowered in _ACTIVATION_TENSORS | {"t", "tensor"}:
+        heads = "num_attention_heads"
     if heads is not None and heads in v:
-        if split_heads:
-            return ("T", v[heads], v["head_dim"]), dtype, None, f"[T, {heads}, head_dim]"
+        if layout in _PER_HEAD_LAYOUT:
+            said, shape = _PER_HEAD_LAYOUT[layout]
+            return shape("T", v[heads], v["head_dim"]), dtype, None, said.format(heads=heads)
         width = v[heads] * v["head_dim"]
         return ("T", width), dtype, None, f"[T, {heads} × head_dim]"
+    if lowered in _TABLES and "head_dim" in v:
+        said, shape = _TABLE_LAYOUT[layout]
+        return shape("T", v["head_dim"]), "float32", None, f"{said}: a rotary cos/sin table"
     if lowered in _GATE_HALVES and "intermediate_size" in v:
         width = v["intermediate_size"]
         return ("T", width), dtype, None, "[T, intermediate_size]: one half of a gated activation"

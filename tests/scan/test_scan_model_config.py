@@ -225,7 +225,7 @@ def test_names_real_repositories_use_for_the_same_sizes(tmp_path):
     assert tensor_shape(config, "gate", "silu_and_mul")[0] == ("T", 14336)
     assert tensor_shape(config, "up", "silu_and_mul")[0] == ("T", 14336)
     assert tensor_shape(config, "xq", "apply_rope")[0] == ("T", 32 * 128)
-    assert tensor_shape(config, "xk", "apply_rope", split_heads=True)[0] == ("T", 8, 128)
+    assert tensor_shape(config, "xk", "apply_rope", "split")[0] == ("T", 8, 128)
     assert scalar_value(config, "size").value == 4096
     assert scalar_value(config, "dim", "RotaryEmbedding forward").value == 128
     assert scalar_value(config, "dim", "RMSNorm forward").value == 4096
@@ -246,3 +246,32 @@ def test_names_real_repositories_use_for_the_same_sizes(tmp_path):
     assert norm.status == EmitStatus.EMITTED, norm.message
     assert "size=4096 (hidden_size for `size`)" in norm.inputs_from
     assert "dim=" not in norm.inputs_from  # the axis keeps its default
+
+
+_ROTARY_FUNCTIONS = '''import torch
+
+
+def apply_rotary_emb(x, cos, sin):
+    """Half tables: cos/sin [T, 1, head_dim / 2] against x [T, heads, head_dim]."""
+    x1, x2 = torch.chunk(x.float(), 2, dim=-1)
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1).to(x.dtype)
+
+
+def apply_rope(x, cos, sin):
+    """Full tables: cos/sin as wide as a head."""
+    half = x.size(-1) // 2
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return (x * cos + rotated * sin).to(x.dtype)
+'''
+
+
+def test_rotary_tables_take_the_layout_the_reference_accepts(tmp_path):
+    tree = tmp_path / "rot"
+    tree.mkdir()
+    (tree / "rope.py").write_text(_ROTARY_FUNCTIONS)
+    _, emitted = _emit(tree, tmp_path, load_model_config("llama-3-8b"))
+    half, full = emitted["apply_rotary_emb"], emitted["apply_rope"]
+    assert half.status == EmitStatus.EMITTED and full.status == EmitStatus.EMITTED
+    assert "x [T, 32, 128] bfloat16 ([T, num_attention_heads, head_dim])" in half.inputs_from
+    assert "cos [T, 1, 64] float32 ([T, 1, head_dim / 2]" in half.inputs_from
+    assert "cos [T, 1, 128] float32 ([T, 1, head_dim]" in full.inputs_from
