@@ -19,6 +19,7 @@ import git
 from kbot.errors import ToolError
 from kbot.publish.adapters import FileChange
 from kbot.publish.redact import redact
+from kbot.publish.repo_style import ToolRun, apply_style
 
 KBOT_NAME = "kbot"
 KBOT_EMAIL = "kbot@users.noreply.github.com"
@@ -41,6 +42,7 @@ class BranchResult:
     commit_sha: str
     clone: Path
     patch: str  # `git format-patch` of the commit
+    style: tuple[ToolRun, ...] = ()  # the repository's formatters and linters on the files
 
 
 def locate_repo(path: Path) -> RepoInfo:
@@ -133,10 +135,13 @@ class Workspace:
         clone = git.Repo(self.path)
         base_sha = clone.git.rev_parse(_BASE_REF)
         _git(lambda: clone.git.checkout("--force", "-B", branch, _BASE_REF))
+        written: dict[str, str | None] = {}
         for change in files:
             target = self.path / change.path
             target.parent.mkdir(parents=True, exist_ok=True)
+            written[change.path] = target.read_text("utf-8") if target.is_file() else None
             target.write_text(change.content, encoding="utf-8")
+        style = apply_style(self.path, written)
         _git(lambda: clone.git.add("--", *[c.path for c in files]))
         if signoff:
             message = f"{message.rstrip()}\n\nSigned-off-by: {self.repo.signoff_identity}\n"
@@ -155,6 +160,7 @@ class Workspace:
             commit_sha=clone.head.commit.hexsha,
             clone=self.path,
             patch=patch + "\n",
+            style=style,
         )
 
     def push(self, branch: str, url: str, token: str | None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kbot.errors import ToolError
@@ -21,6 +21,7 @@ from kbot.publish.github import GitHubForge, missing_token_message
 from kbot.publish.gitops import Workspace, github_repo_of, locate_repo, remote_url_for
 from kbot.publish.lifecycle import Action, Lifecycle, LifecyclePolicy, RunState
 from kbot.publish.redact import redact
+from kbot.publish.repo_style import style_section
 from kbot.publish.rundir import load_run_dir
 
 
@@ -125,6 +126,8 @@ def publish_run(
     result = workspace.commit(
         branch, publication.files, publication.commit_message, settings.signoff
     )
+    if result.style:
+        publication = replace(publication, body=publication.body + style_section(result.style))
     target = f"{repo.scanned_prefix}{run.target.file}::{run.target.qualname}" if run.target else ""
     drafts = work_dir / "publish" / publication.op
     head_owner = (settings.fork or full_name or "/").split("/")[0]
