@@ -15,7 +15,13 @@ from dataclasses import dataclass, replace
 import torch
 import torch.fx
 
-from kbot.propose.codegen.lowering import FULL_REDUCTIONS, REDUCTIONS, VIEW_OPS, shape_of
+from kbot.propose.codegen.lowering import (
+    ARG_REDUCTIONS,
+    FULL_REDUCTIONS,
+    REDUCTIONS,
+    VIEW_OPS,
+    shape_of,
+)
 from kbot.propose.codegen.ops import FLOAT_TYPES, TL_DTYPES, dtype_of
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
@@ -40,7 +46,7 @@ class OutputKind(str, enum.Enum):
 @dataclass(frozen=True)
 class Reduction:
     node: torch.fx.Node
-    kind: str  # sum | mean | max | min
+    kind: str  # sum | mean | max | min | argmax | argmin
     level: int  # 1 + the deepest reduction it depends on
 
 
@@ -237,7 +243,9 @@ def _reduction_schedule(
         if not _same_shape(shape_of(red.args[0]), iter_shape):
             raise Unsupported("reductions over tensors of different shapes")
         dims.add(_reduced_dims(red, rank))
-        if dtype_of(red) not in FLOAT_TYPES:
+        # argmax/argmin return int64 indices of a floating-point input.
+        reduced = red.args[0] if REDUCTIONS[red.target] in ARG_REDUCTIONS else red
+        if dtype_of(reduced) not in FLOAT_TYPES:
             raise Unsupported("an integer reduction")
     if len(dims) != 1:
         raise Unsupported("reductions over different dims")
@@ -285,6 +293,10 @@ def _reduced_dims(red: torch.fx.Node, rank: int) -> tuple[int, ...]:
     """The dims a reduction node reduces, ascending: `sum(x)`, `dim=None` and `dim=[]` reduce
     every dim (aten's convention for `sum.dim_IntList`)."""
     dims = red.args[1] if len(red.args) > 1 else red.kwargs.get("dim")
+    if REDUCTIONS[red.target] in ARG_REDUCTIONS:
+        if dims is None:
+            raise Unsupported(f"{red.name}: an index over every dim (argmax/argmin without dim)")
+        dims = [dims]
     if red.target in FULL_REDUCTIONS or not dims:
         return tuple(range(rank))
     return tuple(sorted({d % rank for d in dims}))

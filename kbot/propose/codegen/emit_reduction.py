@@ -25,14 +25,29 @@ from kbot.propose.codegen.rows import (
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem
 
-NEUTRAL = {"sum": "0.0", "mean": "0.0", "max": "float('-inf')", "min": "float('inf')"}
+NEUTRAL = {
+    "sum": "0.0",
+    "mean": "0.0",
+    "max": "float('-inf')",
+    "min": "float('inf')",
+    "argmax": "float('-inf')",
+    "argmin": "float('inf')",
+}
 COMBINE = {
     "sum": "{acc} + {x}",
     "mean": "{acc} + {x}",
     "max": "tl.maximum({acc}, {x})",
     "min": "tl.minimum({acc}, {x})",
 }
-FINISH = {"sum": "tl.sum", "mean": "tl.sum", "max": "tl.max", "min": "tl.min"}
+# tl.argmax/tl.argmin break ties towards the lower index, as torch.argmax/argmin do.
+FINISH = {
+    "sum": "tl.sum",
+    "mean": "tl.sum",
+    "max": "tl.max",
+    "min": "tl.min",
+    "argmax": "tl.argmax",
+    "argmin": "tl.argmin",
+}
 
 
 def _finish(red: Reduction, acc: str) -> str:

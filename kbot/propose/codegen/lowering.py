@@ -63,8 +63,12 @@ REDUCTIONS = {
     aten.mean.dim: "mean",
     aten.amax.default: "max",
     aten.amin.default: "min",
+    # The index of the first max/min (ties go to the lower index, as torch does): one pass only.
+    aten.argmax.default: "argmax",
+    aten.argmin.default: "argmin",
     **FULL_REDUCTIONS,
 }
+ARG_REDUCTIONS = ("argmax", "argmin")
 VIEW_OPS = {
     aten.view.default,
     aten._unsafe_view.default,

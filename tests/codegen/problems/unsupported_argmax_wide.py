@@ -1,0 +1,17 @@
+"""argmax over rows wider than one block: no schedule carries an index across chunks yet."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.argmax(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(2, 20000)]
+
+
+def get_init_inputs():
+    return []
