@@ -56,6 +56,7 @@ _IDENTITY = {
     aten.lift_fresh_copy.default,
     aten.detach.default,
 }
+_ARANGES = (aten.arange.default, aten.arange.start, aten.arange.start_step)
 # `sum(x)` and `mean(x)` reduce every dim (a 0-dim result).
 FULL_REDUCTIONS = {aten.sum.default: "sum", aten.mean.default: "mean"}
 REDUCTIONS = {
@@ -278,6 +279,18 @@ class KernelBody:
                 sub.append(idx[offset + dim])
         return self.value(node, tuple(sub))
 
+    def _arange(self, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
+        """`arange(start, end, step)` at index i is `start + i * step` (triu/tril masks)."""
+        args = list(node.args)
+        if node.target == aten.arange.default:
+            args = [0, *args]
+        start, step = args[0], args[2] if len(args) > 2 else 1
+        if not all(isinstance(v, (int, float)) for v in (start, step)):
+            raise Unsupported(f"{node.name}: arange with tensor or symbolic bounds")
+        value = idx[0].expr if start == 0 and step == 1 else f"({start} + {idx[0].expr} * {step})"
+        floating = dtype_of(node) in (torch.float16, torch.bfloat16, torch.float32)
+        return f"({value}).to(tl.float32)" if floating else value
+
     def _lower(self, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
         if node.name in self.extern_args:
             arg = self.tensor_arg(node.name, self.extern_args[node.name], len(shape_of(node)))
@@ -296,6 +309,8 @@ class KernelBody:
             return self.value(node.args[0], idx)
         if target in REDUCTIONS:
             raise Unsupported(f"{target} feeds a value the schedule cannot reach")
+        if target in _ARANGES:
+            return self._arange(node, idx)
         if not supported(target):
             raise Unsupported(f"op {getattr(target, '__name__', target)} has no Triton lowering")
         out_shape = shape_of(node)

@@ -63,6 +63,8 @@ _UNARY = {
     aten.sigmoid.default: "tl.sigmoid({a})",
     aten.abs.default: "tl.abs({a})",
     aten.neg.default: "(-{a})",
+    aten.isnan.default: "({a} != {a})",  # NaN is the only value unequal to itself
+    aten.isinf.default: "(tl.abs({a}) == float('inf'))",
     aten.sin.default: "tl.sin({a})",
     aten.cos.default: "tl.cos({a})",
     aten.erf.default: "tl.math.erf({a})",
