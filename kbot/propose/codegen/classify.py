@@ -18,6 +18,7 @@ import torch.fx
 from kbot.propose.codegen.lowering import (
     ARG_REDUCTIONS,
     FULL_REDUCTIONS,
+    ONE_PASS_ONLY,
     REDUCTIONS,
     VIEW_OPS,
     shape_of,
@@ -46,7 +47,7 @@ class OutputKind(str, enum.Enum):
 @dataclass(frozen=True)
 class Reduction:
     node: torch.fx.Node
-    kind: str  # sum | mean | max | min | argmax | argmin
+    kind: str  # sum | mean | max | min | argmax | argmin | cumsum | cumprod
     level: int  # 1 + the deepest reduction it depends on
 
 
@@ -293,7 +294,7 @@ def _reduced_dims(red: torch.fx.Node, rank: int) -> tuple[int, ...]:
     """The dims a reduction node reduces, ascending: `sum(x)`, `dim=None` and `dim=[]` reduce
     every dim (aten's convention for `sum.dim_IntList`)."""
     dims = red.args[1] if len(red.args) > 1 else red.kwargs.get("dim")
-    if REDUCTIONS[red.target] in ARG_REDUCTIONS:
+    if REDUCTIONS[red.target] in ONE_PASS_ONLY:
         if dims is None:
             raise Unsupported(f"{red.name}: an index over every dim (argmax/argmin without dim)")
         dims = [dims]

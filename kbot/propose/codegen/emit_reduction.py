@@ -14,7 +14,7 @@ from __future__ import annotations
 from kbot.propose.codegen.classify import OnlineSoftmax, OutputKind, Reduction, Schedule
 from kbot.propose.codegen.emitted import Emitted, Tunable
 from kbot.propose.codegen.kernel import KernelSource
-from kbot.propose.codegen.lowering import KernelBody
+from kbot.propose.codegen.lowering import SCANS, KernelBody
 from kbot.propose.codegen.rows import (
     emit_row_indices,
     full_index,
@@ -32,6 +32,8 @@ NEUTRAL = {
     "min": "float('inf')",
     "argmax": "float('-inf')",
     "argmin": "float('inf')",
+    "cumsum": "0.0",  # masked lanes sit after the row's last column: they reach no prefix
+    "cumprod": "1.0",
 }
 COMBINE = {
     "sum": "{acc} + {x}",
@@ -47,10 +49,14 @@ FINISH = {
     "min": "tl.min",
     "argmax": "tl.argmax",
     "argmin": "tl.argmin",
+    "cumsum": "tl.cumsum",
+    "cumprod": "tl.cumprod",
 }
 
 
 def _finish(red: Reduction, acc: str) -> str:
+    if red.kind in SCANS:  # full-shaped: the prefix at every column of the row
+        return f"{FINISH[red.kind]}({acc}, axis=1)"
     expr = f"{FINISH[red.kind]}({acc}, axis=1, keep_dims=True)"
     return f"{expr} / n_cols" if red.kind == "mean" else expr
 

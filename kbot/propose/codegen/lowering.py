@@ -67,9 +67,15 @@ REDUCTIONS = {
     # The index of the first max/min (ties go to the lower index, as torch does): one pass only.
     aten.argmax.default: "argmax",
     aten.argmin.default: "argmin",
+    # Inclusive scans along one dim: full-shaped, so they ride the one-pass row schedule.
+    aten.cumsum.default: "cumsum",
+    aten.cumprod.default: "cumprod",
     **FULL_REDUCTIONS,
 }
 ARG_REDUCTIONS = ("argmax", "argmin")
+SCANS = ("cumsum", "cumprod")
+# Kinds only the one-pass row schedule carries (the whole row in registers).
+ONE_PASS_ONLY = ARG_REDUCTIONS + SCANS
 VIEW_OPS = {
     aten.view.default,
     aten._unsafe_view.default,

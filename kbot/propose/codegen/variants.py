@@ -22,7 +22,7 @@ from kbot.propose.codegen.emit_split import emit_split, splittable
 from kbot.propose.codegen.emit_tiled import emit_tiled_reduction
 from kbot.propose.codegen.emitted import Emitted
 from kbot.propose.codegen.groups import grouped_variants
-from kbot.propose.codegen.lowering import ARG_REDUCTIONS
+from kbot.propose.codegen.lowering import ONE_PASS_ONLY
 from kbot.propose.codegen.size_classes import DECODE_MAX_ROWS, by_batch_size
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
@@ -79,12 +79,14 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         # The tiled schedule walks one reduced dim; several go through the row schedules.
         if middle and not schedule.red_dims:
             base = _with_tiled(base, schedule)
-    if any(r.kind in ARG_REDUCTIONS for r in schedule.reductions):
-        # An index needs the whole row in one block (no chunked or split schedule carries it).
+    only = sorted({r.kind for r in schedule.reductions if r.kind in ONE_PASS_ONLY})
+    if only:
+        # An index or a prefix needs the whole row in one block (no chunked, split or tiled
+        # schedule carries it).
         base = [v for v in base if v.family == "one pass"]
         if not base:
             raise Unsupported(
-                f"argmax/argmin over {n_cols} columns: wider than the one-pass schedule's "
+                f"{'/'.join(only)} over {n_cols} columns: wider than the one-pass schedule's "
                 f"{ONE_PASS_MAX_COLS}"
             )
     base = _with_decode_launch(base, schedule.kind == ScheduleKind.POINTWISE)
