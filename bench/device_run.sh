@@ -33,6 +33,9 @@ mkdir -p "$HOME" "$XDG_CACHE_HOME" "$TRITON_CACHE_DIR" "$TORCHINDUCTOR_CACHE_DIR
 # A dozen pytest-xdist workers, each with evaluator children, would each start one OpenMP thread
 # per core: the CPU-side interpreter tests then crawl on an oversubscribed host.
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
+# pytest stopped at its limit by SIGINT still prints why each failed test failed and writes its
+# JUnit file (a SIGTERM lost both once: a failure under load whose reason nobody saw).
+stop="timeout -s INT -k 30"
 start=$SECONDS
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -41,17 +44,17 @@ start=$SECONDS
     date -u
 } | tee "$OUT/env.txt"
 
-# pytest's own lines for each test that did not pass, as they happen (-v), kept short.
-failures() { grep -E "(FAILED|ERROR)( |$)" "$1" | grep -v "^=" | sed 's/ - .*//' | sort -u | head -60; }
+# Each test that did not pass, with pytest's one-line reason (its short summary), kept short.
+failures() { grep -E "^(FAILED|ERROR) " "$1" | cut -c1-300 | sort -u | head -60; }
 
 case "$part" in
 gpu-tests)
-    timeout 560 python3 -m pytest -q -m gpu -p no:randomly -p no:cacheprovider -rfE \
+    $stop 560 python3 -m pytest -q -m gpu -p no:randomly -p no:cacheprovider -rfE \
         --junitxml="$OUT/gpu-tests.xml" 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
     ;;
 suite)
     shift
-    timeout 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist loadfile \
+    $stop 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist loadfile \
         -p no:randomly -p no:cacheprovider -rfE --durations=30 --junitxml="$OUT/suite.xml" "$@" \
         > "$OUT/suite.log" 2>&1
     echo "pytest exit $?"
@@ -61,11 +64,11 @@ suite)
     ;;
 tests)
     # The `gpu` tests assert no speed, so they may share the machine with the CPU-bound suite.
-    timeout 560 python3 -m pytest -v -m gpu -p no:randomly -p no:cacheprovider -rfE \
+    $stop 560 python3 -m pytest -v -m gpu -p no:randomly -p no:cacheprovider -rfE \
         --junitxml="$OUT/gpu-tests.xml" > "$OUT/gpu-tests.log" 2>&1 &
     gpu_pid=$!
     shift
-    timeout 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist loadfile \
+    $stop 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist loadfile \
         -p no:randomly -p no:cacheprovider -rfE --durations=30 --junitxml="$OUT/suite.xml" "$@" \
         > "$OUT/suite.log" 2>&1
     echo "suite: pytest exit $?"
@@ -79,7 +82,7 @@ tests)
     ;;
 pytest)
     shift
-    timeout "${PYTEST_LIMIT:-560}" python3 -m pytest -v -p no:randomly -p no:cacheprovider -rfE \
+    $stop "${PYTEST_LIMIT:-560}" python3 -m pytest -v -p no:randomly -p no:cacheprovider -rfE \
         "$@" > "$OUT/pytest.log" 2>&1
     echo "pytest exit $?"
     tail -2 "$OUT/pytest.log"
@@ -111,7 +114,7 @@ print({k: data.get(k) for k in keys})
 PY
     ;;
 redteam)
-    KBOT_REDTEAM_DEVICE=cuda KBOT_REDTEAM_REPORT="$OUT/redteam.md" timeout 560 \
+    KBOT_REDTEAM_DEVICE=cuda KBOT_REDTEAM_REPORT="$OUT/redteam.md" $stop 560 \
         python3 -m pytest tests/evaluate/test_redteam.py -v -p no:randomly -p no:cacheprovider \
         -rfE ${REDTEAM_K:+-k "$REDTEAM_K"} > "$OUT/redteam.log" 2>&1
     echo "pytest exit $?"
