@@ -12,6 +12,9 @@
 #   bash bench/device_run.sh soak          # bench/evaluator_soak.py (SOAK_RESUME=log continues)
 #   bash bench/device_run.sh isolation     # bench/startup_cost.py + bench/isolation_cost.py
 #
+# WORKERS (default 12) and DIST (default loadfile; worksteal spreads one slow file's tests, such
+# as tests/codegen/test_codegen_candidates.py's 14 problems on the GPU, over the workers).
+#
 # Wheels the machine lacks (pytest-xdist, gitpython, PyGithub, openai and their needs) may sit
 # in .whl/ (see the device README); they are installed to /tmp/site for this command only.
 set -o pipefail
@@ -54,7 +57,7 @@ gpu-tests)
     ;;
 suite)
     shift
-    $stop 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist loadfile \
+    $stop 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist "${DIST:-loadfile}" \
         -p no:randomly -p no:cacheprovider -rfE --durations=30 --junitxml="$OUT/suite.xml" "$@" \
         > "$OUT/suite.log" 2>&1
     echo "pytest exit $?"
@@ -68,7 +71,7 @@ tests)
         --junitxml="$OUT/gpu-tests.xml" > "$OUT/gpu-tests.log" 2>&1 &
     gpu_pid=$!
     shift
-    $stop 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist loadfile \
+    $stop 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist "${DIST:-loadfile}" \
         -p no:randomly -p no:cacheprovider -rfE --durations=30 --junitxml="$OUT/suite.xml" "$@" \
         > "$OUT/suite.log" 2>&1
     echo "suite: pytest exit $?"
