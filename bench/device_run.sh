@@ -43,7 +43,12 @@ start=$SECONDS
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
     python3 -c "import torch, triton, platform; print('torch', torch.__version__, 'triton', triton.__version__, 'python', platform.python_version())"
-    git rev-parse HEAD 2>/dev/null || echo "tree without git"
+    # The device's copy may carry an older .git than its files: say how far the tree is from it.
+    if head=$(git rev-parse HEAD 2>/dev/null); then
+        echo "$head ($(git status --porcelain 2>/dev/null | wc -l) paths differ from that commit)"
+    else
+        echo "tree without git"
+    fi
     date -u
 } | tee "$OUT/env.txt"
 
