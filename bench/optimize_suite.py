@@ -83,6 +83,7 @@ def main() -> int:
     speedups_eager: list[float] = []
     skipped: list[str] = []
     targets: list[str] = []
+    lineages: list[str] = []  # of the ops with a winner
     for name in names:
         if time.perf_counter() - started > args.time_limit:
             skipped.append(name)
@@ -114,6 +115,7 @@ def main() -> int:
             print(f"{name}: no winner; rejections from {result.report_md_path}:", flush=True)
             print(rejections(result.report_md_path), flush=True)
             continue
+        lineages.append(lineage)
         rows = []
         for case in verdict.cases:
             t = case.timing
@@ -147,6 +149,7 @@ def main() -> int:
         f"{geomean(speedups_compile)}",
         f"- geomean speedup over eager (graph time, {len(speedups_eager)} cases): {geomean(speedups_eager)}",
         f"- ops not reached within --time-limit: {', '.join(skipped) or 'none'}",
+        f"- winners derived from an inductor extraction: {inductor_share(lineages)}",
         f"- total wall time: {time.perf_counter() - started:.0f} s",
         "",
         "| op | outcome | optimize wall s | first accepted s | winner's lineage |",
@@ -225,6 +228,14 @@ def targets_row(name: str, verdict, first_s: float | None) -> str:
 
 def _geomean_value(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def inductor_share(lineages: list[str]) -> str:
+    """How many winners an inductor-extracted candidate started (issue 15: does the inductor
+    proposer earn its place), of the ops that had a winner."""
+    won = [lineage for lineage in lineages if lineage != "–"]
+    derived = sum(1 for lineage in won if "inductor" in lineage.split(" > "))
+    return f"{derived} of {len(won)} ops with a winner" if won else "no op had a winner"
 
 
 def first_accepted_s(report_json: Path | None) -> float | None:

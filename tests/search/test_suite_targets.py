@@ -41,3 +41,11 @@ def test_a_matmul_op_is_not_held_to_the_bandwidth_target():
     verdict = _verdict([(1.21, 4.0, 10, 10**6, 0.5), (1.21, 4.0, 1000, 10**9, 0.82)])
     row = suite.targets_row("linear_silu", verdict, 30.0)
     assert row == "| linear_silu | 1.21 | 4.00 | 82% (matmul roofline) | 30 | none |"
+
+
+def test_the_summary_counts_the_winners_an_inductor_extraction_started():
+    # Issue 15: the report says how often an inductor-derived candidate won.
+    suite = _suite()
+    lineages = ["inductor > tune", "codegen", "codegen > tune > tune", "inductor"]
+    assert suite.inductor_share(lineages) == "2 of 4 ops with a winner"
+    assert suite.inductor_share([]) == "no op had a winner"
