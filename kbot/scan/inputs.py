@@ -61,17 +61,19 @@ def _from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
     where it came from; a name the tables do not know is a skip naming the key to add. Where
     an attention tensor or a rotary cos/sin table has several common layouts, the plan's
     `retry` chain holds the others, in model_config.LAYOUTS order."""
-    from kbot.scan.model_config import LAYOUTS, is_per_head, is_rotary_table
+    from kbot.scan.model_config import LAYOUTS, is_per_head, is_positions, is_rotary_table
 
     names = [p.name for p in finding.params]
     tables = any(is_rotary_table(n) for n in names)
-    if not tables and not any(is_per_head(n) for n in names):
-        return _model_config_plan(finding, options, "flat", False)
+    heads = tables or any(is_per_head(n) for n in names)
+    layouts = LAYOUTS if tables else LAYOUTS[:2] if heads else LAYOUTS[:1]
+    batched = (False, True) if any(is_positions(n) for n in names) else (False,)
     plans: list[InputPlan] = []
-    for layout in LAYOUTS if tables else LAYOUTS[:2]:
-        plan = _model_config_plan(finding, options, layout, tables)
-        if all(plan.args != seen.args for seen in plans):
-            plans.append(plan)
+    for positions_2d in batched:
+        for layout in layouts:
+            plan = _model_config_plan(finding, options, layout, tables, positions_2d)
+            if all(plan.args != seen.args for seen in plans):
+                plans.append(plan)
     chained = None
     for plan in reversed(plans):
         chained = InputPlan(
@@ -81,7 +83,11 @@ def _from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
 
 
 def _model_config_plan(
-    finding: Finding, options: ScanOptions, layout: str, rotary_tables: bool
+    finding: Finding,
+    options: ScanOptions,
+    layout: str,
+    rotary_tables: bool,
+    batched_positions: bool = False,
 ) -> InputPlan:
     from kbot.scan.model_config import scalar_value, tensor_shape
 
@@ -100,7 +106,7 @@ def _model_config_plan(
     for param in finding.params:
         if param.name.startswith("*"):
             continue
-        shape = tensor_shape(config, param.name, words, layout, rotary_tables)
+        shape = tensor_shape(config, param.name, words, layout, rotary_tables, batched_positions)
         scalar = scalar_value(config, param.name, words)
         annotation = (param.annotation or "").lower()
         if shape is not None and ("tensor" in annotation or not annotation):

@@ -152,6 +152,11 @@ def is_per_head(name: str) -> bool:
     return name.lower() in _HEADS
 
 
+def is_positions(name: str) -> bool:
+    """Token positions: [T] in serving engines, [1, T] in Hugging Face-style code."""
+    return name.lower() in ("positions", "position_ids", "pos", "positions_ids")
+
+
 def is_rotary_table(name: str) -> bool:
     """cos/sin tables passed to a rotary function beside the tensor it rotates."""
     return name.lower() in _TABLES
@@ -179,17 +184,21 @@ def tensor_shape(
     op_words: str,
     layout: str = "flat",
     rotary_tables: bool = False,
+    batched_positions: bool = False,
 ) -> tuple[tuple[int | str, ...], str, int | None, str] | None:
     """(shape, dtype, high for integers, why) of a forward tensor argument by its name and the
     op's own words (its qualname and file); None when the table does not know the name.
     `layout` (one of LAYOUTS) places per-head tensors and cos/sin tables; `rotary_tables`: the
-    op takes cos/sin, so the tensor it rotates (`x`) is per-head like a query."""
+    op takes cos/sin, so the tensor it rotates (`x`) is per-head like a query.
+    `batched_positions`: positions as [1, T] (Hugging Face's batch of one) instead of [T]."""
     v = config.values
     lowered = name.lower()
     words = op_words.lower()
     dtype = v["torch_dtype"]
-    if lowered in ("positions", "position_ids", "pos", "positions_ids"):
+    if is_positions(lowered):
         high = int(v.get("max_position_embeddings", 4096))
+        if batched_positions:
+            return (1, "T"), "int64", high, "[1, T] positions below max_position_embeddings"
         return ("T",), "int64", high, "[T] positions below max_position_embeddings"
     heads = _HEADS.get(lowered)
     if heads is None and rotary_tables and lowered in _ACTIVATION_TENSORS | {"t", "tensor"}:

@@ -275,3 +275,24 @@ def test_rotary_tables_take_the_layout_the_reference_accepts(tmp_path):
     assert "x [T, 32, 128] bfloat16 ([T, num_attention_heads, head_dim])" in half.inputs_from
     assert "cos [T, 1, 64] float32 ([T, 1, head_dim / 2]" in half.inputs_from
     assert "cos [T, 1, 128] float32 ([T, 1, head_dim]" in full.inputs_from
+
+
+def test_positions_take_the_hugging_face_batch_of_one_when_the_reference_needs_it(tmp_path):
+    # LMDeploy's default rotary (found by bench/real_repos.py) indexes position_ids[:, None, :].
+    tree = tmp_path / "hf"
+    tree.mkdir()
+    (tree / "rope.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass RotaryEmbedding(nn.Module):\n"
+        "    def __init__(self, dim: int, base: float = 10000.0) -> None:\n"
+        "        super().__init__()\n"
+        "        self.inv_freq = 1.0 / base ** (torch.arange(0, dim, 2).float() / dim)\n\n"
+        "    def forward(self, x, position_ids):\n"
+        "        freqs = (self.inv_freq[None, :, None] * position_ids[:, None, :].float())\n"
+        "        emb = freqs.transpose(1, 2).repeat(1, 1, 2)\n"
+        "        return emb.cos().to(x.dtype), emb.sin().to(x.dtype)\n"
+    )
+    _, emitted = _emit(tree, tmp_path, load_model_config("llama-3-8b"))
+    (rope,) = emitted.values()
+    assert rope.status == EmitStatus.EMITTED, rope.message
+    assert "position_ids [1, T] int64 ([1, T] positions below" in rope.inputs_from
+    assert "dim=128 (head_dim for `dim`)" in rope.inputs_from  # a rotary op's dim
