@@ -57,10 +57,10 @@ def test_unsupported_problem_is_skipped_with_a_reason(problem):
     assert outcome.skipped_reason.startswith("no codegen schedule: ")
     expected = {
         "unsupported_sort": "op sort",
-        "unsupported_cumsum": "cumsum over 20000 columns",
+        "unsupported_cumsum": "cumsum over 70000 columns",
         "unsupported_data_loop": "on tensor values",
         "unsupported_conv_not_declared": "extern_ops=['conv2d']",
-        "unsupported_argmax_wide": "argmax over 20000 columns",
+        "unsupported_argmax_wide": "argmax over 70000 columns",
     }[problem.stem]
     assert expected in outcome.skipped_reason
 

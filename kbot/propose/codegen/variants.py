@@ -31,6 +31,9 @@ Emit = Callable[..., Emitted]  # (traced, schedule, sizes, op[, extern_args]) ->
 # A row up to this many columns is held in registers in one pass; wider rows would spill,
 # so they loop (16k fp32 across 16 warps is 32 registers a thread).
 ONE_PASS_MAX_COLS = 16384
+# argmax/argmin and scans have no chunked schedule: their one pass takes rows up to this wide
+# (KernelBench's 32768-column scans), 64 fp32 values a thread at 32 warps.
+ONE_PASS_ONLY_MAX_COLS = 65536
 
 # GEMM tiles (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, warps, stages): the usual Hopper-friendly
 # 128x128x64 for prefill, and narrow-M tiles for decode where M is 1-64 tokens.
@@ -75,7 +78,10 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         base = _pointwise_variants(n_cols)
     else:
         middle = schedule.col_dim != len(schedule.iter_shape) - 1
-        base = _reduction_variants(n_cols, splittable(schedule), middle)
+        # Kinds that only the one-pass schedule carries may hold a wider row in registers.
+        one_pass_only = any(r.kind in ONE_PASS_ONLY for r in schedule.reductions)
+        widest = ONE_PASS_ONLY_MAX_COLS if one_pass_only else ONE_PASS_MAX_COLS
+        base = _reduction_variants(n_cols, splittable(schedule), middle, widest)
         # The tiled schedule walks one reduced dim; several go through the row schedules.
         if middle and not schedule.red_dims:
             base = _with_tiled(base, schedule)
@@ -87,7 +93,7 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         if not base:
             raise Unsupported(
                 f"{'/'.join(only)} over {n_cols} columns: wider than the one-pass schedule's "
-                f"{ONE_PASS_MAX_COLS}"
+                f"{ONE_PASS_ONLY_MAX_COLS}"
             )
     base = _with_decode_launch(base, schedule.kind == ScheduleKind.POINTWISE)
     if _uses_tanh(traced):
@@ -234,15 +240,17 @@ SPLIT_MIN_COLS = 16384
 SPLIT_CHOICES = ((32, 2048, 4), (128, 1024, 4))
 
 
-def _reduction_variants(n_cols: int, can_split: bool, middle: bool) -> list[Variant]:
+def _reduction_variants(
+    n_cols: int, can_split: bool, middle: bool, one_pass_max: int = ONE_PASS_MAX_COLS
+) -> list[Variant]:
     width = _pow2(n_cols)
     choices: list[tuple[int, int | None, int]] = []
     if middle and width <= 64:
         # Reducing a short middle dim (MoE top-k): the rows run along the contiguous last dim,
         # so many rows per program make each load a wide coalesced sweep.
         choices += [(256, None, 4), (1024, None, 8)]
-    if width <= ONE_PASS_MAX_COLS:
-        warps = 4 if width <= 1024 else 8 if width <= 4096 else 16
+    if width <= one_pass_max:
+        warps = 4 if width <= 1024 else 8 if width <= 4096 else 16 if width <= 16384 else 32
         rows = max(1, min(16, 2048 // width))
         choices += [(1, None, warps), (rows, None, warps), (1, None, max(4, warps // 2))]
     for block, warps in ((4096, 8), (2048, 4), (8192, 16)):
