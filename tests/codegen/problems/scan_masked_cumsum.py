@@ -1,5 +1,8 @@
 """A masked inclusive cumsum over the last dim (KernelBench 93's shape, small): the scan rides
-the one-pass row schedule, tl.cumsum over the row in registers."""
+the one-pass row schedule, tl.cumsum over the row in registers. Non-negative values: with
+randn the prefix crosses zero, and there fp32 summation order alone exceeds the evaluator's
+fixed fp32 atol (it retries in higher precision for bf16/fp16 outputs only), a verdict that
+varied by seed."""
 
 import torch
 import torch.nn as nn
@@ -18,7 +21,7 @@ CASES = [dict(T=3), dict(T=9)]
 
 
 def get_inputs(T):
-    return [torch.randn(T, 700), torch.randint(0, 2, (T, 700)).bool()]
+    return [torch.rand(T, 700), torch.randint(0, 2, (T, 700)).bool()]
 
 
 def get_init_inputs():
