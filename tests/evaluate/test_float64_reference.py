@@ -1,0 +1,32 @@
+"""An fp32 prefix sum whose terms cancel: the reference's own summation order and a kernel's
+differ by more than the fixed fp32 tolerance where the prefix crosses zero, so the evaluator
+retries against the reference run in float64 (atol per the output's RMS) and accepts a kernel
+that matches it. A kernel 0.1% off still fails both checks."""
+
+from pathlib import Path
+
+from kbot.problem import load_problem
+from kbot.propose.codegen import generate
+
+PROBLEM = Path(__file__).parents[1] / "codegen" / "problems" / "scan_cumsum_signed_wide.py"
+
+
+def _kernel() -> str:
+    return generate(load_problem(PROBLEM))[0].source
+
+
+def test_an_fp32_prefix_sum_is_accepted_against_the_float64_reference(evaluator):
+    verdict = evaluator.evaluate(load_problem(PROBLEM), _kernel())
+    assert verdict.accepted, [str(r) for r in verdict.reasons]
+    rescued = [c.correctness.float32_reference_trials for c in verdict.cases]
+    assert any(rescued), rescued  # the fp32 reference alone rejects it on these inputs
+
+
+def test_a_prefix_sum_a_tenth_of_a_percent_off_matches_neither_reference(evaluator):
+    source = _kernel()
+    exact = "tl.cumsum(tl.where(mask, x_1, 0.0), axis=1)"
+    assert exact in source
+    lossy = source.replace(exact, "tl.cumsum(tl.where(mask, x_1, 0.0), axis=1) * 1.001")
+    verdict = evaluator.evaluate(load_problem(PROBLEM), lossy)
+    assert not verdict.accepted
+    assert verdict.reasons[0].rule == "mismatch", [str(r) for r in verdict.reasons]
