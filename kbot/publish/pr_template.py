@@ -21,17 +21,18 @@ TEMPLATE_PATHS = (
 )
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
-# Template heading words -> the kbot sections that answer them, in order. The lead (the
-# title and "Why this op") answers a motivation or description heading.
+# Template heading words -> the kbot sections that answer them, the specific asks first ("How
+# has this been tested?" asks for tests, not for how it was changed). The lead (the title and
+# "Why this op") answers a motivation or description heading.
 _WANTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("test", "accuracy", "correct", "verif", "validat", "evaluation"),
+     ("correctness evidence",)),
+    (("benchmark", "performance", "speed", "result", "perf"),
+     ("performance", "environment", "how to reproduce")),
     (("motivation", "description", "summary", "purpose", "why", "overview", "what", "about"),
      ("lead",)),
     (("modification", "change", "implementation", "how", "design", "approach", "detail"),
      ("which kernel serves which size", "files")),
-    (("benchmark", "performance", "speed", "result", "perf"),
-     ("performance", "environment", "how to reproduce")),
-    (("test", "accuracy", "correct", "verif", "validat", "evaluation"),
-     ("correctness evidence",)),
 )  # fmt: skip
 
 

@@ -88,3 +88,12 @@ def test_a_template_that_asks_for_nothing_kbot_has_keeps_everything_under_detail
     followed = follow_template("## Notes for reviewers\n\nAnything else?\n", _kbot_body())
     assert followed.startswith("## Notes for reviewers\n\nAnything else?\n")
     assert "\n## Details\n" in followed and "### Performance" in followed
+
+
+def test_a_heading_is_answered_by_its_most_specific_ask():
+    template = "## Description of the change\n\n## How has this been tested?\n"
+    followed = follow_template(template, _kbot_body())
+    tested = followed.split("## How has this been tested?", 1)[1].split("\n## Details", 1)[0]
+    described = followed.split("## How has this been tested?", 1)[0]
+    assert "### Correctness evidence" in tested and "### Files" not in tested
+    assert "**Why this op:**" in described
