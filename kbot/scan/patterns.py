@@ -9,7 +9,6 @@ because the registry itself is a folder convention: `backends/default/` vs `back
 from __future__ import annotations
 
 import ast
-import re
 import textwrap
 from dataclasses import dataclass
 
@@ -277,94 +276,12 @@ def compiled_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
         for fn in facts.functions:
             if fn.compile_decorator is None:
                 continue
-            candidate = _function_candidate(
+            candidate = function_candidate(
                 facts, fn.qualname, fn.node, fn.class_qualname, Kind.TORCH_COMPILE
             )
             candidate.fast_path = f"compiled with {fn.compile_decorator}"
             out.append(candidate)
     return out
-
-
-# Names that say "a common serving op" (kbot.scan.findings.Kind.NAMED_OP).
-_OP_CLASS_NAME = re.compile(
-    r"^\w*(?:RMSNorm|RmsNorm|LayerNorm|Rotary\w*|RoPE\w*|Rope\w*|(?:Silu|SiLU|Gelu|GELU)AndMul"
-    r"|SwiGLU|GeGLU|QuickGELU|Softcap\w*)$"
-)
-_OP_FUNCTION_NAME = re.compile(
-    r"^_?(?:apply_rotary\w*|apply_rope\w*|rotate_half|\w*rms_?norm\w*|\w*layer_norm\w*"
-    r"|\w*(?:silu|gelu)_and_mul\w*|swiglu\w*|geglu\w*|\w*softcap\w*)$"
-)
-# Words of a name that make it plumbing around an op, not the op: kernels and their launchers'
-# registrations, autograd halves, tests, builders of configs and caches.
-_NOT_OP_WORDS = {
-    "test", "tests", "meta", "fake", "checker", "check", "config", "build", "make", "setup",
-    "annotate", "backward", "bwd", "kernel", "scaling", "cache", "init", "context", "register",
-}  # fmt: skip
-_NOT_OP_FOLDERS = {
-    "test", "tests", "unit_tests", "testing", "benchmarks", "benchmark", "examples", "docs",
-}  # fmt: skip
-
-
-def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
-    """Modules and undecorated module-level functions named as common ops, whose own body is
-    the math: a class's forward may call its own methods and torch, but no submodule
-    (`self.proj(x)`, `self.impl.forward(x)` make it a layer or a dispatcher, not an op)."""
-    out: list[Candidate] = []
-    for facts in all_facts:
-        parts = facts.file.rel.split("/")
-        folders = set(parts[:-1])
-        # kernels/, triton_kernel/: a kernel library already (its torch twins are test oracles)
-        if folders & _NOT_OP_FOLDERS or any("kernel" in f for f in folders):
-            continue
-        if parts[-1].startswith("test_"):
-            continue
-        for info in facts.classes:
-            forward = info.methods.get("forward")
-            if not _OP_CLASS_NAME.match(info.name) or forward is None or is_stub(forward):
-                continue
-            if "Module" in info.bases and not _calls_a_submodule(forward, info):
-                out.append(Candidate(facts, info.qualname, Kind.NAMED_OP, "forward", forward, info))
-        for fn in facts.functions:
-            name = fn.qualname.rsplit(".", 1)[-1]
-            words = set(name.lower().strip("_").split("_"))
-            if (
-                fn.class_qualname is None
-                and _OP_FUNCTION_NAME.match(name)
-                and not words & _NOT_OP_WORDS
-                and not fn.node.decorator_list
-                and fn.node.args.args
-                and not is_stub(fn.node)
-                and not _launches_a_kernel(fn.node)
-            ):
-                out.append(_function_candidate(facts, fn.qualname, fn.node, None, Kind.NAMED_OP))
-    return out
-
-
-def _launches_a_kernel(node: FunctionNode) -> bool:
-    """`_kernel[grid](...)`: a Triton launcher, the fast path itself."""
-    return any(
-        isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript)
-        for call in ast.walk(node)
-    )
-
-
-def _calls_a_submodule(forward: FunctionNode, info: ClassInfo) -> bool:
-    for node in ast.walk(forward):
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
-            continue
-        chain = []
-        value: ast.expr = node.func
-        while isinstance(value, ast.Attribute):
-            chain.append(value.attr)
-            value = value.value
-        if not (isinstance(value, ast.Name) and value.id == "self"):
-            continue
-        chain.reverse()  # self.a.b(...) -> ["a", "b"]
-        if len(chain) == 1 and chain[0] not in info.methods:
-            return True  # self.proj(x)
-        if len(chain) > 1 and chain[-1] in ("forward", "__call__", "apply"):
-            return True  # self.impl.forward(x)
-    return False
 
 
 def marker_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
@@ -373,7 +290,7 @@ def marker_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
         for fn in facts.functions:
             if fn.marked:
                 out.append(
-                    _function_candidate(facts, fn.qualname, fn.node, fn.class_qualname, Kind.MARKER)
+                    function_candidate(facts, fn.qualname, fn.node, fn.class_qualname, Kind.MARKER)
                 )
         for info in facts.classes:
             if info.marked:
@@ -392,7 +309,7 @@ def class_candidate(facts: FileFacts, info: ClassInfo, kind: Kind, entry: str = 
     return candidate
 
 
-def _function_candidate(
+def function_candidate(
     facts: FileFacts, qualname: str, node: FunctionNode, class_qualname: str | None, kind: Kind
 ) -> Candidate:
     """A method is its class plus the method as entry (`RMSNorm` + `add_rms_forward`), the

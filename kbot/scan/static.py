@@ -20,6 +20,7 @@ from kbot.scan.findings import (
     TargetHint,
 )
 from kbot.scan.flags import analyse_flags
+from kbot.scan.named_ops import named_op_candidates
 from kbot.scan.patterns import (
     Candidate,
     ClassIndex,
@@ -29,7 +30,6 @@ from kbot.scan.patterns import (
     function_params,
     function_source,
     marker_candidates,
-    named_op_candidates,
     op_class_candidates,
 )
 from kbot.scan.walk import (

@@ -204,29 +204,28 @@ class _LoadedHost(FakeHost):
         return super().request(op, timeout_s, **fields)
 
 
-def test_a_busy_host_on_some_clock_batches_does_not_reject_an_honest_claim(problem, fakes):
+def _judged_with_slow_batches(problem, slow_batches):
     hosts = []
 
     def loaded(model):
-        hosts.append(_LoadedHost(model, slow_batches=2))
+        hosts.append(_LoadedHost(model, slow_batches=slow_batches))
         return hosts[-1]
 
     (outcome,) = _run(problem("gelu_fp32"), [loaded])
+    return outcome, hosts[0]
+
+
+def test_a_busy_host_on_some_clock_batches_does_not_reject_an_honest_claim(problem, fakes):
+    outcome, host = _judged_with_slow_batches(problem, 2)
     assert outcome.accepted, [str(r) for r in outcome.reasons]
-    assert hosts[0].batches == 3
+    assert host.batches == 3
 
 
 def test_a_claim_every_clock_batch_contradicts_is_rejected_after_all_of_them(problem, fakes):
-    hosts = []
-
-    def always_slow(model):
-        hosts.append(_LoadedHost(model, slow_batches=99))
-        return hosts[-1]
-
-    (outcome,) = _run(problem("gelu_fp32"), [always_slow])
+    outcome, host = _judged_with_slow_batches(problem, 99)
     assert not outcome.accepted and outcome.reasons[0].rule == "timing-integrity"
     assert "every one of 3 batches" in outcome.reasons[0].message
-    assert hosts[0].batches == 3
+    assert host.batches == 3
 
 
 def test_a_process_lost_while_timed_costs_that_candidate_only(problem, fakes):

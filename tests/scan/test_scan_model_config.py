@@ -253,15 +253,19 @@ _ROTARY_FUNCTIONS = '''import torch
 
 def apply_rotary_emb(x, cos, sin):
     """Half tables: cos/sin [T, 1, head_dim / 2] against x [T, heads, head_dim]."""
-    x1, x2 = torch.chunk(x.float(), 2, dim=-1)
-    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1).to(x.dtype)
+    half = x.shape[-1] // 2
+    a, b = x[..., :half].float(), x[..., half:].float()
+    out = torch.empty_like(x, dtype=torch.float32)
+    out[..., :half] = a * cos - b * sin
+    out[..., half:] = a * sin + b * cos
+    return out.to(x.dtype)
 
 
 def apply_rope(x, cos, sin):
     """Full tables: cos/sin as wide as a head."""
     half = x.size(-1) // 2
-    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-    return (x * cos + rotated * sin).to(x.dtype)
+    swapped = torch.cat((x[..., half:].neg(), x[..., :half]), dim=-1)
+    return torch.addcmul(x * cos, swapped, sin).to(x.dtype)
 '''
 
 
@@ -285,11 +289,13 @@ def test_positions_take_the_hugging_face_batch_of_one_when_the_reference_needs_i
         "import torch\nfrom torch import nn\n\n\nclass RotaryEmbedding(nn.Module):\n"
         "    def __init__(self, dim: int, base: float = 10000.0) -> None:\n"
         "        super().__init__()\n"
-        "        self.inv_freq = 1.0 / base ** (torch.arange(0, dim, 2).float() / dim)\n\n"
+        "        steps = torch.arange(dim // 2, dtype=torch.float32)\n"
+        "        self.inv_freq = torch.exp(steps * (-2.0 / dim) * torch.log(torch.tensor(base)))\n\n"
         "    def forward(self, x, position_ids):\n"
-        "        freqs = (self.inv_freq[None, :, None] * position_ids[:, None, :].float())\n"
-        "        emb = freqs.transpose(1, 2).repeat(1, 1, 2)\n"
-        "        return emb.cos().to(x.dtype), emb.sin().to(x.dtype)\n"
+        "        batch, tokens = position_ids.shape  # a batch of token rows\n"
+        "        angles = torch.einsum('bt,f->btf', position_ids.float(), self.inv_freq)\n"
+        "        angles = torch.cat((angles, angles), dim=-1)\n"
+        "        return angles.cos().to(x.dtype), angles.sin().to(x.dtype)\n"
     )
     _, emitted = _emit(tree, tmp_path, load_model_config("llama-3-8b"))
     (rope,) = emitted.values()
