@@ -25,7 +25,10 @@ def _repo(tmp_path, pyproject=PYPROJECT):
     (root / "demo" / "unclean.py").write_text(UNCLEAN)
     repo = git.Repo.init(root, initial_branch="main")
     repo.git.add("-A")
-    repo.git.commit("-q", "-m", "demo", author="A <a@example.com>")
+    with repo.config_writer() as config:  # CI machines have no global identity
+        config.set_value("user", "name", "A")
+        config.set_value("user", "email", "a@example.invalid")
+    repo.git.commit("-q", "-m", "demo")
     return root
 
 
