@@ -47,6 +47,7 @@ class SearchConfig:
     islands: int
     patience: int
     seeds: int
+    sweep_points: int = 8
 
 
 @dataclass(frozen=True)

@@ -277,6 +277,8 @@ SECTIONS: dict[str, dict[str, Field]] = {
         "islands": with_default(integer(1), 4),
         "patience": with_default(integer(1), 3),
         "seeds": with_default(integer(5), 5),  # the evaluator's floor: fewer trials prove little
+        # the winner checked at other models' sizes (kbot.search.sweep); 0 turns it off
+        "sweep_points": with_default(integer(0), 8),
     },
     "llm": {
         "base_url": text(

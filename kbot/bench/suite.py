@@ -93,6 +93,8 @@ def run_benchmark(
     from kbot.search import StopReason, optimize
 
     optimize_fn = optimize_fn or optimize
+    # A benchmark scores each problem at its own sizes and publishes nothing: no shape sweep.
+    options = dataclasses.replace(options, sweep_points=0)
     work_dir = Path(work_dir)
     log = ResultsLog(work_dir / LOG_NAME)
     stored, finished, started = log.read()

@@ -97,6 +97,14 @@ class Evaluator:
             0
         ]
 
+    def evaluate_sweep(
+        self, problem: ProblemSpec, candidate_source: str, candidate_name: str = "candidate.py"
+    ) -> Verdict:
+        """Correctness only, with ModelNew taking Model's state at Model's shapes: a point of the
+        shape sweep (kbot.search.sweep), where `problem` is the run's problem at another size."""
+        named = [(candidate_name, candidate_source)]
+        return self._evaluate_batch(problem, named, remeasure=False, sweep=True)[0]
+
     def evaluate_many(self, problem: ProblemSpec, sources: list[str]) -> list[Verdict]:
         """Evaluates independent candidates, spread over the pool's workers."""
         named = [(f"candidate_{i}.py", s) for i, s in enumerate(sources)]
@@ -112,7 +120,11 @@ class Evaluator:
         return self._evaluate_batch(problem, named, remeasure=True)
 
     def _evaluate_batch(
-        self, problem: ProblemSpec, named: list[tuple[str, str]], remeasure: bool
+        self,
+        problem: ProblemSpec,
+        named: list[tuple[str, str]],
+        remeasure: bool,
+        sweep: bool = False,
     ) -> list[Verdict]:
         hint = problem_dtype_hint(problem.source)
         verdicts: list[Verdict | None] = []
@@ -131,7 +143,7 @@ class Evaluator:
             if remeasure:
                 results = self._run(worker, problem, runnable)
             else:
-                results = [r for c in runnable for r in self._run(worker, problem, [c])]
+                results = [r for c in runnable for r in self._run(worker, problem, [c], sweep)]
         finally:
             self._idle.put(worker)
         it = iter(results)
@@ -144,7 +156,11 @@ class Evaluator:
         return self.options.device
 
     def _run(
-        self, worker: WorkerProcess, problem: ProblemSpec, candidates: list[CandidateJob]
+        self,
+        worker: WorkerProcess,
+        problem: ProblemSpec,
+        candidates: list[CandidateJob],
+        sweep: bool = False,
     ) -> list[Verdict]:
         try:
             info = worker.start()
@@ -166,12 +182,13 @@ class Evaluator:
             mutates_inputs=problem.options.mutates_inputs,
             candidates=tuple(candidates),
             seeds=self.options.seeds,
-            time=timed and info.device == "cuda",
+            time=timed and info.device == "cuda" and not sweep,
             compile_baselines=self.options.compile_baselines,
             candidate_timeout_s=self.options.timeout_s,
             baseline_timeout_s=self.options.baseline_timeout_s,
             timing_budget_s=self.options.timing_budget_s,
             base_seed=base_seed,
+            adopt_state=sweep,
         )
         started = time.monotonic()
         reply = worker.run(job)

@@ -82,7 +82,7 @@ class Session:
             model = model_new(*init)
         except BaseException as exc:
             raise _Refused("load", f"ModelNew(*get_init_inputs()) raised {short(exc)}") from None
-        _load_state(model, state)
+        _load_state(model, state, adopt=bool(request.get("adopt")))
         self.model = model.to(self.device).eval()
         return {}
 
@@ -219,9 +219,19 @@ def _refill(buffers: list, fresh: list) -> None:
             buffers[index] = value
 
 
-def _load_state(candidate: torch.nn.Module, state: dict[str, torch.Tensor]) -> None:
+def _load_state(
+    candidate: torch.nn.Module, state: dict[str, torch.Tensor], adopt: bool = False
+) -> None:
+    """Copies Model's values into ModelNew's tensors of the same names. With `adopt` (the shape
+    sweep), a tensor whose shape differs is replaced by one of Model's shape: the kernel then
+    runs on the op's own state at a size ModelNew's constructor did not build for."""
     # Non-persistent buffers (a rotary cos/sin cache) are state too: copied like the rest.
     ours = {**candidate.state_dict(), **dict(candidate.named_buffers())}
+    if adopt:
+        for key, value in state.items():
+            if key in ours and ours[key].shape != value.shape and ours[key].dtype == value.dtype:
+                _replace_tensor(candidate, key, value)
+        ours = {**candidate.state_dict(), **dict(candidate.named_buffers())}
     for key, value in state.items():
         if key not in ours:
             continue
@@ -238,6 +248,18 @@ def _load_state(candidate: torch.nn.Module, state: dict[str, torch.Tensor]) -> N
         for key, value in state.items():
             if key in ours:
                 ours[key].copy_(value)
+
+
+def _replace_tensor(candidate: torch.nn.Module, key: str, value: torch.Tensor) -> None:
+    """ModelNew's parameter or buffer `key` (dotted) re-created empty with `value`'s shape."""
+    owner_name, _, leaf = key.rpartition(".")
+    owner = candidate.get_submodule(owner_name) if owner_name else candidate
+    fresh = torch.empty(value.shape, dtype=value.dtype, device=value.device)
+    if leaf in owner._parameters:
+        old = owner._parameters[leaf]
+        owner._parameters[leaf] = torch.nn.Parameter(fresh, requires_grad=old.requires_grad)
+    elif leaf in owner._buffers:
+        owner._buffers[leaf] = fresh
 
 
 def _poison(sizes: list[int], device: torch.device) -> None:

@@ -204,6 +204,7 @@ def _load(
             source=str(path),
             init=init,
             state={k: v.detach() for k, v in shared.items()},
+            adopt=job.adopt_state,
         )
     except CandidateFailed as failed:
         raise _Rejected(Stage.LOAD, failed.reason) from None

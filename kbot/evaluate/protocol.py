@@ -42,6 +42,9 @@ class Job:
     baseline_timeout_s: float = 900.0
     timing_budget_s: float = 1.5
     base_seed: int = 0
+    # The shape sweep (kbot.search.sweep): ModelNew takes Model's parameters and buffers with
+    # Model's shapes, so a kernel is checked at another model's sizes with the op's own state.
+    adopt_state: bool = False
 
     def to_line(self) -> bytes:
         return (json.dumps(asdict(self)) + "\n").encode()

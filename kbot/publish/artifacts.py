@@ -16,7 +16,13 @@ from kbot.evaluate.verdict import NOT_TIMED, Verdict
 from kbot.publish.adapters import ADAPTERS, AdapterInput, FileChange, Integration, choose_adapter
 from kbot.publish.adapters.source import AdapterError
 from kbot.publish.callsite import KernelCall, parse_kernel_call
-from kbot.publish.guard import SizeGuard, input_facts, problem_module, scalar_attributes
+from kbot.publish.guard import (
+    SizeGuard,
+    input_facts,
+    problem_module,
+    scalar_attributes,
+    swept_scalars,
+)
 from kbot.publish.marker import Marker
 from kbot.publish.pr_template import find_template, follow_template
 from kbot.publish.reference import binds, py_literal, split_reference
@@ -82,6 +88,7 @@ def plan_publication(
     kernel_import = _module(layout.kernel_path, layout.import_root)
     dtypes = checked_dtypes(run)
     problem = problem_module(run.path / "problem.py")
+    scalars = scalar_attributes(problem)
     spec = AdapterInput(
         repo_root=repo_root,
         target_path=target_path,
@@ -92,9 +99,10 @@ def plan_publication(
         kernel_path=layout.kernel_path,
         dtypes=dtypes,
         import_root=layout.import_root,
-        inputs=input_facts(problem, run.problem.cases),
-        scalars=scalar_attributes(problem),
+        inputs=input_facts(problem, run.problem.cases, run.report.get("sweep")),
+        scalars=scalars,
         sizes=SizeGuard.from_report(run.report),
+        swept_scalars=swept_scalars(run.report.get("sweep"), scalars),
     )
     integration = ADAPTERS[name].integrate(spec)
     _refuse_overwrite(repo_root, layout.kernel_path)
@@ -395,6 +403,7 @@ def body_context(
         + (f" (line {target.line})." if target.line else "."),
         **performance_context(verdict),
         "by_size": by_size_context(run.report),
+        "sweep": run.report.get("sweep") if isinstance(run.report.get("sweep"), dict) else None,
         "model_spending": model_spending(run.report),
         "seeds": verdict.seeds,
         "distributions": distributions,

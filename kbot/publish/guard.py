@@ -3,9 +3,12 @@
 The kernel is known correct only for inputs like those kbot's evaluator checked: the dtypes it
 ran, tensors present (an optional `residual=None` takes the original path), contiguous, and
 every dimension that had one size in all cases at that size (hidden 4096 was checked; hidden
-5120 was not). Dimensions that varied across the cases (the token count) stay free, except
-where the run found the original code faster at some sizes (report.json `by_size`): there the
-guard sends those sizes to the original path (`size_terms`).
+5120 was not) unless the shape sweep checked it at other sizes (report.json `sweep`,
+kbot.search.sweep): a dimension the kernel passed at every swept size is free up to the
+largest size checked, one it failed at some size keeps to the sizes that passed. Dimensions
+that varied across the cases (the token count) stay free, except where the run found the
+original code faster at some sizes (report.json `by_size`): there the guard sends those sizes
+to the original path (`size_terms`).
 """
 
 from __future__ import annotations
@@ -29,17 +32,22 @@ class InputFact:
     floating: bool
     dtype: str  # torch dtype name of a non-floating tensor ("int64"); "" otherwise
     shape_per_case: tuple[tuple[int, ...], ...]  # () when not a tensor
+    # Dimensions the shape sweep changed: (dim, the sizes that passed, whether every swept
+    # size of it passed)
+    swept: tuple[tuple[int, tuple[int, ...], bool], ...] = ()
 
     @property
     def fixed_dims(self) -> tuple[tuple[int, int], ...]:
-        """(dim, size) for each dimension that had the same size in every case."""
+        """(dim, size) for each dimension that had the same size in every case and that the
+        shape sweep did not check at other sizes."""
         if not self.tensor or len({len(s) for s in self.shape_per_case}) != 1:
             return ()
         first = self.shape_per_case[0]
+        swept = {d for d, _, _ in self.swept}
         return tuple(
             (d, size)
             for d, size in enumerate(first)
-            if all(s[d] == size for s in self.shape_per_case)
+            if d not in swept and all(s[d] == size for s in self.shape_per_case)
         )
 
     @property
@@ -74,10 +82,13 @@ def problem_module(problem_path: Path) -> ModuleType:
 
 
 def input_facts(
-    problem: Path | ModuleType, cases: tuple[dict[str, Any], ...]
+    problem: Path | ModuleType,
+    cases: tuple[dict[str, Any], ...],
+    sweep: dict[str, Any] | None = None,
 ) -> tuple[InputFact, ...]:
-    """Builds the problem's inputs for every case on the meta device (no memory, no compute).
-    GuardError when get_inputs cannot build them there."""
+    """Builds the problem's inputs for every case on the meta device (no memory, no compute),
+    with what report.json's `sweep` says of the dimensions it changed. GuardError when
+    get_inputs cannot build them there."""
     import torch
 
     from kbot.problem.runtime import case_inputs
@@ -97,8 +108,74 @@ def input_facts(
         floating = tensor and all(v.is_floating_point() for v in values)
         dtype = str(values[0].dtype).removeprefix("torch.") if tensor and not floating else ""
         shapes = tuple(tuple(v.shape) for v in values) if tensor else ()
-        facts.append(InputFact(tensor, floating, dtype, shapes))
+        swept = _swept_dims(position, shapes, sweep) if tensor else ()
+        facts.append(InputFact(tensor, floating, dtype, shapes, swept))
     return tuple(facts)
+
+
+def _sweep_points(sweep: dict[str, Any] | None) -> list[dict[str, Any]]:
+    points = (sweep or {}).get("points") or []
+    return [p for p in points if isinstance(p, dict) and p.get("status") != "not applicable"]
+
+
+def _swept_dims(
+    position: int, shapes: tuple[tuple[int, ...], ...], sweep: dict[str, Any] | None
+) -> tuple[tuple[int, tuple[int, ...], bool], ...]:
+    """For each dimension of forward argument `position` that every case gave one size and some
+    sweep point changed: the sizes that passed (the cases' own included) and whether every
+    point that changed it passed."""
+    if not shapes or len({len(s) for s in shapes}) != 1:
+        return ()
+    first = shapes[0]
+    out = []
+    for dim, size in enumerate(first):
+        if any(s[dim] != size for s in shapes):
+            continue  # the cases vary it: free already
+        passed, clean, changed = {size}, not _blind_failure(sweep), False
+        for point in _sweep_points(sweep):
+            at = (point.get("shapes") or [])[position : position + 1]
+            shape = at[0] if at else None
+            if not isinstance(shape, list) or len(shape) != len(first) or shape[dim] == size:
+                continue
+            changed = True
+            if point.get("status") == "passed":
+                passed.add(int(shape[dim]))
+            else:
+                clean = False
+        if changed:
+            out.append((dim, tuple(sorted(passed)), clean))
+    return tuple(out)
+
+
+def _blind_failure(sweep: dict[str, Any] | None) -> bool:
+    """A point that did not pass and whose shapes are unknown may have changed any dimension:
+    no dimension is then free of a failure."""
+    return any(p.get("status") != "passed" and "shapes" not in p for p in _sweep_points(sweep))
+
+
+def swept_scalars(
+    sweep: dict[str, Any] | None, scalars: tuple[tuple[str, Any], ...]
+) -> dict[str, tuple[tuple[Any, ...], bool]]:
+    """Model's scalar attributes (`scalars`, as the run built Model) that the shape sweep
+    changed: the values that passed (the run's own first) and whether every point that changed
+    it passed."""
+    out: dict[str, tuple[tuple[Any, ...], bool]] = {}
+    for name, value in scalars:
+        passed, clean, changed = [value], not _blind_failure(sweep), False
+        for point in _sweep_points(sweep):
+            scalars = point.get("scalars") or {}
+            if name not in scalars or scalars[name] == value:
+                continue
+            changed = True
+            if point.get("status") == "passed":
+                if scalars[name] not in passed:
+                    passed.append(scalars[name])
+            else:
+                clean = False
+        if changed:
+            numbers = all(isinstance(v, (int, float)) for v in passed)
+            out[name] = (tuple(sorted(passed)) if numbers else tuple(passed), clean)
+    return out
 
 
 @dataclass(frozen=True)
@@ -177,6 +254,26 @@ def input_terms(
 
 
 def _shape_terms(name: str, fact: InputFact) -> list[str]:
+    return _fixed_terms(name, fact) + _swept_terms(name, fact)
+
+
+def _swept_terms(name: str, fact: InputFact) -> list[str]:
+    """A dimension the kernel passed at every swept size: up to the largest checked; one it
+    failed at some size: the sizes that passed."""
+    terms = []
+    for dim, sizes, clean in fact.swept:
+        if clean:
+            terms.append(f"{name}.shape[{dim}] <= {max(sizes)}")
+        else:
+            terms.append(f"{name}.shape[{dim}] in {_tuple(sizes)}")
+    return terms
+
+
+def _tuple(values: tuple[Any, ...]) -> str:
+    return repr(tuple(values))
+
+
+def _fixed_terms(name: str, fact: InputFact) -> list[str]:
     fixed = fact.fixed_dims
     ndim = fact.ndim
     if ndim is None or not fixed:
@@ -221,11 +318,14 @@ def attribute_terms(
     scalars: tuple[tuple[str, Any], ...],
     passed: tuple[str, ...],
     owner: ast.ClassDef | None = None,
+    swept: dict[str, tuple[tuple[Any, ...], bool]] | None = None,
 ) -> list[str]:
     """`self.<attr> == <value>` for each scalar attribute the original code reads (in the method,
     or in the owner's methods it calls as `self.<method>(...)`, transitively) and the kernel does
     not take as an argument: the kernel has it built in (a head size, an approximation mode, an
-    eps that torch.compile specialized), so another value must take the original path."""
+    eps that torch.compile specialized), so another value must take the original path. An
+    attribute the shape sweep changed (`swept`, from swept_scalars) is not built in: no term
+    when every changed value passed, else the values that passed."""
     if function is None or not scalars:
         return []
     values = dict(scalars)
@@ -257,4 +357,11 @@ def attribute_terms(
                 and node.attr not in reads
             ):
                 reads.append(node.attr)
-    return [f"self.{name} == {values[name]!r}" for name in reads]
+    swept = swept or {}
+    terms = []
+    for name in reads:
+        if name not in swept:
+            terms.append(f"self.{name} == {values[name]!r}")
+        elif not swept[name][1]:
+            terms.append(f"self.{name} in {_tuple(swept[name][0])}")
+    return terms

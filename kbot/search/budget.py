@@ -51,6 +51,7 @@ class BudgetTracker:
     tokens: int = 0  # paid model tokens (prompt + completion), earlier sessions included
     usd: float = 0.0  # what they cost, from llm.prices
     clock: Callable[[], float] = time.monotonic
+    sweep_points: int = 0  # checks of the winner after the loop (kbot.search.sweep)
 
     def __post_init__(self) -> None:
         self._started = self.clock()
@@ -67,13 +68,15 @@ class BudgetTracker:
     def reserve_s(self) -> float:
         """Wall time kept back from the time budget: the evaluation the loop would start next
         plus the finalists' re-measurement after it, estimated as (1 + finalists) median
-        evaluations, at most RESERVE_SHARE of the budget. So a run ends near its budget
-        instead of one evaluation and a re-measurement past it."""
+        evaluations, and the shape sweep's untimed one-case checks at a third of one each; at
+        most RESERVE_SHARE of the budget. So a run ends near its budget instead of one
+        evaluation and a re-measurement past it."""
         if not self._walls or self.budget.time_s is None:
             return 0.0
         walls = sorted(self._walls)
         median = walls[len(walls) // 2]
-        return min(RESERVE_SHARE * self.budget.time_s, (1 + self._finalists) * median)
+        evaluations = 1 + self._finalists + self.sweep_points / 3
+        return min(RESERVE_SHARE * self.budget.time_s, evaluations * median)
 
     def elapsed_s(self) -> float:
         return self.spent_before_s + (self.clock() - self._started)

@@ -48,6 +48,10 @@ class CandidateEvaluator(Protocol):
 
     def remeasure(self, problem: ProblemSpec, sources: list[str]) -> Sequence[Verdict]: ...
 
+    def evaluate_sweep(
+        self, problem: ProblemSpec, candidate_source: str, candidate_name: str = "candidate.py"
+    ) -> Verdict: ...
+
 
 @dataclass(frozen=True)
 class GenerationSummary:

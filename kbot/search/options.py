@@ -40,6 +40,7 @@ class OptimizeOptions:
     proposals_per_island: int = 4  # per proposer call in generations after the first
     seeds: int = 5  # correctness trials per case, handed to the evaluator
     finalists: int = 3  # re-measured before a winner is declared
+    sweep_points: int = 8  # the winner checked at other models' sizes (kbot.search.sweep)
     exploit_probability: float = 0.7
     seed: int = 0  # the search's own randomness (parent selection)
     llm: LLMSettings = LLMSettings()  # the llm proposer's models, prices and limits
@@ -93,6 +94,7 @@ def options_from_config(config: Any, notes: list[str]) -> OptimizeOptions:
         islands=config.search.islands,
         patience=config.search.patience,
         seeds=config.search.seeds,
+        sweep_points=config.search.sweep_points,
         llm=llm,
     )
 

@@ -37,6 +37,7 @@ from kbot.search.options import Budget, OptimizeOptions
 from kbot.search.progress import NullProgress, Progress
 from kbot.search.report import build_report
 from kbot.search.store import Store
+from kbot.search.sweep import SWEEP_FOLDER, SweepPoint, run_sweep, sweep_points
 from kbot.search.trajectories import FILE_NAME as TRAJECTORIES
 from kbot.search.trajectories import TrajectoryLog
 
@@ -132,6 +133,9 @@ def optimize(
                 progress=progress, spent_before_s=spent_before_s, stop_request=stop,
                 trajectories=TrajectoryLog(run_dir / TRAJECTORIES),
             )  # fmt: skip
+            points = sweep_points(problem, options.sweep_points) if options.sweep_points else (
+                [], "turned off (search.sweep_points: 0)")  # fmt: skip
+            loop.tracker.sweep_points = len(points[0])  # kept back from the time budget
             result = loop.run()
             finalists: list[tuple[Entry, Verdict]] = []
             if result.stop_reason is not StopReason.INTERRUPTED and not stop.requested:
@@ -158,10 +162,15 @@ def optimize(
                     )
                     if abandoned.why == "stop":
                         result.stop_reason = StopReason.INTERRUPTED
+            swept = None
+            if result.stop_reason is not StopReason.INTERRUPTED and not stop.requested:
+                swept = _sweep_winner(store, run_id, run_dir, problem, env_key, loop, result,
+                                      final_winner(result, finalists, options.finalists, sized),
+                                      points)  # fmt: skip
             result.elapsed_s = loop.tracker.elapsed_s()
             store.update_run(run_id, spent_s=result.elapsed_s)
         return _finish(store, run_id, run_dir, problem, device_name, options, result, finalists,
-                       progress, sized, target)  # fmt: skip
+                       progress, sized, target, swept)  # fmt: skip
 
 
 def evaluation_options(device: str, gpus: tuple[int, ...], seeds: int) -> EvalOptions:
@@ -291,6 +300,46 @@ def _remeasure_finalists(
     return list(zip(elites, verdicts))
 
 
+def _sweep_winner(
+    store: Store,
+    run_id: str,
+    run_dir: Path,
+    problem: ProblemSpec,
+    env_key: str,
+    loop: SearchLoop,
+    result: LoopResult,
+    winner: Any,
+    points: tuple[list[SweepPoint], str],
+) -> dict[str, Any] | None:
+    """The final kernel checked at other models' sizes (kbot.search.sweep), each point's
+    verdict stored like any other, so a resumed run checks no point twice. Bounded like every
+    evaluation: a sweep the budget or a signal cuts short leaves the guard pinned to the run's
+    own sizes."""
+    if winner is None:
+        return None
+    found, why = points
+    if not found:
+        return {"points": [], "note": f"not swept: {why}"}
+    entry = winner[1]
+
+    def check(variant: ProblemSpec, source: str, name: str) -> Verdict:
+        return loop.bounded(lambda: loop.evaluator.evaluate_sweep(variant, source, name))
+
+    try:
+        return run_sweep(
+            check, problem, entry.source, found, run_dir / SWEEP_FOLDER,
+            cached=lambda v: store.cached_verdict(entry.sha256, v.source_sha256, env_key, "sweep"),
+            record=lambda v, verdict: store.put_verdict(
+                run_id, entry.sha256, v.source_sha256, env_key, verdict, kind="sweep"),
+        )  # fmt: skip
+    except Abandoned as abandoned:
+        why = "the time budget ran out" if abandoned.why == "time" else "stopped"
+        result.notes.append(f"shape sweep not finished: {why}")
+        if abandoned.why == "stop":
+            result.stop_reason = StopReason.INTERRUPTED
+        return {"points": [], "note": f"not swept: {why}"}
+
+
 def _finish(
     store: Store,
     run_id: str,
@@ -303,6 +352,7 @@ def _finish(
     progress: Progress,
     sized: BySize | None = None,
     target: dict[str, Any] | None = None,
+    swept: dict[str, Any] | None = None,
 ) -> OptimizeResult:
     accepted = sum(1 for e in result.entries.values() if e.fitness.accepted)
     stop_message = STOP_MESSAGES[result.stop_reason].format(
@@ -335,6 +385,7 @@ def _finish(
             problem_sha256=problem.source_sha256),
     )  # fmt: skip
     report["by_size"] = by_size  # which candidate serves which sizes (kbot.search.by_size)
+    report["sweep"] = swept  # the winner at other models' sizes (kbot.search.sweep)
     paths = write_winner(run_dir, problem, winner, report, result.entries)
     store.update_run(
         run_id,

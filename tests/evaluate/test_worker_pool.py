@@ -23,10 +23,10 @@ def test_pool_spreads_jobs_and_verdicts_keep_their_form(evaluator, problem, cand
         used: set[int] = set()
         original = pool._run
 
-        def recording_run(worker, spec, jobs):
+        def recording_run(worker, spec, jobs, *rest):
             used.add(id(worker))
             threading.Event().wait(0.5)  # hold the worker so the other one takes a job
-            return original(worker, spec, jobs)
+            return original(worker, spec, jobs, *rest)
 
         pool._run = recording_run
         sources = [candidate("quick_gelu"), candidate("cheat_all_zeros"), candidate("quick_gelu")]

@@ -129,6 +129,7 @@ class FakeEvaluator:
         self.evaluated: list[str] = []
         self.remeasured: list[list[str]] = []
         self.batches: list[int] = []  # sizes of evaluate_many calls
+        self.swept: list[str] = []  # names of the shape sweep's variant problems checked
         self.closed = threading.Event()  # close() ends a sleeping evaluation, as killing a worker
 
     def __enter__(self):
@@ -161,6 +162,13 @@ class FakeEvaluator:
     def evaluate_many(self, problem, sources):
         self.batches.append(len(sources))
         return [self.evaluate(problem, s) for s in sources]
+
+    def evaluate_sweep(self, problem, candidate_source, candidate_name="candidate.py"):
+        self.swept.append(problem.path.name)
+        if "SWEEP-FAILS" in candidate_source:
+            reason = Reason("mismatch", "output differs from Model")
+            return Verdict(False, Stage.CORRECTNESS, (reason,), "cpu")
+        return self._verdict(problem, candidate_source, factor=1.0)
 
     def remeasure(self, problem, sources):
         self.remeasured.append([source_hash(s) for s in sources])

@@ -15,7 +15,7 @@ without Triton (CPU-only installs, macOS).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -75,6 +75,8 @@ class AdapterInput:
     scalars: tuple[tuple[str, Any], ...] = ()  # Model's scalar attributes as checked (eps, ...)
     # the sizes the kernel runs at, when the original code was faster at others (report.json)
     sizes: SizeGuard | None = None
+    # Model's scalar attributes the shape sweep changed: (values that passed, all passed)
+    swept_scalars: dict[str, tuple[tuple[Any, ...], bool]] = field(default_factory=dict)
 
     def module_of(self, relative: str) -> str:
         """The dotted module name of a repo-relative .py file under `import_root`."""
@@ -117,6 +119,7 @@ def guard_terms(
     scalars: tuple[tuple[str, Any], ...] = (),
     owner: ast.ClassDef | None = None,
     sizes: SizeGuard | None = None,
+    swept_scalars: dict[str, tuple[tuple[Any, ...], bool]] | None = None,
 ) -> list[str]:
     """The conditions under which the kernel is known correct: the inputs as the evaluator
     checked them (kbot.publish.guard), and any extra target parameter at the default the
@@ -137,7 +140,7 @@ def guard_terms(
         else:
             terms.append(f"{extra.name} == {extra.default}")
     terms += size_terms(passed, sizes)
-    return terms + attribute_terms(function, scalars, call.attributes, owner)
+    return terms + attribute_terms(function, scalars, call.attributes, owner, swept_scalars)
 
 
 def guard_lines(terms: list[str], indent: str, step: str) -> list[str]:

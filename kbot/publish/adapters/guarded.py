@@ -58,6 +58,7 @@ class GuardedDispatchAdapter:
             spec.scalars,
             cls,
             spec.sizes,
+            spec.swept_scalars,
         )
         lines = text.splitlines(keepends=True)
         index = source.body_start(function)

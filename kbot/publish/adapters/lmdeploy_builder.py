@@ -72,6 +72,7 @@ class LMDeployBuilderAdapter:
             spec.scalars,
             impl,
             spec.sizes,
+            spec.swept_scalars,
         )
         step = "    "
         builder_file = str(cuda_dir / f"triton_{spec.call.launcher}_builder.py")

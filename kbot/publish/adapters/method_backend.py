@@ -71,6 +71,7 @@ class MethodBackendAdapter:
             spec.scalars,
             cls,
             spec.sizes,
+            spec.swept_scalars,
         )
         step = indent_step(text, spec.target_path)
         lines = text.splitlines(keepends=True)
@@ -98,6 +99,7 @@ class MethodBackendAdapter:
                 spec.scalars,
                 cls,
                 spec.sizes,
+                spec.swept_scalars,
             )
             existing_copy = _module_level_copy(lines, existing, f"_existing_{self.method}")
             index = source.body_start(existing)

@@ -1,0 +1,272 @@
+"""The shape sweep: the final kernel checked at the sizes of other models.
+
+A run's cases vary the token count; the op's other sizes (hidden, head, intermediate) have one
+value each, so on its own the run proves the kernel at one model's sizes. The sweep rewrites
+the problem with one of those sizes changed at a time — to the head and hidden sizes of common
+model families, and an odd width — and checks the final kernel on each variant with the
+evaluator (correctness only; ModelNew takes Model's state at its new shapes). A variant the
+reference itself refuses (16 heads of 128 cannot be 3000 wide) is not applicable, not a
+failure. report.json's `sweep` records each point; the publisher's guard frees a dimension the
+kernel passed at every size, up to the largest checked, and keeps the others pinned to the
+sizes that passed (kbot.publish.guard).
+
+A size is swept when it is an integer literal of the problem's `get_inputs`, `get_init_inputs`
+or module-level values, and a dimension of an input tensor that every case gives the same size.
+Every literal of that value changes together: `get_init_inputs` -> [2048, 1e-6] and
+`torch.randn((T, 2048))` are one hidden size.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kbot.evaluate.verdict import Verdict
+from kbot.problem import ProblemSpec
+from kbot.problem.spec import parse_problem
+
+# Head sizes of common model families (64: Llama-2 7B-class small heads; 80: Phi-2 / Falcon;
+# 96: Phi-3; 128: Llama-3 / Qwen / Mistral; 256: Gemma) and hidden sizes (Qwen2.5 0.5B ... 72B,
+# Llama-3 8B / 70B, Mistral, DeepSeek): the sizes an op in a serving engine will be asked for.
+HEAD_SIZES = (64, 80, 96, 128, 256)
+WIDTHS = (896, 1536, 2048, 2560, 3072, 3584, 4096, 5120, 7168, 8192)
+ODD_WIDTH = 3000  # no power of two, not a multiple of 16: masking and tails
+MIN_SWEPT = 16  # smaller literals are counts (heads per group, 2 halves), not model widths
+MAX_POINTS = 8
+SWEEP_FOLDER = "sweep"
+_FIXED_NAMES = ("CASES", "KBOT")
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    size: int  # the size as the problem has it
+    to: int  # what this point changes it to
+    source: str  # the problem at that size, with its first case only
+
+    @property
+    def label(self) -> str:
+        return f"{self.size}->{self.to}"
+
+
+def sweep_values(size: int) -> tuple[int, ...]:
+    """The sizes a dimension of `size` is checked at besides its own."""
+    if size <= HEAD_SIZES[-1]:
+        picks: tuple[int, ...] = (64, 80, 256, 128)
+    elif size <= WIDTHS[-1]:
+        larger = next((w for w in WIDTHS if w > size), WIDTHS[-1])
+        picks = (WIDTHS[0], larger, WIDTHS[-1], ODD_WIDTH)
+    else:  # an intermediate size or a vocabulary: smaller ones and an odd one
+        picks = (size // 2, size * 3 // 4 + 1)
+    out: list[int] = []
+    for value in picks:
+        if value != size and value not in out:
+            out.append(value)
+    return tuple(out[:3] if size <= HEAD_SIZES[-1] else out)
+
+
+def sweep_points(
+    problem: ProblemSpec, max_points: int = MAX_POINTS
+) -> tuple[list[SweepPoint], str]:
+    """The variants to check and, when there are none, why (for the report)."""
+    try:
+        tree = ast.parse(problem.source)
+    except SyntaxError:
+        return [], "the problem does not parse"
+    literals = _size_literals(tree)
+    try:
+        sizes = [s for s in _fixed_input_sizes(problem) if s in literals]
+    except Exception as exc:  # the user's get_inputs, on the meta device
+        return [], f"its inputs could not be built on the meta device ({type(exc).__name__})"
+    if not sizes:
+        return [], "no input has a size that is the same in every case and written in the problem"
+    per_size = [[(size, to) for to in sweep_values(size)] for size in sizes]
+    order = [pair for round_ in _round_robin(per_size) for pair in round_][:max_points]
+    first = problem.cases[0] if problem.cases else {}
+    points = [
+        SweepPoint(size, to, _resized(tree, size, to, first if problem.has_cases else None))
+        for size, to in order
+    ]
+    return points, ""
+
+
+def run_sweep(
+    check: Any,
+    problem: ProblemSpec,
+    source: str,
+    points: list[SweepPoint],
+    folder: Path,
+    cached: Any = None,
+    record: Any = None,
+) -> dict[str, Any]:
+    """Checks `source` at each point: `check(problem, source, name) -> Verdict` is the
+    evaluator's evaluate_sweep (wrapped in the run's budget by the caller, which may raise
+    out of here); `cached(problem)` / `record(problem, verdict)` read and write the store."""
+    folder.mkdir(parents=True, exist_ok=True)
+    _copy_target_json(problem.path, folder)
+    checked = []
+    for point in points:
+        path = folder / f"{problem.name}_{point.size}_to_{point.to}.py"
+        path.write_text(point.source, encoding="utf-8")
+        variant = parse_problem(point.source, path)
+        verdict = cached(variant) if cached is not None else None
+        if verdict is None:
+            verdict = check(variant, source, f"sweep_{point.size}_to_{point.to}.py")
+            if record is not None:
+                record(variant, verdict)
+        checked.append(_point_report(point, variant, verdict))
+    return {"points": checked}
+
+
+def _point_report(point: SweepPoint, variant: ProblemSpec, verdict: Verdict) -> dict[str, Any]:
+    status = "passed" if verdict.accepted else "failed"
+    if not verdict.accepted and any(r.rule == "problem" for r in verdict.reasons):
+        status = "not applicable"  # the reference refuses this size
+    elif verdict.evaluator_failed:
+        status = "not checked"  # the evaluator's own failure says nothing of the kernel
+    reasons = [str(r) for r in verdict.reasons[:2]]
+    entry: dict[str, Any] = {
+        "size": point.size,
+        "to": point.to,
+        "status": status,
+        "reasons": reasons,
+        "problem": variant.path.name,
+    }
+    if status != "not applicable":
+        try:
+            entry["shapes"], entry["scalars"] = _facts(variant)
+        except Exception as exc:  # without shapes the guard treats the point as failed anywhere
+            entry["facts_error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return entry
+
+
+def _facts(variant: ProblemSpec) -> tuple[list[list[int] | None], dict[str, Any]]:
+    """The variant's input shapes (None for a non-tensor) and Model's scalar attributes, built
+    on the meta device: what the guard compares with the run's own cases."""
+    import torch
+
+    from kbot.problem.runtime import case_inputs, import_file, init_inputs
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        module = import_file(variant.path, prefix="kbot_sweep")
+        with torch.device("meta"):
+            inputs = case_inputs(module, dict(variant.cases[0]) if variant.cases else {})
+            try:
+                model = module.Model(*init_inputs(module))
+            except Exception:  # the user's constructor; no scalars then
+                model = None
+    shapes = [list(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs]
+    scalars = {
+        name: value
+        for name, value in (vars(model).items() if model is not None else ())
+        if not name.startswith("_")
+        and name != "training"
+        and isinstance(value, (bool, int, float, str))
+    }
+    return shapes, json.loads(json.dumps(scalars))
+
+
+def _fixed_input_sizes(problem: ProblemSpec) -> list[int]:
+    """Sizes >= MIN_SWEPT of input tensor dimensions that every case gives the same size,
+    largest first."""
+    import torch
+
+    from kbot.problem.runtime import case_inputs, import_file
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        module = import_file(problem.path, prefix="kbot_sweep_base")
+        with torch.device("meta"):
+            built = [case_inputs(module, dict(case)) for case in (problem.cases or ({},))]
+    sizes: set[int] = set()
+    for position in range(min(len(args) for args in built)):
+        values = [args[position] for args in built]
+        if not all(isinstance(v, torch.Tensor) for v in values):
+            continue
+        if len({v.dim() for v in values}) != 1:
+            continue
+        for dim in range(values[0].dim()):
+            dim_sizes = {int(v.shape[dim]) for v in values}
+            if len(dim_sizes) == 1 and dim_sizes.pop() >= MIN_SWEPT:
+                sizes.add(int(values[0].shape[dim]))
+    return sorted(sizes, reverse=True)
+
+
+def _size_sites(tree: ast.Module) -> list[ast.AST]:
+    """Where a size may be written: get_inputs' and get_init_inputs' bodies, and module-level
+    values other than CASES and KBOT."""
+    sites: list[ast.AST] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in ("get_inputs", "get_init_inputs"):
+            sites.extend(node.body)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            if not _names(node) & set(_FIXED_NAMES):
+                sites.append(node.value)
+    return sites
+
+
+def _names(node: ast.Assign | ast.AnnAssign) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+def _is_int(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _size_literals(tree: ast.Module) -> set[int]:
+    return {node.value for site in _size_sites(tree) for node in ast.walk(site) if _is_int(node)}
+
+
+class _Resize(ast.NodeTransformer):
+    def __init__(self, size: int, to: int) -> None:
+        self.size, self.to = size, to
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if type(node.value) is int and node.value == self.size:
+            return ast.copy_location(ast.Constant(self.to), node)
+        return node
+
+
+def _resized(tree: ast.Module, size: int, to: int, first_case: dict[str, Any] | None) -> str:
+    """The problem's source with every literal `size` of its size sites set to `to` and, when
+    it has CASES, only its first case (a sweep point checks the kernel's generality, not the
+    timing sizes again)."""
+    copy = ast.parse(ast.unparse(tree))
+    resize = _Resize(size, to)
+    for node in copy.body:
+        if isinstance(node, ast.FunctionDef) and node.name in ("get_inputs", "get_init_inputs"):
+            node.body = [resize.visit(statement) for statement in node.body]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            if not _names(node) & set(_FIXED_NAMES):
+                node.value = resize.visit(node.value)
+    if first_case is not None:
+        for node in copy.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "CASES" for t in node.targets
+            ):
+                node.value = ast.parse(repr([first_case]), mode="eval").body
+    return ast.unparse(ast.fix_missing_locations(copy)) + "\n"
+
+
+def _round_robin(groups: list[list[tuple[int, int]]]) -> list[list[tuple[int, int]]]:
+    """[[a1, a2], [b1]] -> [[a1, b1], [a2]]: every size gets its first point before any its
+    second."""
+    rounds: list[list[tuple[int, int]]] = []
+    for index in range(max((len(g) for g in groups), default=0)):
+        rounds.append([g[index] for g in groups if index < len(g)])
+    return rounds
+
+
+def _copy_target_json(problem_path: Path, folder: Path) -> None:
+    """A scanned problem finds its checkout through the target.json beside it: the variants
+    need one beside them too."""
+    path = Path(problem_path)
+    for meta in (path.with_suffix(".target.json"), path.parent / "target.json"):
+        if meta.is_file():
+            shutil.copyfile(meta, folder / "target.json")
+            return
