@@ -14,6 +14,8 @@ to the original path (`size_terms`).
 from __future__ import annotations
 
 import ast
+import functools
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -25,6 +27,19 @@ from kbot.errors import KbotError
 
 
 @dataclass(frozen=True)
+class SweptDim:
+    """One dimension the shape sweep changed (report.json `sweep`)."""
+
+    dim: int
+    sizes: tuple[int, ...]  # the sizes that passed, the cases' own included
+    clean: bool  # every swept size of it passed (or was refused by the reference)
+    # Where the reference refused some sizes (16 heads of 128 cannot be 3000 wide): the
+    # greatest common divisor of the sizes that passed, which every admitted size must divide
+    # by (the original code raises at the others; the kernel must not answer them). 1: none.
+    step: int = 1
+
+
+@dataclass(frozen=True)
 class InputFact:
     """One forward argument as every checked case built it."""
 
@@ -32,9 +47,7 @@ class InputFact:
     floating: bool
     dtype: str  # torch dtype name of a non-floating tensor ("int64"); "" otherwise
     shape_per_case: tuple[tuple[int, ...], ...]  # () when not a tensor
-    # Dimensions the shape sweep changed: (dim, the sizes that passed, whether every swept
-    # size of it passed)
-    swept: tuple[tuple[int, tuple[int, ...], bool], ...] = ()
+    swept: tuple[SweptDim, ...] = ()  # dimensions the shape sweep changed
 
     @property
     def fixed_dims(self) -> tuple[tuple[int, int], ...]:
@@ -43,7 +56,7 @@ class InputFact:
         if not self.tensor or len({len(s) for s in self.shape_per_case}) != 1:
             return ()
         first = self.shape_per_case[0]
-        swept = {d for d, _, _ in self.swept}
+        swept = {s.dim for s in self.swept}
         return tuple(
             (d, size)
             for d, size in enumerate(first)
@@ -113,17 +126,30 @@ def input_facts(
     return tuple(facts)
 
 
-def _sweep_points(sweep: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _sweep_points(sweep: dict[str, Any] | None, refused: bool = False) -> list[dict[str, Any]]:
+    """The points the kernel ran at; with `refused`, those the reference refused instead."""
     points = (sweep or {}).get("points") or []
-    return [p for p in points if isinstance(p, dict) and p.get("status") != "not applicable"]
+    return [
+        p
+        for p in points
+        if isinstance(p, dict) and (p.get("status") == "not applicable") == refused
+    ]
+
+
+def _changed(point: dict[str, Any], position: int, ndim: int, dim: int, size: int) -> int | None:
+    """The size a point gave forward argument `position`'s dimension `dim`, when it changed."""
+    at = (point.get("shapes") or [])[position : position + 1]
+    shape = at[0] if at else None
+    if not isinstance(shape, list) or len(shape) != ndim or shape[dim] == size:
+        return None
+    return int(shape[dim])
 
 
 def _swept_dims(
     position: int, shapes: tuple[tuple[int, ...], ...], sweep: dict[str, Any] | None
-) -> tuple[tuple[int, tuple[int, ...], bool], ...]:
-    """For each dimension of forward argument `position` that every case gave one size and some
-    sweep point changed: the sizes that passed (the cases' own included) and whether every
-    point that changed it passed."""
+) -> tuple[SweptDim, ...]:
+    """Each dimension of forward argument `position` that every case gave one size and some
+    sweep point changed."""
     if not shapes or len({len(s) for s in shapes}) != 1:
         return ()
     first = shapes[0]
@@ -133,17 +159,22 @@ def _swept_dims(
             continue  # the cases vary it: free already
         passed, clean, changed = {size}, not _blind_failure(sweep), False
         for point in _sweep_points(sweep):
-            at = (point.get("shapes") or [])[position : position + 1]
-            shape = at[0] if at else None
-            if not isinstance(shape, list) or len(shape) != len(first) or shape[dim] == size:
+            to = _changed(point, position, len(first), dim, size)
+            if to is None:
                 continue
             changed = True
             if point.get("status") == "passed":
-                passed.add(int(shape[dim]))
+                passed.add(to)
             else:
                 clean = False
-        if changed:
-            out.append((dim, tuple(sorted(passed)), clean))
+        if not changed:
+            continue
+        refused = any(  # a refused point of unknown shapes may have changed this one
+            "shapes" not in p or _changed(p, position, len(first), dim, size) is not None
+            for p in _sweep_points(sweep, refused=True)
+        )
+        step = functools.reduce(math.gcd, passed) if refused else 1
+        out.append(SweptDim(dim, tuple(sorted(passed)), clean, step))
     return tuple(out)
 
 
@@ -261,11 +292,14 @@ def _swept_terms(name: str, fact: InputFact) -> list[str]:
     """A dimension the kernel passed at every swept size: up to the largest checked; one it
     failed at some size: the sizes that passed."""
     terms = []
-    for dim, sizes, clean in fact.swept:
-        if clean:
-            terms.append(f"{name}.shape[{dim}] <= {max(sizes)}")
-        else:
-            terms.append(f"{name}.shape[{dim}] in {_tuple(sizes)}")
+    for swept in fact.swept:
+        size = f"{name}.shape[{swept.dim}]"
+        if not swept.clean:
+            terms.append(f"{size} in {_tuple(swept.sizes)}")
+            continue
+        terms.append(f"{size} <= {max(swept.sizes)}")
+        if swept.step > 1:
+            terms.append(f"{size} % {swept.step} == 0")
     return terms
 
 

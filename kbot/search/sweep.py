@@ -137,11 +137,10 @@ def _point_report(point: SweepPoint, variant: ProblemSpec, verdict: Verdict) -> 
         "reasons": reasons,
         "problem": variant.path.name,
     }
-    if status != "not applicable":
-        try:
-            entry["shapes"], entry["scalars"] = _facts(variant)
-        except Exception as exc:  # without shapes the guard treats the point as failed anywhere
-            entry["facts_error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    try:  # a refused point's shapes too: the guard keeps admitted sizes to what the reference takes
+        entry["shapes"], entry["scalars"] = _facts(variant)
+    except Exception as exc:  # without shapes the guard treats the point as changing anything
+        entry["facts_error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
     return entry
 
 

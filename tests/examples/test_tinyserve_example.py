@@ -37,6 +37,8 @@ def test_example_config_loads_with_the_documented_schema(example_root: Path) -> 
         "gelu_tanh_and_mul",
         "rotary_neox",
         "logit_softcap",
+        "quick_gelu",
+        "fused_add_scale",
     ]
     # Decode and prefill cases, sized for a CPU demo (see the comment atop .kbot.yml).
     assert [case["T"] for case in config.scan.cases] == [1, 16, 64]

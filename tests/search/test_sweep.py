@@ -157,13 +157,21 @@ def _guard(problem, report):
 def test_the_guard_frees_a_width_the_kernel_passed_at_every_size(swept):
     problem, reports = swept
     terms = _guard(problem, reports["generic"])
-    assert "x.shape[1] <= 256" in terms
+    # up to the largest checked, in steps the reference takes (it refused 80 wide)
+    assert terms[-2:] == ["x.shape[1] <= 256", "x.shape[1] % 64 == 0"]
     assert not any("== (128,)" in t or "== 128" in t for t in terms)
 
 
 def test_the_guard_keeps_a_width_it_failed_at_some_size_to_the_sizes_that_passed(swept):
     problem, reports = swept
     assert "x.shape[1] in (64, 128)" in _guard(problem, reports["pinned"])
+
+
+def test_a_failed_point_of_unknown_shapes_frees_nothing(swept):
+    problem, reports = swept
+    points = [dict(p) for p in reports["generic"]["points"]]
+    points[2] = {k: v for k, v in points[2].items() if k != "shapes"} | {"status": "failed"}
+    assert "x.shape[1] in (64, 128)" in _guard(problem, {"points": points})
 
 
 def test_an_attribute_the_sweep_changed_is_not_pinned_when_every_size_passed(swept):
