@@ -25,7 +25,7 @@ from kbot.publish.guard import (
 )
 from kbot.publish.marker import Marker
 from kbot.publish.pr_template import find_template, follow_template
-from kbot.publish.reference import binds, py_literal, split_reference
+from kbot.publish.reference import binds, import_sections, py_literal, split_reference
 from kbot.publish.render import render
 from kbot.publish.rundir import RunDir
 from kbot.publish.sizes import by_size_context
@@ -107,9 +107,22 @@ def plan_publication(
     integration = ADAPTERS[name].integrate(spec)
     _refuse_overwrite(repo_root, layout.kernel_path)
     context = _code_context(run, call, layout, kernel_import, dtypes)
-    parity = render("parity_test.py.j2", **context, entry=integration.entry)
+    package = kernel_import.split(".")[0]
+    kernel_line = f"from {kernel_import} import {call.launcher}"
+    parity = render(
+        "parity_test.py.j2",
+        **context,
+        entry=integration.entry,
+        import_sections=import_sections(
+            ["import os", "import pytest", "import torch", *context["reference_imports"],
+             *context["package_imports"], kernel_line,
+             *([integration.entry.import_line] if integration.entry else [])],
+            package,
+        ),
+    )  # fmt: skip
     original = integration.original
     rebinds = original is not None and binds(run.problem.source, "_reference")
+    existing = _existing_context(integration, spec)
     bench = render(
         "bench_script.py.j2",
         **context,
@@ -119,8 +132,14 @@ def plan_publication(
         and bool(context["package_imports"]),
         base_sha=base_sha[:12],
         target_name=run.target.qualname,
-        existing=_existing_context(integration, spec),
-    )
+        existing=existing,
+        import_sections=import_sections(
+            ["import argparse", *(["import importlib"] if existing else []), "import torch",
+             *context["reference_imports"], *context["package_imports"], kernel_line,
+             *([existing["import_line"]] if existing else [])],
+            package,
+        ),
+    )  # fmt: skip
     files = (
         FileChange(layout.kernel_path, run.kernel_source, created=True),
         *integration.changes,

@@ -12,7 +12,7 @@ import hashlib
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -31,7 +31,7 @@ from kbot.search.artifacts import prepare_run_dir, write_winner
 from kbot.search.budget import STOP_MESSAGES, StopReason, StopRequest
 from kbot.search.by_size import original_path_of
 from kbot.search.final import BySize, by_size_candidate, final_by_size, final_winner
-from kbot.search.inflight import Abandoned
+from kbot.search.inflight import Abandoned, call_bounded
 from kbot.search.loop import CandidateEvaluator, LoopResult, SearchLoop
 from kbot.search.options import Budget, OptimizeOptions
 from kbot.search.progress import NullProgress, Progress
@@ -42,6 +42,9 @@ from kbot.search.trajectories import FILE_NAME as TRAJECTORIES
 from kbot.search.trajectories import TrajectoryLog
 
 STORE_NAME = "kbot.sqlite"
+# How far past the time budget the shape sweep may run, as a share of the budget: its checks
+# decide what the PR's guard admits (kbot.search.sweep).
+SWEEP_GRACE_SHARE = 0.1
 
 EvaluatorFactory = Callable[[str, tuple[int, ...], int], AbstractContextManager]
 ProposerFactory = Callable[[Sequence[str]], list[Proposer]]
@@ -166,7 +169,7 @@ def optimize(
             if result.stop_reason is not StopReason.INTERRUPTED and not stop.requested:
                 swept = _sweep_winner(store, run_id, run_dir, problem, env_key, loop, result,
                                       final_winner(result, finalists, options.finalists, sized),
-                                      points)  # fmt: skip
+                                      points, lambda: factory(device, options.gpus, options.seeds))  # fmt: skip
             result.elapsed_s = loop.tracker.elapsed_s()
             store.update_run(run_id, spent_s=result.elapsed_s)
         return _finish(store, run_id, run_dir, problem, device_name, options, result, finalists,
@@ -310,34 +313,47 @@ def _sweep_winner(
     result: LoopResult,
     winner: Any,
     points: tuple[list[SweepPoint], str],
+    fresh_evaluator: Callable[[], AbstractContextManager[CandidateEvaluator]],
 ) -> dict[str, Any] | None:
     """The final kernel checked at other models' sizes (kbot.search.sweep), each point's
-    verdict stored like any other, so a resumed run checks no point twice. Bounded like every
-    evaluation: a sweep the budget or a signal cuts short leaves the guard pinned to the run's
-    own sizes."""
+    verdict stored like any other, so a resumed run checks no point twice. The checks are what
+    the PR's guard admits, so they may run past the time budget by SWEEP_GRACE_SHARE of it (on
+    a fresh evaluator when the budget's end closed the search's); a signal, or the grace's end,
+    leaves the guard pinned to the run's own sizes."""
     if winner is None:
         return None
     found, why = points
     if not found:
         return {"points": [], "note": f"not swept: {why}"}
-    entry = winner[1]
+    entry, tracker = winner[1], loop.tracker
+    deadline = tracker.deadline()
+    if deadline is not None:
+        grace = SWEEP_GRACE_SHARE * (tracker.budget.time_s or 0.0)
+        deadline = max(deadline, tracker.clock() + grace)
+    reuse = not loop.evaluator_closed
+    with nullcontext(loop.evaluator) if reuse else fresh_evaluator() as sweeper:
+        cancel = getattr(sweeper, "abort", None) or getattr(sweeper, "close", None)
 
-    def check(variant: ProblemSpec, source: str, name: str) -> Verdict:
-        return loop.bounded(lambda: loop.evaluator.evaluate_sweep(variant, source, name))
+        def check(variant: ProblemSpec, source: str, name: str) -> Verdict:
+            return call_bounded(
+                lambda: sweeper.evaluate_sweep(variant, source, name),
+                deadline, lambda: loop.stop_request.requested, cancel, tracker.clock,
+            )  # fmt: skip
 
-    try:
-        return run_sweep(
-            check, problem, entry.source, found, run_dir / SWEEP_FOLDER,
-            cached=lambda v: store.cached_verdict(entry.sha256, v.source_sha256, env_key, "sweep"),
-            record=lambda v, verdict: store.put_verdict(
-                run_id, entry.sha256, v.source_sha256, env_key, verdict, kind="sweep"),
-        )  # fmt: skip
-    except Abandoned as abandoned:
-        why = "the time budget ran out" if abandoned.why == "time" else "stopped"
-        result.notes.append(f"shape sweep not finished: {why}")
-        if abandoned.why == "stop":
-            result.stop_reason = StopReason.INTERRUPTED
-        return {"points": [], "note": f"not swept: {why}"}
+        try:
+            return run_sweep(
+                check, problem, entry.source, found, run_dir / SWEEP_FOLDER,
+                cached=lambda v: store.cached_verdict(entry.sha256, v.source_sha256, env_key,
+                                                      "sweep"),
+                record=lambda v, verdict: store.put_verdict(
+                    run_id, entry.sha256, v.source_sha256, env_key, verdict, kind="sweep"),
+            )  # fmt: skip
+        except Abandoned as abandoned:
+            why = "its time ran out" if abandoned.why == "time" else "stopped"
+            result.notes.append(f"shape sweep not finished: {why}")
+            if abandoned.why == "stop":
+                result.stop_reason = StopReason.INTERRUPTED
+            return {"points": [], "note": f"not swept: {why}"}
 
 
 def _finish(

@@ -27,7 +27,7 @@ from gha_harness import ActionHarness, JobResult, Workflow
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tinyserve"
 GOLDEN = Path(__file__).parent / "golden"
 TOKEN = "ghs_sentinelTokenThatMustNeverBePrinted4567"
-OPS = ["gelu_tanh_and_mul", "logit_softcap", "rmsnorm"]
+OPS = ["gelu_tanh_and_mul", "quick_gelu", "logit_softcap"]
 BUDGET = {"generations": "1", "max-candidates": "1", "proposers": "codegen", "time-budget": "150"}
 
 
@@ -147,7 +147,7 @@ def test_scan_job_writes_a_capped_matrix_and_its_summary(workflow_run) -> None:
 
 def test_each_optimize_job_uploads_its_run_directory_and_saves_its_store(workflow_run) -> None:
     workflow = workflow_run["workflow"]
-    assert sorted(workflow_run["optimize"]) == OPS
+    assert sorted(workflow_run["optimize"]) == sorted(OPS)
     for op, job in workflow_run["optimize"].items():
         assert not job.failed, job.log[-3000:]
         out = job.outputs
@@ -177,14 +177,14 @@ def test_publish_job_drafts_every_pr_and_writes_the_combined_summary(workflow_ru
     assert json.loads(out["pr-urls"]) == []
     rows = json.loads(out["targets"])
     assert [(r["op"], r["stage"], r["action"]) for r in rows] == [
-        (op, "published", "dry_run") for op in OPS
+        (op, "published", "dry_run") for op in sorted(OPS)
     ]
     work_dir = Path(out["work-dir"])
     for op in OPS:
         body = (work_dir / "publish" / op / "pr_body.md").read_text()
         assert "<!-- kbot:" in body and "not timed (no GPU)" in body
     drafts = workflow_run["workflow"].artifacts / "kbot-publish"
-    assert (drafts / "rmsnorm" / "pr_body.md").is_file() and not (drafts / "repo").exists()
+    assert (drafts / "quick_gelu" / "pr_body.md").is_file() and not (drafts / "repo").exists()
     # the token reached kbot (GITHUB_TOKEN) but no output, log, summary or draft
     assert publish.step("run").env["INPUT_GITHUB_TOKEN"] == TOKEN
     _no_token(publish)
@@ -197,8 +197,8 @@ def test_publish_reports_an_op_whose_optimize_job_left_no_run_directory(workflow
     tmp = workflow_run["tmp"]
     workflow = Workflow(tmp / "workflow-missing")
     shutil.copytree(
-        workflow_run["workflow"].artifacts / "kbot-run-rmsnorm",
-        workflow.artifacts / "kbot-run-rmsnorm",
+        workflow_run["workflow"].artifacts / "kbot-run-quick_gelu",
+        workflow.artifacts / "kbot-run-quick_gelu",
     )
     targets = workflow_run["scan"].outputs["targets"]
     result = ActionHarness(workflow, "publish", _checkout(workflow_run["origin"], tmp / "p2")).run(
@@ -206,7 +206,7 @@ def test_publish_reports_an_op_whose_optimize_job_left_no_run_directory(workflow
     )
     assert not result.failed, result.log[-3000:]
     rows = {r["op"]: r for r in json.loads(result.outputs["targets"])}
-    assert rows["rmsnorm"]["stage"] == "published"
+    assert rows["quick_gelu"]["stage"] == "published"
     for op in ("gelu_tanh_and_mul", "logit_softcap"):
         assert (rows[op]["stage"], rows[op]["result"]) == ("optimize", "no run directory")
     assert "its optimize job uploaded no run directory" in result.summary
@@ -220,13 +220,13 @@ def test_publish_refuses_a_run_directory_whose_problem_is_not_its_own_extraction
     directory whose problem.py differs, before anything imports it."""
     tmp = workflow_run["tmp"]
     workflow = Workflow(tmp / "workflow-tampered")
-    for op in ("rmsnorm", "logit_softcap"):
+    for op in ("quick_gelu", "logit_softcap"):
         shutil.copytree(
             workflow_run["workflow"].artifacts / f"kbot-run-{op}",
             workflow.artifacts / f"kbot-run-{op}",
         )
     marker = tmp / "imported-the-tampered-problem"
-    problem = workflow.artifacts / "kbot-run-rmsnorm" / "problem.py"
+    problem = workflow.artifacts / "kbot-run-quick_gelu" / "problem.py"
     problem.write_text(
         problem.read_text() + f"\nopen({str(marker)!r}, 'w').write(__import__('os').environ.get("
         f"'GITHUB_TOKEN', ''))\n"
@@ -240,8 +240,10 @@ def test_publish_refuses_a_run_directory_whose_problem_is_not_its_own_extraction
     ).run({"mode": "publish", "dry-run": "true", "python": sys.executable})
     assert not result.failed, result.log[-3000:]
     rows = {r["op"]: r for r in json.loads(result.outputs["targets"])}
-    assert (rows["rmsnorm"]["stage"], rows["rmsnorm"]["action"]) == ("publish", "failed")
-    assert "problem.py is not this checkout's extraction of rmsnorm" in rows["rmsnorm"]["detail"]
+    assert (rows["quick_gelu"]["stage"], rows["quick_gelu"]["action"]) == ("publish", "failed")
+    assert (
+        "problem.py is not this checkout's extraction of quick_gelu" in rows["quick_gelu"]["detail"]
+    )
     assert rows["logit_softcap"]["stage"] == "published"  # an untouched run still publishes
     assert not marker.exists()
 
@@ -249,19 +251,19 @@ def test_publish_refuses_a_run_directory_whose_problem_is_not_its_own_extraction
 def test_next_run_on_the_same_runner_restores_the_store_and_evaluates_nothing_again(
     workflow_run,
 ) -> None:
-    first = workflow_run["optimize"]["rmsnorm"]
+    first = workflow_run["optimize"]["quick_gelu"]
     workspace = Path(first.step("run").env["GITHUB_WORKSPACE"])
     workflow = workflow_run["workflow"]
     # A week later: a new workflow run (new artifacts), the repository's caches kept, and the
     # same runner's workspace, cleaned by actions/checkout (the first run's files set aside).
     next_week = Workflow(workflow.root.parent / "workflow-next-week", run_id="4343")
     shutil.copytree(workflow.cache, next_week.cache)
-    entry = json.loads(workflow_run["scan"].outputs["targets"])["include"][OPS.index("rmsnorm")]
+    entry = json.loads(workflow_run["scan"].outputs["targets"])["include"][OPS.index("quick_gelu")]
     (workspace / ".kbot").rename(workspace / ".kbot-first-run")
     try:
         job = ActionHarness(
             next_week,
-            "optimize-rmsnorm",
+            "optimize-quick_gelu",
             workspace,
             runner_env={**CPU_RUNNER, "KBOT_SEARCH_ISLANDS": "1"},
         )

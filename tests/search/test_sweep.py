@@ -212,3 +212,31 @@ def test_optimize_records_the_sweep_in_the_report_and_skips_it_when_turned_off(t
     )  # fmt: skip
     report = json.loads(result.report_json_path.read_text())
     assert report["sweep"]["note"].startswith("not swept: turned off") and quiet.swept == []
+
+
+def test_a_search_cut_by_its_budget_still_sweeps_its_winner_on_a_fresh_evaluator(tmp_path, fakes):
+    import json
+    import time
+
+    class OneSlow(fakes.FakeEvaluator):
+        """The second candidate would take 60 s: the budget's end abandons it."""
+
+        def sleep_for(self, source):
+            return 60.0 if len(self.evaluated) == 2 else 0.05
+
+    made = [OneSlow(), fakes.FakeEvaluator()]
+    factory = iter(made)
+    budget_s = 2.0
+    started = time.monotonic()
+    result = optimize(
+        _problem(tmp_path), OptimizeOptions(device="cpu", budget=Budget(time_s=budget_s)),
+        tmp_path / "work",
+        evaluator_factory=lambda *a: next(factory),
+        proposer_factory=lambda names: [fakes.FakeProposer()],
+    )  # fmt: skip
+    wall_s = time.monotonic() - started
+    assert made[0].closed.is_set() and made[0].swept == []
+    assert made[1].swept == ["norm_128_to_64.py", "norm_128_to_80.py", "norm_128_to_256.py"]
+    report = json.loads(result.report_json_path.read_text())
+    assert {p["status"] for p in report["sweep"]["points"]} == {"passed"}
+    assert wall_s <= 1.2 * budget_s + 0.5, wall_s  # the grace is a tenth of the budget
