@@ -130,14 +130,17 @@ def optimize(
         )
         progress.started(run_id, problem.name, device_name)
         factory = evaluator_factory or default_evaluator
+        # The sweep's sizes and their inputs (child processes, before the search's clock starts)
+        points = (
+            sweep_points(problem, run_dir / SWEEP_FOLDER, options.sweep_points)
+            if options.sweep_points else ([], "turned off (search.sweep_points: 0)")
+        )  # fmt: skip
         with factory(device, options.gpus, options.seeds) as evaluator:
             loop = SearchLoop(
                 store, run_id, problem, env_key, device, options, proposers, evaluator,
                 progress=progress, spent_before_s=spent_before_s, stop_request=stop,
                 trajectories=TrajectoryLog(run_dir / TRAJECTORIES),
             )  # fmt: skip
-            points = sweep_points(problem, options.sweep_points) if options.sweep_points else (
-                [], "turned off (search.sweep_points: 0)")  # fmt: skip
             loop.tracker.sweep_points = len(points[0])  # kept back from the time budget
             result = loop.run()
             finalists: list[tuple[Entry, Verdict]] = []
@@ -167,7 +170,7 @@ def optimize(
                         result.stop_reason = StopReason.INTERRUPTED
             swept = None
             if result.stop_reason is not StopReason.INTERRUPTED and not stop.requested:
-                swept = _sweep_winner(store, run_id, run_dir, problem, env_key, loop, result,
+                swept = _sweep_winner(store, run_id, env_key, loop, result,
                                       final_winner(result, finalists, options.finalists, sized),
                                       points, lambda: factory(device, options.gpus, options.seeds))  # fmt: skip
             result.elapsed_s = loop.tracker.elapsed_s()
@@ -306,8 +309,6 @@ def _remeasure_finalists(
 def _sweep_winner(
     store: Store,
     run_id: str,
-    run_dir: Path,
-    problem: ProblemSpec,
     env_key: str,
     loop: SearchLoop,
     result: LoopResult,
@@ -342,7 +343,7 @@ def _sweep_winner(
 
         try:
             return run_sweep(
-                check, problem, entry.source, found, run_dir / SWEEP_FOLDER,
+                check, entry.source, found,
                 cached=lambda v: store.cached_verdict(entry.sha256, v.source_sha256, env_key,
                                                       "sweep"),
                 record=lambda v, verdict: store.put_verdict(

@@ -19,17 +19,15 @@ Every literal of that value changes together: `get_init_inputs` -> [2048, 1e-6] 
 from __future__ import annotations
 
 import ast
-import contextlib
-import io
-import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import ProblemSpec
 from kbot.problem.spec import parse_problem
+from kbot.search.sweep_facts import problem_facts
 
 # Head sizes of common model families (64: Llama-2 7B-class small heads; 80: Phi-2 / Falcon;
 # 96: Phi-3; 128: Llama-3 / Qwen / Mistral; 256: Gemma) and hidden sizes (Qwen2.5 0.5B ... 72B,
@@ -48,6 +46,9 @@ class SweepPoint:
     size: int  # the size as the problem has it
     to: int  # what this point changes it to
     source: str  # the problem at that size, with its first case only
+    path: Path | None = None  # where that source was written
+    # its first case's input shapes and Model's scalars (kbot.search.sweep_facts), or "error"
+    facts: dict[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -71,18 +72,23 @@ def sweep_values(size: int) -> tuple[int, ...]:
 
 
 def sweep_points(
-    problem: ProblemSpec, max_points: int = MAX_POINTS
+    problem: ProblemSpec, folder: Path, max_points: int = MAX_POINTS
 ) -> tuple[list[SweepPoint], str]:
-    """The variants to check and, when there are none, why (for the report)."""
+    """The variants to check, written to `folder` with what their inputs will be, and, when
+    there are none, why (for the report). Both child processes (kbot.search.sweep_facts) run
+    here, before the search, so the sweep after it only checks."""
     try:
         tree = ast.parse(problem.source)
     except SyntaxError:
         return [], "the problem does not parse"
-    literals = _size_literals(tree)
-    try:
-        sizes = [s for s in _fixed_input_sizes(problem) if s in literals]
-    except Exception as exc:  # the user's get_inputs, on the meta device
-        return [], f"its inputs could not be built on the meta device ({type(exc).__name__})"
+    literals = {n for n in _size_literals(tree) if n >= MIN_SWEPT}
+    if not literals:  # nothing to sweep: spare the child process
+        return [], "no input has a size that is the same in every case and written in the problem"
+    facts = problem_facts([Path(problem.path)]).get(str(problem.path)) or {}
+    if "error" in facts or not facts:
+        why = facts.get("error", "no answer")
+        return [], f"its inputs could not be built on the meta device ({why})"
+    sizes = [s for s in _fixed_input_sizes(facts["shapes"]) if s in literals]
     if not sizes:
         return [], "no input has a size that is the same in every case and written in the problem"
     per_size = [[(size, to) for to in sweep_values(size)] for size in sizes]
@@ -92,28 +98,31 @@ def sweep_points(
         SweepPoint(size, to, _resized(tree, size, to, first if problem.has_cases else None))
         for size, to in order
     ]
-    return points, ""
+    folder.mkdir(parents=True, exist_ok=True)
+    _copy_target_json(problem.path, folder)
+    written = []
+    for point in points:
+        path = folder / f"{problem.name}_{point.size}_to_{point.to}.py"
+        path.write_text(point.source, encoding="utf-8")
+        written.append(replace(point, path=path))
+    facts = problem_facts([p.path for p in written if p.path is not None])
+    return [replace(p, facts=facts.get(str(p.path)) or {}) for p in written], ""
 
 
 def run_sweep(
     check: Any,
-    problem: ProblemSpec,
     source: str,
     points: list[SweepPoint],
-    folder: Path,
     cached: Any = None,
     record: Any = None,
 ) -> dict[str, Any]:
     """Checks `source` at each point: `check(problem, source, name) -> Verdict` is the
     evaluator's evaluate_sweep (wrapped in the run's budget by the caller, which may raise
     out of here); `cached(problem)` / `record(problem, verdict)` read and write the store."""
-    folder.mkdir(parents=True, exist_ok=True)
-    _copy_target_json(problem.path, folder)
     checked = []
     for point in points:
-        path = folder / f"{problem.name}_{point.size}_to_{point.to}.py"
-        path.write_text(point.source, encoding="utf-8")
-        variant = parse_problem(point.source, path)
+        assert point.path is not None, "sweep_points writes every point"
+        variant = parse_problem(point.source, point.path)
         verdict = cached(variant) if cached is not None else None
         if verdict is None:
             verdict = check(variant, source, f"sweep_{point.size}_to_{point.to}.py")
@@ -137,61 +146,28 @@ def _point_report(point: SweepPoint, variant: ProblemSpec, verdict: Verdict) -> 
         "reasons": reasons,
         "problem": variant.path.name,
     }
-    try:  # a refused point's shapes too: the guard keeps admitted sizes to what the reference takes
-        entry["shapes"], entry["scalars"] = _facts(variant)
-    except Exception as exc:  # without shapes the guard treats the point as changing anything
-        entry["facts_error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    # a refused point's shapes too: the guard keeps admitted sizes to what the reference takes;
+    # without shapes the guard treats the point as changing any dimension
+    facts = point.facts
+    if facts.get("shapes"):
+        entry["shapes"], entry["scalars"] = facts["shapes"][0], facts.get("scalars") or {}
+    else:
+        entry["facts_error"] = str(facts.get("error") or "no answer")
     return entry
 
 
-def _facts(variant: ProblemSpec) -> tuple[list[list[int] | None], dict[str, Any]]:
-    """The variant's input shapes (None for a non-tensor) and Model's scalar attributes, built
-    on the meta device: what the guard compares with the run's own cases."""
-    import torch
-
-    from kbot.problem.runtime import case_inputs, import_file, init_inputs
-
-    with contextlib.redirect_stdout(io.StringIO()):
-        module = import_file(variant.path, prefix="kbot_sweep")
-        with torch.device("meta"):
-            inputs = case_inputs(module, dict(variant.cases[0]) if variant.cases else {})
-            try:
-                model = module.Model(*init_inputs(module))
-            except Exception:  # the user's constructor; no scalars then
-                model = None
-    shapes = [list(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs]
-    scalars = {
-        name: value
-        for name, value in (vars(model).items() if model is not None else ())
-        if not name.startswith("_")
-        and name != "training"
-        and isinstance(value, (bool, int, float, str))
-    }
-    return shapes, json.loads(json.dumps(scalars))
-
-
-def _fixed_input_sizes(problem: ProblemSpec) -> list[int]:
-    """Sizes >= MIN_SWEPT of input tensor dimensions that every case gives the same size,
-    largest first."""
-    import torch
-
-    from kbot.problem.runtime import case_inputs, import_file
-
-    with contextlib.redirect_stdout(io.StringIO()):
-        module = import_file(problem.path, prefix="kbot_sweep_base")
-        with torch.device("meta"):
-            built = [case_inputs(module, dict(case)) for case in (problem.cases or ({},))]
+def _fixed_input_sizes(shapes: list[list[list[int] | None]]) -> list[int]:
+    """Sizes >= MIN_SWEPT of input tensor dimensions that every case (`shapes`: per case, per
+    input) gives the same size, largest first."""
     sizes: set[int] = set()
-    for position in range(min(len(args) for args in built)):
-        values = [args[position] for args in built]
-        if not all(isinstance(v, torch.Tensor) for v in values):
+    for position in range(min((len(args) for args in shapes), default=0)):
+        values = [args[position] for args in shapes]
+        if any(v is None for v in values) or len({len(v) for v in values}) != 1:
             continue
-        if len({v.dim() for v in values}) != 1:
-            continue
-        for dim in range(values[0].dim()):
-            dim_sizes = {int(v.shape[dim]) for v in values}
-            if len(dim_sizes) == 1 and dim_sizes.pop() >= MIN_SWEPT:
-                sizes.add(int(values[0].shape[dim]))
+        for dim in range(len(values[0])):
+            dim_sizes = {int(v[dim]) for v in values}
+            if len(dim_sizes) == 1 and values[0][dim] >= MIN_SWEPT:
+                sizes.add(int(values[0][dim]))
     return sorted(sizes, reverse=True)
 
 

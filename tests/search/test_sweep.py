@@ -101,7 +101,7 @@ def test_sizes_come_from_model_families_and_an_odd_width():
 
 def test_a_point_changes_every_literal_of_one_size_and_keeps_one_case(tmp_path):
     source = NORM.replace("return [torch.randn(T, HIDDEN)]", "return [torch.randn(T, 128), 7]")
-    points, why = sweep_points(_problem(tmp_path, source))
+    points, why = sweep_points(_problem(tmp_path, source), tmp_path / "sweep")
     assert why == "" and [p.label for p in points] == ["128->64", "128->80", "128->256"]
     tree = ast.parse(points[0].source)
     values = {
@@ -117,7 +117,7 @@ def test_a_point_changes_every_literal_of_one_size_and_keeps_one_case(tmp_path):
 
 def test_no_point_without_a_size_every_case_shares(tmp_path):
     source = NORM.replace("torch.randn(T, HIDDEN)", "torch.randn(T * 64)")
-    points, why = sweep_points(_problem(tmp_path, source))
+    points, why = sweep_points(_problem(tmp_path, source), tmp_path / "sweep")
     assert points == [] and "same in every case" in why
 
 
@@ -128,11 +128,11 @@ def swept(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("sweep")
     problem = _problem(folder)
-    points, _ = sweep_points(problem)
+    points, _ = sweep_points(problem, folder / "sweep")
     out = {}
     with Evaluator(EvalOptions(device="cpu", seeds=5, sandbox="off", allow_unsandboxed=True)) as ev:
         for name, source in (("generic", GENERIC), ("pinned", PINNED)):
-            out[name] = run_sweep(ev.evaluate_sweep, problem, source, points, folder / name)
+            out[name] = run_sweep(ev.evaluate_sweep, source, points)
     return problem, out
 
 
@@ -239,4 +239,7 @@ def test_a_search_cut_by_its_budget_still_sweeps_its_winner_on_a_fresh_evaluator
     assert made[1].swept == ["norm_128_to_64.py", "norm_128_to_80.py", "norm_128_to_256.py"]
     report = json.loads(result.report_json_path.read_text())
     assert {p["status"] for p in report["sweep"]["points"]} == {"passed"}
-    assert wall_s <= 1.2 * budget_s + 0.5, wall_s  # the grace is a tenth of the budget
+    # the search and the sweep after it: the budget plus its grace (a tenth); the sweep's
+    # preparation (child processes building inputs on the meta device) runs before the clock
+    assert report["elapsed_s"] <= 1.2 * budget_s + 0.5, report["elapsed_s"]
+    assert wall_s <= 1.2 * budget_s + 0.5 + 30, wall_s
