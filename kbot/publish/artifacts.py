@@ -25,7 +25,14 @@ from kbot.publish.guard import (
 )
 from kbot.publish.marker import Marker
 from kbot.publish.pr_template import find_template, follow_template
-from kbot.publish.reference import binds, import_sections, py_literal, split_reference
+from kbot.publish.reference import (
+    binds,
+    import_sections,
+    parametrize_sizes,
+    py_literal,
+    size_keyword,
+    split_reference,
+)
 from kbot.publish.render import render
 from kbot.publish.rundir import RunDir
 from kbot.publish.sizes import by_size_context
@@ -296,6 +303,12 @@ def _code_context(
     run: RunDir, call: KernelCall, layout: Layout, kernel_import: str, dtypes: tuple[str, ...]
 ) -> dict[str, Any]:
     reference = split_reference(run.problem.source, kernel_import.split(".")[0])
+    sized = parametrize_sizes(reference.body, swept_sizes(run.report))
+    swept_cases = [
+        {**(dict(run.problem.cases[0]) if run.problem.cases else {}), size_keyword(s): to}
+        for s, to in swept_points(run.report)
+        if size_keyword(s) in sized.inputs_keys
+    ]
     tolerances = dtype_tolerances(run, dtypes)
     return {
         "op": call.launcher,
@@ -303,7 +316,9 @@ def _code_context(
         "target_label": f"{layout.target_path}::{run.target.qualname if run.target else ''}",
         "reference_imports": list(reference.imports),
         "package_imports": list(reference.package_imports),
-        "reference_body": reference.body,
+        "reference_body": sized.body if swept_cases else reference.body,
+        "swept_cases": [py_literal(case) for case in swept_cases],
+        "init_sizes": py_literal(list(sized.init_keys)),
         "kernel_import": kernel_import,
         "forward_params": list(call.forward_params),
         "kernel_call": call.render({"self": "model"}),
@@ -314,6 +329,20 @@ def _code_context(
         "seeds": repr(list(range(min(run.verdict.seeds or 3, 3)))),
         "bench_path": layout.bench_path,
     }
+
+
+def swept_points(report: dict[str, Any]) -> list[tuple[int, int]]:
+    """(size, to) of each shape-sweep point the kernel passed (report.json `sweep`)."""
+    points = (report.get("sweep") or {}).get("points") or []
+    return [
+        (int(p["size"]), int(p["to"]))
+        for p in points
+        if isinstance(p, dict) and p.get("status") == "passed"
+    ]
+
+
+def swept_sizes(report: dict[str, Any]) -> list[int]:
+    return list(dict.fromkeys(size for size, _ in swept_points(report)))
 
 
 def _existing_context(integration: Integration, spec: AdapterInput) -> dict[str, str] | None:

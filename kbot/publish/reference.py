@@ -111,3 +111,82 @@ def py_literal(value: Any) -> str:
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return repr(value)
+
+
+@dataclass(frozen=True)
+class SizedReference:
+    """The reference body with swept sizes as keyword arguments of its input builders."""
+
+    body: str
+    inputs_keys: tuple[str, ...]  # size keywords get_inputs takes
+    init_keys: tuple[str, ...]  # size keywords get_init_inputs takes
+
+
+def size_keyword(size: int) -> str:
+    return f"dim_{size}"
+
+
+def parametrize_sizes(body: str, sizes: list[int]) -> SizedReference:
+    """`get_inputs` and `get_init_inputs` take each swept size (report.json `sweep`, written in
+    them as a literal or through a module constant) as a keyword with the run's value as its
+    default, `dim_2048=2048`, so the parity test can build the reference at the sizes the
+    sweep passed. A size some other code also reads (a module constant `Model` uses) is left
+    alone: changing it in the builders alone would not change the op. The two functions are
+    rewritten in place; the rest of the body keeps its text and comments."""
+    tree = ast.parse(body)
+    builders = {
+        node.name: node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name in ("get_inputs", "get_init_inputs")
+    }
+    constants = {
+        target.id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and type(node.value.value) is int
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    outside = {
+        n.id
+        for node in tree.body
+        if node not in builders.values()
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    usable = [s for s in sizes if not any(v == s and n in outside for n, v in constants.items())]
+    keys: dict[str, list[str]] = {"get_inputs": [], "get_init_inputs": []}
+    lines = body.splitlines(keepends=True)
+    for name, function in sorted(builders.items(), key=lambda i: -i[1].lineno):
+        rewritten = _Sized(usable, constants).visit(ast.parse(ast.unparse(function)).body[0])
+        found = [s for s in usable if size_keyword(s) in ast.unparse(rewritten)]
+        if not found:
+            continue
+        args = rewritten.args
+        for size in found:
+            args.args.append(ast.arg(size_keyword(size)))
+            args.defaults.append(ast.Constant(size))
+        keys[name] = [size_keyword(s) for s in found]
+        start = (function.decorator_list[0] if function.decorator_list else function).lineno
+        text = ast.unparse(ast.fix_missing_locations(rewritten)) + "\n"
+        lines[start - 1 : function.end_lineno] = [text]
+    return SizedReference("".join(lines), tuple(keys["get_inputs"]), tuple(keys["get_init_inputs"]))
+
+
+class _Sized(ast.NodeTransformer):
+    """Each literal swept size, and each module constant holding one, -> its keyword."""
+
+    def __init__(self, sizes: list[int], constants: dict[str, int]) -> None:
+        self.sizes, self.constants = set(sizes), constants
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if type(node.value) is int and node.value in self.sizes:
+            return ast.copy_location(ast.Name(size_keyword(node.value), ast.Load()), node)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        value = self.constants.get(node.id)
+        if isinstance(node.ctx, ast.Load) and value in self.sizes:
+            return ast.copy_location(ast.Name(size_keyword(value), ast.Load()), node)
+        return node

@@ -1,6 +1,7 @@
 """`kbot pr` on what the real upstream stages produce: the scanner's problem for tinyserve's
-RMSNorm (import mode) and the real evaluator's verdict on kbot's fixture kernel. The patched
-tinyserve's own tests and the rendered parity test then pass under Triton's interpreter."""
+RMSNorm (import mode), the real evaluator's verdict on kbot's fixture kernel and its shape
+sweep. The patched tinyserve's own tests and the rendered parity test, which checks the swept
+sizes too, then pass under Triton's interpreter."""
 
 import argparse
 import importlib.util
@@ -14,9 +15,10 @@ from pathlib import Path
 from kbot.commands import pr as pr_command
 from kbot.config import load_config
 from kbot.errors import ExitCode
-from kbot.evaluate import EvalOptions, evaluate
+from kbot.evaluate import EvalOptions, Evaluator, evaluate
 from kbot.problem import load_problem
 from kbot.publish.pipeline import extract_targets
+from kbot.search.sweep import run_sweep, sweep_points
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tinyserve"
 FIXTURE_RUN = Path(__file__).parent / "fixtures" / "runs" / "rmsnorm_layer"
@@ -51,7 +53,16 @@ def test_pr_from_scanner_problem_and_evaluator_verdict(tmp_path, monkeypatch):
         EvalOptions(device="cpu"),
     )
     assert verdict.accepted, [str(r) for r in verdict.reasons]
-    (run_dir / "report.json").write_text(json.dumps({"verdict": verdict.to_json()}))
+    problem = load_problem(run_dir / "problem.py")
+    points, _ = sweep_points(problem, run_dir / "sweep")
+    with Evaluator(EvalOptions(device="cpu")) as evaluator:
+        sweep = run_sweep(evaluator.evaluate_sweep, (run_dir / "best_candidate.py").read_text(),
+                          points)  # fmt: skip
+    assert [(p["to"], p["status"]) for p in sweep["points"]] == [
+        (896, "passed"), (2560, "passed"), (8192, "passed"), (3000, "passed")
+    ]  # fmt: skip
+    report = {"verdict": verdict.to_json(), "sweep": sweep}
+    (run_dir / "report.json").write_text(json.dumps(report))
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", action="store_true")
@@ -62,6 +73,9 @@ def test_pr_from_scanner_problem_and_evaluator_verdict(tmp_path, monkeypatch):
     assert outcome.adapter == "forward_cuda" and outcome.files[1] == "tinyserve/layers/norm.py"
     parity = (outcome.clone_dir / outcome.files[2]).read_text()
     assert str(tmp_path) not in parity and "sys.path" not in parity  # nothing machine-specific
+    assert "PARITY_CASES += [" in parity and '{"T": 1, "dim_2048": 8192}' in parity
+    norm = (outcome.clone_dir / outcome.files[1]).read_text()
+    assert "x.shape[1] <= 8192" in norm and "(2048,)" not in norm  # generic, not one size
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
         cwd=outcome.clone_dir,
@@ -72,3 +86,10 @@ def test_pr_from_scanner_problem_and_evaluator_verdict(tmp_path, monkeypatch):
     )
     assert done.returncode == 0, done.stdout[-3000:]
     assert " passed" in done.stdout
+    swept = subprocess.run(  # the kernel at the swept sizes: 4 sizes x 3 seeds, bfloat16
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "dim_2048",
+         outcome.files[2]],
+        cwd=outcome.clone_dir, capture_output=True, text=True,
+        env={**os.environ, "TRITON_INTERPRET": "1"}, timeout=900,
+    )  # fmt: skip
+    assert "12 passed" in swept.stdout, swept.stdout[-3000:]

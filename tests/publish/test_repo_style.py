@@ -97,25 +97,3 @@ def test_which_tools_a_repository_configures(tmp_path, files, expected):
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     assert configured_tools(tmp_path) == expected
-
-
-def test_the_prs_imports_are_in_isort_order():
-    """The parity test and the benchmark merge kbot's imports with the reference's: written in
-    the order ruff's `I` rules and isort's default profile want, so no import check flags them."""
-    from kbot.publish.reference import import_sections
-
-    lines = [
-        "import torch",
-        "import argparse",
-        "from torch import nn",
-        "import types",
-        "from demo.layers.triton_norm import rmsnorm",
-        "from demo.layers.norm import RMSNorm",
-        "import triton",
-        "import torch",
-    ]
-    assert import_sections(lines, "demo") == [
-        ["import argparse", "import types"],
-        ["import torch", "import triton", "from torch import nn"],
-        ["from demo.layers.norm import RMSNorm", "from demo.layers.triton_norm import rmsnorm"],
-    ]
