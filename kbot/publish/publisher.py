@@ -15,11 +15,12 @@ from pathlib import Path
 
 from kbot.errors import ToolError
 from kbot.output import to_jsonable
-from kbot.publish.artifacts import plan_publication
+from kbot.publish.artifacts import render_publication
 from kbot.publish.forge import Forge
 from kbot.publish.github import GitHubForge, missing_token_message
 from kbot.publish.gitops import Workspace, github_repo_of, locate_repo, remote_url_for
 from kbot.publish.lifecycle import Action, Lifecycle, LifecyclePolicy, RunState
+from kbot.publish.plan import plan_publication
 from kbot.publish.redact import redact
 from kbot.publish.repo_style import style_section
 from kbot.publish.rundir import load_run_dir
@@ -119,9 +120,10 @@ def publish_run(
         forge = forge_factory(full_name, token, settings)
     workspace = Workspace(repo, work_dir)
     _, base_sha = workspace.checkout_base(settings.base_branch)
-    publication = plan_publication(
+    plan = plan_publication(
         run, workspace.path, repo.scanned_prefix, base_sha, settings.labels, adapter
     )
+    publication = render_publication(plan)
     branch = f"{settings.branch_prefix}{publication.op}"
     result = workspace.commit(
         branch, publication.files, publication.commit_message, settings.signoff

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from kbot.publish.adapters import AdapterError, choose_adapter
-from kbot.publish.artifacts import plan_publication
+from kbot.publish.artifacts import build_publication
 from kbot.publish.rundir import load_run_dir
 
 STYLES = ["custom_op", "fused_op", "torch_compile", "default_backend", "function"]
@@ -42,7 +42,7 @@ def _added_lines(repo: Path, publication) -> dict[str, list[str]]:
 @pytest.mark.parametrize("style", STYLES)
 def test_each_style_gets_its_adapter_and_a_minimal_diff(style, make_run, target_repo):
     run = load_run_dir(make_run(style))
-    publication = plan_publication(run, target_repo, "", "0" * 40, ("kbot",))
+    publication = build_publication(run, target_repo, "", "0" * 40, ("kbot",))
     assert publication.adapter == EXPECTED_ADAPTER[style]
     added = _added_lines(target_repo, publication)
     lines = [line for file_lines in added.values() for line in file_lines]
@@ -58,7 +58,7 @@ def test_each_style_gets_its_adapter_and_a_minimal_diff(style, make_run, target_
 
 
 def test_forward_cuda_method_copies_the_reference_signature(make_run, target_repo):
-    publication = plan_publication(
+    publication = build_publication(
         load_run_dir(make_run("custom_op")), target_repo, "", "0" * 40, ()
     )
     added = _added_lines(target_repo, publication)["minisrv/layers/norm.py"]
@@ -77,7 +77,7 @@ def test_existing_forward_cuda_gets_the_dispatch_at_its_top(make_run, target_rep
         + "\n    def forward_cuda(self, x, residual=None):\n"
         + "        return self.forward_native(x)\n"
     )
-    publication = plan_publication(
+    publication = build_publication(
         load_run_dir(make_run("custom_op")), target_repo, "", "0" * 40, ()
     )
     added = _added_lines(target_repo, publication)["minisrv/layers/norm.py"]
@@ -90,12 +90,12 @@ def test_lmdeploy_registry_already_having_the_op_is_refused(make_run, target_rep
     registry = target_repo / "minisrv/backends/cuda/op_backend.py"
     registry.write_text(registry.read_text().replace("OpType.SiluAndMul", "OpType.RMSNorm"))
     with pytest.raises(AdapterError, match="already has a builder for OpType.RMSNorm"):
-        plan_publication(load_run_dir(make_run("default_backend")), target_repo, "", "0" * 40, ())
+        build_publication(load_run_dir(make_run("default_backend")), target_repo, "", "0" * 40, ())
 
 
 def test_plain_function_cannot_take_a_call_reading_self(make_run, target_repo):
     with pytest.raises(AdapterError, match="plain function"):
-        plan_publication(
+        build_publication(
             load_run_dir(make_run("torch_compile", qualname="silu_and_mul", file="minisrv/ops.py")),
             target_repo,
             "",
@@ -114,7 +114,9 @@ def test_patched_repo_imports_and_its_tests_and_the_parity_test_pass(make_run, t
     """All five styles applied together; the repo's own tests plus the rendered parity tests
     run under Triton's interpreter inside the patched checkout."""
     for style in ["custom_op", "default_backend", "function"]:
-        publication = plan_publication(load_run_dir(make_run(style)), target_repo, "", "0" * 40, ())
+        publication = build_publication(
+            load_run_dir(make_run(style)), target_repo, "", "0" * 40, ()
+        )
         _apply(target_repo, publication)
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
@@ -148,7 +150,7 @@ def test_bench_times_a_copy_of_a_patched_function(make_run, target_repo, monkeyp
             "        return _reference(x)",
         )
     )
-    bench = _bench(plan_publication(load_run_dir(run_dir), target_repo, "", "0" * 40, ()))
+    bench = _bench(build_publication(load_run_dir(run_dir), target_repo, "", "0" * 40, ()))
     assert "def _original_silu_and_mul(x: torch.Tensor) -> torch.Tensor:" in bench
     assert "_reference = _original_silu_and_mul" in bench
     assert 'PROVIDERS = ["eager", "torch.compile", "kbot"]' in bench
@@ -167,7 +169,7 @@ def test_bench_of_a_patched_method_reference_times_only_the_kernel(
             "import torch.nn as nn\n\nfrom minisrv.layers.compiled import CompiledRMSNorm\n\nBASE = CompiledRMSNorm\n",
         )
     )
-    bench = _bench(plan_publication(load_run_dir(run_dir), target_repo, "", "0" * 40, ()))
+    bench = _bench(build_publication(load_run_dir(run_dir), target_repo, "", "0" * 40, ()))
     assert 'PROVIDERS = ["kbot"]' in bench and "git checkout 000000000000" in bench
 
 
@@ -178,8 +180,8 @@ def test_a_class_named_alone_with_its_entry_method_gets_a_guarded_method(make_ru
         make_run("torch_compile", qualname="CompiledRMSNorm", entry="forward", kind="config_target")
     )
     dotted = load_run_dir(make_run("torch_compile"))
-    by_class = plan_publication(alone, target_repo, "", "0" * 40, ("kbot",))
-    by_method = plan_publication(dotted, target_repo, "", "0" * 40, ("kbot",))
+    by_class = build_publication(alone, target_repo, "", "0" * 40, ("kbot",))
+    by_method = build_publication(dotted, target_repo, "", "0" * 40, ("kbot",))
     assert by_class.adapter == "guarded_dispatch"
     assert _added_lines(target_repo, by_class) == _added_lines(target_repo, by_method)
 
@@ -187,7 +189,7 @@ def test_a_class_named_alone_with_its_entry_method_gets_a_guarded_method(make_ru
 def test_lmdeploy_impl_keeps_the_default_impl_signature_and_guards_the_optional_input(
     make_run, target_repo
 ):
-    publication = plan_publication(
+    publication = build_publication(
         load_run_dir(make_run("default_backend")), target_repo, "", "0" * 40, ()
     )
     builder = next(f for f in publication.files if f.path.endswith("_builder.py"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import load_problem
-from kbot.publish.artifacts import plan_publication
+from kbot.publish.artifacts import build_publication
 from kbot.publish.rundir import load_run_dir
 from kbot.search.archive import Entry
 from kbot.search.by_size import SizePlan, by_size_report
@@ -62,7 +62,7 @@ def test_pr_body_names_each_sizes_kernel_and_draws_the_chart(make_run, target_re
     assert by_size["kernel_ranges"] == [[4, None]] and by_size["kernel_condition"] == (
         "x.shape[0] > 4"
     )
-    publication = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
+    publication = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
     body = publication.body
     assert "### Which kernel serves which size" in body
     assert "dispatches by size (`x.shape[0]`) to 2 kernels" in body
@@ -90,7 +90,7 @@ def test_no_section_for_one_untimed_kernel(make_run, target_repo):
     report = json.loads((run_dir / "report.json").read_text())
     report["by_size"] = {"composed": False, "cases": [{"label": "T=1"}], "chart": None}
     (run_dir / "report.json").write_text(json.dumps(report))
-    publication = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
+    publication = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
     assert "Which kernel serves which size" not in publication.body
     assert dataclasses.is_dataclass(publication)
 
@@ -98,7 +98,7 @@ def test_no_section_for_one_untimed_kernel(make_run, target_repo):
 def test_pr_body_says_what_the_model_cost_when_one_took_part(make_run, target_repo):
     """Issue 16: tokens and USD in the PR body, from report.json's `llm`; none without it."""
     run_dir = make_run("fused_op")
-    plain = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
+    plain = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
     assert "### Model spending" not in plain
     report = json.loads((run_dir / "report.json").read_text())
     usage = {
@@ -110,7 +110,7 @@ def test_pr_body_says_what_the_model_cost_when_one_took_part(make_run, target_re
     }  # fmt: skip
     report["llm"] = {"run": usage, "op": {**usage, "usd": 0.0824}}
     (run_dir / "report.json").write_text(json.dumps(report))
-    body = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
+    body = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
     section = body.split("### Model spending\n", 1)[1].split("###", 1)[0]
     assert "6 paid request(s) and took 1 from its store's cache" in section
     assert "11000 prompt + 2400 completion tokens, $0.0412" in section
@@ -123,7 +123,7 @@ def test_pr_body_names_torch_compile_as_the_path_a_compiled_op_keeps(make_run, t
     report = _with_by_size(run_dir)
     report["by_size"]["original_path"] = "torch.compile"
     (run_dir / "report.json").write_text(json.dumps(report))
-    body = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
+    body = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
     assert (
         "At some sizes the kernel was not faster than torch.compile (the op runs under "
         "`@torch.compile`), so the integration runs it only when `x.shape[0] > 4`"

@@ -72,7 +72,7 @@ def test_a_timed_run_without_compile_baselines_is_titled_against_eager(make_run,
     torch.compile was not measured, never "not timed"."""
     import json
 
-    from kbot.publish.artifacts import plan_publication
+    from kbot.publish.artifacts import build_publication
     from kbot.publish.rundir import load_run_dir
 
     run_dir = make_run("fused_op")
@@ -85,7 +85,7 @@ def test_a_timed_run_without_compile_baselines_is_titled_against_eager(make_run,
         timing["compile_max_autotune_graph"] = None
     (run_dir / "report.json").write_text(json.dumps(report))
     run = load_run_dir(run_dir)
-    title = plan_publication(run, target_repo, "", "0" * 40, ("kbot",)).title
+    title = build_publication(run, target_repo, "", "0" * 40, ("kbot",)).title
     eager = run.verdict.speedup_geomean("eager")
     assert run.verdict.timed and eager is not None
     assert title.endswith(f"({eager:.2f}x vs eager; torch.compile not measured)"), title

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kbot.publish.artifacts import plan_publication
+from kbot.publish.artifacts import build_publication
 from kbot.publish.rundir import load_run_dir
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -32,13 +32,13 @@ def _files(publication) -> dict[str, str]:
 @pytest.mark.parametrize("style", ["custom_op", "function"])
 def test_parity_test_and_bench_script_goldens(style, make_run, target_repo):
     run = load_run_dir(make_run(style))
-    files = _files(plan_publication(run, target_repo, "", BASE_SHA, ("kbot", "performance")))
+    files = _files(build_publication(run, target_repo, "", BASE_SHA, ("kbot", "performance")))
     _check(f"{style}.parity_test.py.expected", files[f"test_{run.op}_triton_parity.py"])
     _check(f"{style}.bench_script.py.expected", files[f"bench_{run.op}_triton.py"])
 
 
 def test_pr_body_golden_not_timed(make_run, target_repo):
-    publication = plan_publication(
+    publication = build_publication(
         load_run_dir(make_run("custom_op")), target_repo, "", BASE_SHA, ("kbot",)
     )
     _check("custom_op.pr_body.md.expected", f"{publication.title}\n\n{publication.body}")
@@ -48,7 +48,7 @@ def test_pr_body_golden_not_timed(make_run, target_repo):
 def test_pr_body_golden_timed(make_run, target_repo):
     run_dir = make_run("fused_op", time_share=0.23, time_kind="device")
     shutil.copy(FIXTURES / "runs" / "rmsnorm_layer_report_timed.json", run_dir / "report.json")
-    publication = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
+    publication = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
     _check("fused_op_timed.pr_body.md.expected", f"{publication.title}\n\n{publication.body}")
     marker = json.loads(publication.body.rsplit("<!-- kbot:", 1)[1].split(" -->")[0])
     assert marker["base_sha"] == BASE_SHA and marker["op"] == "rmsnorm"
@@ -63,7 +63,7 @@ def test_bench_script_golden_with_the_existing_fast_path(make_run, tmp_path):
     spec.loader.exec_module(module)
     repo = module.make_demo_repo(tmp_path / "tinyserve")
     run = load_run_dir(make_run("custom_op", file="tinyserve/layers/norm.py", line=12))
-    files = _files(plan_publication(run, repo, "", BASE_SHA, ("kbot",)))
+    files = _files(build_publication(run, repo, "", BASE_SHA, ("kbot",)))
     _check("tinyserve_existing.bench_script.py.expected", files[f"bench_{run.op}_triton.py"])
 
 
@@ -73,6 +73,6 @@ def test_pr_body_says_when_trials_matched_the_float32_reference(make_run, target
     for case in report["verdict"]["cases"]:
         case["correctness"]["float32_reference_trials"] = 1
     (run_dir / "report.json").write_text(json.dumps(report))
-    publication = plan_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
+    publication = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
     cases = len(report["verdict"]["cases"])
     assert f"In {cases} trial(s) the kernel missed the original code's own" in publication.body
