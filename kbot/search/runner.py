@@ -11,6 +11,7 @@ import functools
 import hashlib
 import secrets
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -173,6 +174,10 @@ def optimize(
                 swept = _sweep_winner(store, run_id, env_key, loop, result,
                                       final_winner(result, finalists, options.finalists, sized),
                                       points, lambda: factory(device, options.gpus, options.seeds))  # fmt: skip
+            if swept and swept.get("points"):
+                counts = Counter(p["status"] for p in swept["points"])
+                said = ", ".join(f"{n} {status}" for status, n in counts.items())
+                progress.note(f"other models' sizes: {said} (report.md)")
             result.elapsed_s = loop.tracker.elapsed_s()
             store.update_run(run_id, spent_s=result.elapsed_s)
         return _finish(store, run_id, run_dir, problem, device_name, options, result, finalists,

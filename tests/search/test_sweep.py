@@ -186,6 +186,14 @@ def test_an_attribute_the_sweep_changed_is_not_pinned_when_every_size_passed(swe
 
 
 def test_optimize_records_the_sweep_in_the_report_and_skips_it_when_turned_off(tmp_path, fakes):
+    from kbot.search.progress import NullProgress
+
+    class Notes(NullProgress):
+        said: list[str] = []
+
+        def note(self, text):
+            self.said.append(text)
+
     problem = _problem(tmp_path)
     evaluator = fakes.FakeEvaluator()
     options = OptimizeOptions(device="cpu", budget=Budget(generations=1))
@@ -193,7 +201,9 @@ def test_optimize_records_the_sweep_in_the_report_and_skips_it_when_turned_off(t
         problem, options, tmp_path / "work",
         evaluator_factory=lambda *a: evaluator,
         proposer_factory=lambda names: [fakes.FakeProposer()],
+        progress=Notes(),
     )  # fmt: skip
+    assert "other models' sizes: 3 passed (report.md)" in Notes.said
     import json
 
     report = json.loads(result.report_json_path.read_text())
