@@ -21,7 +21,9 @@ from kbot.output import CommandResult, to_jsonable
 HELP = "run kbot over a benchmark suite (KernelBench) and report KernelBench's metrics"
 SUITES = ("kernelbench",)
 # cuBLAS/cuDNN calls a candidate may keep beside its Triton kernels (docs/kernelbench.md)
-DEFAULT_EXTERN_OPS = "matmul,linear,bmm,conv1d,conv2d,conv3d,conv_transpose2d"
+DEFAULT_EXTERN_OPS = (
+    "matmul,linear,bmm,conv1d,conv2d,conv3d,conv_transpose1d,conv_transpose2d,conv_transpose3d"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

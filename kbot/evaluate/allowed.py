@@ -71,10 +71,20 @@ EXTERN_CALLS: dict[str, tuple[str, ...]] = {
     "conv1d": ("torch.nn.functional.conv1d", "torch.conv1d", "torch.nn.Conv1d"),
     "conv2d": ("torch.nn.functional.conv2d", "torch.conv2d", "torch.nn.Conv2d"),
     "conv3d": ("torch.nn.functional.conv3d", "torch.conv3d", "torch.nn.Conv3d"),
+    "conv_transpose1d": (
+        "torch.nn.functional.conv_transpose1d",
+        "torch.conv_transpose1d",
+        "torch.nn.ConvTranspose1d",
+    ),
     "conv_transpose2d": (
         "torch.nn.functional.conv_transpose2d",
         "torch.conv_transpose2d",
         "torch.nn.ConvTranspose2d",
+    ),
+    "conv_transpose3d": (
+        "torch.nn.functional.conv_transpose3d",
+        "torch.conv_transpose3d",
+        "torch.nn.ConvTranspose3d",
     ),
 }
 

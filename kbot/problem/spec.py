@@ -34,7 +34,9 @@ EXTERN_OPS = (
     "conv1d",
     "conv2d",
     "conv3d",
+    "conv_transpose1d",
     "conv_transpose2d",
+    "conv_transpose3d",
 )
 
 _OPTION_TYPES: dict[str, type | tuple[type, ...]] = {

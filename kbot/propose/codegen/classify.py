@@ -145,9 +145,7 @@ def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Sc
             base = _pointwise_schedule(traced)
         schedules.append(replace(base, matmul=matmul, extern=True))
     else:
-        suggestion = (
-            f"conv{len(shape_of(matmul)) - 2}d" if matmul.target in CONVOLUTIONS else "matmul"
-        )
+        suggestion = conv_name(matmul) if matmul.target in CONVOLUTIONS else "matmul"
         reasons.append(
             f"declare KBOT = dict(extern_ops=[{suggestion!r}]) for an extern {_op(matmul)} "
             "with a fused epilogue"
@@ -175,8 +173,14 @@ def extern_declared(matmul: torch.fx.Node, extern_ops: tuple[str, ...]) -> bool:
         return bool({"mm", "matmul", "linear", "addmm"} & set(extern_ops))
     if matmul.target == aten.bmm.default:
         return bool({"bmm", "matmul"} & set(extern_ops))
-    rank = len(shape_of(matmul)) - 2
-    return f"conv{rank}d" in extern_ops
+    return conv_name(matmul) in extern_ops
+
+
+def conv_name(conv: torch.fx.Node) -> str:
+    """The extern op name of an aten.convolution: conv2d, or conv_transpose3d when transposed."""
+    rank = len(shape_of(conv)) - 2
+    transposed = len(conv.args) > 6 and bool(conv.args[6])
+    return f"conv_transpose{rank}d" if transposed else f"conv{rank}d"
 
 
 def _ancestors(node: torch.fx.Node) -> set[torch.fx.Node]:

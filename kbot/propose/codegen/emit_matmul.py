@@ -64,11 +64,15 @@ def extern_call(matmul: torch.fx.Node, extern_ops, traced, sizes) -> str:  # typ
     if matmul.target == aten.bmm.default:
         fn = "torch.bmm" if "bmm" in extern_ops else "torch.matmul"
         return f"{fn}({view_source(a, traced, sizes)}, {view_source(b, traced, sizes)})"
-    x, w, bias, stride, padding, dilation, transposed, _, groups = matmul.args
-    if transposed:
-        raise Unsupported("transposed convolution")
+    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = matmul.args
     rank = len(shape_of(matmul)) - 2
     bias_src = view_source(bias, traced, sizes) if bias is not None else "None"
+    if transposed:  # torch's argument order differs: output_padding, groups, then dilation
+        return (
+            f"torch.nn.functional.conv_transpose{rank}d({view_source(x, traced, sizes)}, "
+            f"{view_source(w, traced, sizes)}, {bias_src}, {list(stride)}, {list(padding)}, "
+            f"{list(output_padding)}, {groups}, {list(dilation)})"
+        )
     return (
         f"torch.nn.functional.conv{rank}d({view_source(x, traced, sizes)}, "
         f"{view_source(w, traced, sizes)}, {bias_src}, {list(stride)}, {list(padding)}, "

@@ -60,6 +60,8 @@ _UNARY = {
     aten.log2.default: "tl.log2({a})",
     aten.sqrt.default: "tl.sqrt({a})",
     aten.rsqrt.default: "tl.rsqrt({a})",
+    # BatchNorm's eval decomposition divides by sqrt(var + eps) through prims' reciprocal
+    torch.ops.prims.reciprocal.default: "(1.0 / {a})",
     aten.sigmoid.default: "tl.sigmoid({a})",
     aten.abs.default: "tl.abs({a})",
     aten.neg.default: "(-{a})",

@@ -71,6 +71,7 @@ def _decompositions() -> dict:
                 aten.linalg_vector_norm,
                 aten.native_group_norm,  # GroupNorm/InstanceNorm: mean/sum over several dims
                 aten._native_batch_norm_legit,
+                aten._native_batch_norm_legit_no_training,  # BatchNorm in eval: per-channel affine
                 aten.reciprocal,
                 aten.rsub,
             ]
