@@ -26,7 +26,7 @@ from kbot.propose.codegen.ops import (
 )
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
-from kbot.propose.codegen.views import lower_view
+from kbot.propose.codegen.views import POOLS, lower_avg_pool, lower_view
 
 aten = torch.ops.aten
 # Products and the sums that would absorb them into an fma (KernelBody.product_before_sum).
@@ -311,6 +311,8 @@ class KernelBody:
         target = node.target
         if target in VIEW_OPS:
             return lower_view(self, node, idx)
+        if target in POOLS:
+            return lower_avg_pool(self, node, idx)
         if target in _IDENTITY:
             return self.value(node.args[0], idx)
         if target in REDUCTIONS:

@@ -7,6 +7,7 @@ bounds-guarded index) and `src[idx]` (gather: the index tensor is loaded and use
 
 from __future__ import annotations
 
+import itertools
 import operator
 
 import torch
@@ -250,3 +251,50 @@ def _gather(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...], indices: l
     gathered = Ix(var, tuple(guards), wide=True)
     new = idx[:pos] + (gathered,) + idx[pos + index_rank :]
     return body.value(src, new)
+
+
+POOLS = {aten.avg_pool2d.default, aten.avg_pool3d.default}
+
+
+def lower_avg_pool(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
+    """`avg_pool{2,3}d` (avg_pool1d traces as a 2d pool over an unsqueezed dim): each output
+    element the mean of its window, one read per window element at `i * stride + k - padding`;
+    a read in the padding counts as 0 (torch's default count_include_pad) through its bounds
+    guards, also when the pooled value is computed rather than loaded."""
+    args = list(node.args) + [None] * 7
+    src, kernel = args[0], list(args[1])
+    stride = list(args[2] or kernel)
+    padding = list(args[3] if args[3] is not None else [0] * len(kernel))
+    ceil_mode, include_pad, divisor = bool(args[4]), args[5] is not False, args[6]
+    if len(stride) == 1:
+        stride = stride * len(kernel)
+    if len(padding) == 1:
+        padding = padding * len(kernel)
+    if ceil_mode or divisor is not None or (not include_pad and any(padding)):
+        raise Unsupported("avg_pool with ceil_mode, divisor_override or count_include_pad=False")
+    in_shape = shape_of(src)
+    lead = len(idx) - len(kernel)
+    terms = []
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        new, inside = list(idx[:lead]), []
+        for d, (offset, step, pad) in enumerate(zip(offsets, stride, padding)):
+            ix = idx[lead + d]
+            expr = f"{_p(ix.expr)} * {step}" if step != 1 else ix.expr
+            shift = offset - pad
+            if shift:
+                expr = f"{expr} {'+' if shift > 0 else '-'} {abs(shift)}"
+            guards = ix.guards
+            if pad:
+                size = body.size(in_shape[lead + d])
+                inside += [f"({expr} >= 0)", f"({expr} < {size})"]
+                guards = guards + tuple(inside[-2:])
+            new.append(Ix(expr, guards, ix.wide))
+        value = body.value(src, tuple(new))
+        terms.append(f"tl.where({' & '.join(inside)}, {value}, 0.0)" if inside else value)
+    body.comment_source(node)
+    count = 1
+    for k in kernel:
+        count *= k
+    var = body.fresh(node.name)
+    body.emit(f"{var} = ({' + '.join(terms)}) * {1.0 / count!r}")
+    return var
