@@ -114,6 +114,10 @@ def lower_view(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
 
 def _split_piece(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
     split, k = node.args
+    if isinstance(split, torch.fx.Node) and split.target in MAX_POOLS:
+        if k != 0:
+            raise Unsupported("max_pool's indices (return_indices=True)")
+        return lower_max_pool(body, split, idx)
     if not isinstance(split, torch.fx.Node) or split.target not in (
         aten.split_with_sizes.default,
         aten.split.Tensor,
@@ -254,47 +258,88 @@ def _gather(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...], indices: l
 
 
 POOLS = {aten.avg_pool2d.default, aten.avg_pool3d.default}
+MAX_POOLS = {aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default}
 
 
 def lower_avg_pool(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
     """`avg_pool{2,3}d` (avg_pool1d traces as a 2d pool over an unsqueezed dim): each output
-    element the mean of its window, one read per window element at `i * stride + k - padding`;
-    a read in the padding counts as 0 (torch's default count_include_pad) through its bounds
-    guards, also when the pooled value is computed rather than loaded."""
+    element the mean of its window; a read in the padding counts as 0 (torch's default
+    count_include_pad), also when the pooled value is computed rather than loaded."""
     args = list(node.args) + [None] * 7
-    src, kernel = args[0], list(args[1])
-    stride = list(args[2] or kernel)
-    padding = list(args[3] if args[3] is not None else [0] * len(kernel))
+    kernel = list(args[1])
     ceil_mode, include_pad, divisor = bool(args[4]), args[5] is not False, args[6]
-    if len(stride) == 1:
-        stride = stride * len(kernel)
-    if len(padding) == 1:
-        padding = padding * len(kernel)
+    padding = _per_dim(args[3], len(kernel), 0)
     if ceil_mode or divisor is not None or (not include_pad and any(padding)):
         raise Unsupported("avg_pool with ceil_mode, divisor_override or count_include_pad=False")
-    in_shape = shape_of(src)
-    lead = len(idx) - len(kernel)
-    terms = []
-    for offsets in itertools.product(*(range(k) for k in kernel)):
-        new, inside = list(idx[:lead]), []
-        for d, (offset, step, pad) in enumerate(zip(offsets, stride, padding)):
-            ix = idx[lead + d]
-            expr = f"{_p(ix.expr)} * {step}" if step != 1 else ix.expr
-            shift = offset - pad
-            if shift:
-                expr = f"{expr} {'+' if shift > 0 else '-'} {abs(shift)}"
-            guards = ix.guards
-            if pad:
-                size = body.size(in_shape[lead + d])
-                inside += [f"({expr} >= 0)", f"({expr} < {size})"]
-                guards = guards + tuple(inside[-2:])
-            new.append(Ix(expr, guards, ix.wide))
-        value = body.value(src, tuple(new))
-        terms.append(f"tl.where({' & '.join(inside)}, {value}, 0.0)" if inside else value)
-    body.comment_source(node)
+    terms = _window(body, node, idx, kernel, _per_dim(args[2], len(kernel), None), padding,
+                    [1] * len(kernel), "0.0")  # fmt: skip
     count = 1
     for k in kernel:
         count *= k
     var = body.fresh(node.name)
     body.emit(f"{var} = ({' + '.join(terms)}) * {1.0 / count!r}")
     return var
+
+
+def lower_max_pool(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
+    """The values of `max_pool{2,3}d_with_indices` (max_pool1d traces as 2d): the largest read
+    of each window, `i * stride + k * dilation - padding`; a read in the padding is -inf."""
+    args = list(node.args) + [None] * 6
+    kernel = list(args[1])
+    if args[5]:
+        raise Unsupported("max_pool with ceil_mode")
+    terms = _window(body, node, idx, kernel, _per_dim(args[2], len(kernel), None),
+                    _per_dim(args[3], len(kernel), 0), _per_dim(args[4], len(kernel), 1),
+                    "float('-inf')")  # fmt: skip
+    result = terms[0]
+    for term in terms[1:]:
+        var = body.fresh(node.name)
+        body.emit(f"{var} = tl.maximum({result}, {term})")
+        result = var
+    return result
+
+
+def _per_dim(value: object, rank: int, default: int | None) -> list[int]:
+    """A pool argument as one int per pooled dim ([] or None: `default`, or the kernel size
+    for a stride, which the caller fills in)."""
+    if value is None or value == []:
+        return [default] * rank  # type: ignore[list-item]
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    return values * rank if len(values) == 1 else values
+
+
+def _window(
+    body: Lowering,
+    node: torch.fx.Node,
+    idx: tuple[Ix, ...],
+    kernel: list[int],
+    stride: list[int | None],
+    padding: list[int],
+    dilation: list[int],
+    pad_value: str,
+) -> list[str]:
+    """One value per window element, read at `i * stride + k * dilation - padding` along each
+    pooled (trailing) dim; a read outside the input is `pad_value`."""
+    src = node.args[0]
+    in_shape = shape_of(src)
+    lead = len(idx) - len(kernel)
+    steps = [s if s is not None else k for s, k in zip(stride, kernel)]
+    terms = []
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        new, inside = list(idx[:lead]), []
+        for d, offset in enumerate(offsets):
+            ix = idx[lead + d]
+            expr = f"{_p(ix.expr)} * {steps[d]}" if steps[d] != 1 else ix.expr
+            shift = offset * dilation[d] - padding[d]
+            if shift:
+                expr = f"{expr} {'+' if shift > 0 else '-'} {abs(shift)}"
+            guards = ix.guards
+            if padding[d]:
+                size = body.size(in_shape[lead + d])
+                inside += [f"({expr} >= 0)", f"({expr} < {size})"]
+                guards = guards + tuple(inside[-2:])
+            new.append(Ix(expr, guards, ix.wide))
+        value = body.value(src, tuple(new))
+        terms.append(f"tl.where({' & '.join(inside)}, {value}, {pad_value})" if inside else value)
+    body.comment_source(node)
+    return terms
