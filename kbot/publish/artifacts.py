@@ -27,6 +27,7 @@ from kbot.publish.reference import (
 from kbot.publish.render import render
 from kbot.publish.rundir import RunDir
 from kbot.publish.sizes import by_size_context
+from kbot.publish.swept import passed_sizes
 
 
 @dataclass(frozen=True)
@@ -172,10 +173,11 @@ def _code_context(
     run: RunDir, call: KernelCall, layout: Layout, kernel_import: str, dtypes: tuple[str, ...]
 ) -> dict[str, Any]:
     reference = split_reference(run.problem.source, kernel_import.split(".")[0])
-    sized = parametrize_sizes(reference.body, swept_sizes(run.report))
+    passed = passed_sizes(run.report)
+    sized = parametrize_sizes(reference.body, list(dict.fromkeys(size for size, _ in passed)))
     swept_cases = [
         {**(dict(run.problem.cases[0]) if run.problem.cases else {}), size_keyword(s): to}
-        for s, to in swept_points(run.report)
+        for s, to in passed
         if size_keyword(s) in sized.inputs_keys
     ]
     tolerances = dtype_tolerances(run, dtypes)
@@ -198,20 +200,6 @@ def _code_context(
         "seeds": repr(list(range(min(run.verdict.seeds or 3, 3)))),
         "bench_path": layout.bench_path,
     }
-
-
-def swept_points(report: dict[str, Any]) -> list[tuple[int, int]]:
-    """(size, to) of each shape-sweep point the kernel passed (report.json `sweep`)."""
-    points = (report.get("sweep") or {}).get("points") or []
-    return [
-        (int(p["size"]), int(p["to"]))
-        for p in points
-        if isinstance(p, dict) and p.get("status") == "passed"
-    ]
-
-
-def swept_sizes(report: dict[str, Any]) -> list[int]:
-    return list(dict.fromkeys(size for size, _ in swept_points(report)))
 
 
 def _existing_context(integration: Integration, spec: AdapterInput) -> dict[str, str] | None:

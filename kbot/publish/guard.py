@@ -14,8 +14,6 @@ to the original path (`size_terms`).
 from __future__ import annotations
 
 import ast
-import functools
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -24,19 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # adapters import this module; a runtime import would be circular
     from kbot.publish.adapters.source import Param
 from kbot.errors import KbotError
-
-
-@dataclass(frozen=True)
-class SweptDim:
-    """One dimension the shape sweep changed (report.json `sweep`)."""
-
-    dim: int
-    sizes: tuple[int, ...]  # the sizes that passed, the cases' own included
-    clean: bool  # every swept size of it passed (or was refused by the reference)
-    # Where the reference refused some sizes (16 heads of 128 cannot be 3000 wide): the
-    # greatest common divisor of the sizes that passed, which every admitted size must divide
-    # by (the original code raises at the others; the kernel must not answer them). 1: none.
-    step: int = 1
+from kbot.publish.swept import SweptDim, SweptValue, swept_dims
 
 
 @dataclass(frozen=True)
@@ -121,92 +107,9 @@ def input_facts(
         floating = tensor and all(v.is_floating_point() for v in values)
         dtype = str(values[0].dtype).removeprefix("torch.") if tensor and not floating else ""
         shapes = tuple(tuple(v.shape) for v in values) if tensor else ()
-        swept = _swept_dims(position, shapes, sweep) if tensor else ()
+        swept = swept_dims(position, shapes, sweep) if tensor else ()
         facts.append(InputFact(tensor, floating, dtype, shapes, swept))
     return tuple(facts)
-
-
-def _sweep_points(sweep: dict[str, Any] | None, refused: bool = False) -> list[dict[str, Any]]:
-    """The points the kernel ran at; with `refused`, those the reference refused instead."""
-    points = (sweep or {}).get("points") or []
-    return [
-        p
-        for p in points
-        if isinstance(p, dict) and (p.get("status") == "not applicable") == refused
-    ]
-
-
-def _changed(point: dict[str, Any], position: int, ndim: int, dim: int, size: int) -> int | None:
-    """The size a point gave forward argument `position`'s dimension `dim`, when it changed."""
-    at = (point.get("shapes") or [])[position : position + 1]
-    shape = at[0] if at else None
-    if not isinstance(shape, list) or len(shape) != ndim or shape[dim] == size:
-        return None
-    return int(shape[dim])
-
-
-def _swept_dims(
-    position: int, shapes: tuple[tuple[int, ...], ...], sweep: dict[str, Any] | None
-) -> tuple[SweptDim, ...]:
-    """Each dimension of forward argument `position` that every case gave one size and some
-    sweep point changed."""
-    if not shapes or len({len(s) for s in shapes}) != 1:
-        return ()
-    first = shapes[0]
-    out = []
-    for dim, size in enumerate(first):
-        if any(s[dim] != size for s in shapes):
-            continue  # the cases vary it: free already
-        passed, clean, changed = {size}, not _blind_failure(sweep), False
-        for point in _sweep_points(sweep):
-            to = _changed(point, position, len(first), dim, size)
-            if to is None:
-                continue
-            changed = True
-            if point.get("status") == "passed":
-                passed.add(to)
-            else:
-                clean = False
-        if not changed:
-            continue
-        refused = any(  # a refused point of unknown shapes may have changed this one
-            "shapes" not in p or _changed(p, position, len(first), dim, size) is not None
-            for p in _sweep_points(sweep, refused=True)
-        )
-        step = functools.reduce(math.gcd, passed) if refused else 1
-        out.append(SweptDim(dim, tuple(sorted(passed)), clean, step))
-    return tuple(out)
-
-
-def _blind_failure(sweep: dict[str, Any] | None) -> bool:
-    """A point that did not pass and whose shapes are unknown may have changed any dimension:
-    no dimension is then free of a failure."""
-    return any(p.get("status") != "passed" and "shapes" not in p for p in _sweep_points(sweep))
-
-
-def swept_scalars(
-    sweep: dict[str, Any] | None, scalars: tuple[tuple[str, Any], ...]
-) -> dict[str, tuple[tuple[Any, ...], bool]]:
-    """Model's scalar attributes (`scalars`, as the run built Model) that the shape sweep
-    changed: the values that passed (the run's own first) and whether every point that changed
-    it passed."""
-    out: dict[str, tuple[tuple[Any, ...], bool]] = {}
-    for name, value in scalars:
-        passed, clean, changed = [value], not _blind_failure(sweep), False
-        for point in _sweep_points(sweep):
-            scalars = point.get("scalars") or {}
-            if name not in scalars or scalars[name] == value:
-                continue
-            changed = True
-            if point.get("status") == "passed":
-                if scalars[name] not in passed:
-                    passed.append(scalars[name])
-            else:
-                clean = False
-        if changed:
-            numbers = all(isinstance(v, (int, float)) for v in passed)
-            out[name] = (tuple(sorted(passed)) if numbers else tuple(passed), clean)
-    return out
 
 
 @dataclass(frozen=True)
@@ -352,13 +255,13 @@ def attribute_terms(
     scalars: tuple[tuple[str, Any], ...],
     passed: tuple[str, ...],
     owner: ast.ClassDef | None = None,
-    swept: dict[str, tuple[tuple[Any, ...], bool]] | None = None,
+    swept: dict[str, SweptValue] | None = None,
 ) -> list[str]:
     """`self.<attr> == <value>` for each scalar attribute the original code reads (in the method,
     or in the owner's methods it calls as `self.<method>(...)`, transitively) and the kernel does
     not take as an argument: the kernel has it built in (a head size, an approximation mode, an
     eps that torch.compile specialized), so another value must take the original path. An
-    attribute the shape sweep changed (`swept`, from swept_scalars) is not built in: no term
+    attribute the shape sweep changed (`swept`, kbot.publish.swept) is not built in: no term
     when every changed value passed, else the values that passed."""
     if function is None or not scalars:
         return []
@@ -396,6 +299,6 @@ def attribute_terms(
     for name in reads:
         if name not in swept:
             terms.append(f"self.{name} == {values[name]!r}")
-        elif not swept[name][1]:
-            terms.append(f"self.{name} in {_tuple(swept[name][0])}")
+        elif not swept[name].clean:
+            terms.append(f"self.{name} in {_tuple(swept[name].values)}")
     return terms

@@ -4,6 +4,9 @@ it above the noise floor."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +14,7 @@ from kbot.evaluate.verdict import Verdict
 from kbot.problem import ProblemSpec
 from kbot.propose.base import source_hash
 from kbot.search.archive import Entry
+from kbot.search.budget import StopReason
 from kbot.search.by_size import (
     COMPOSE_PROPOSER,
     SizePlan,
@@ -19,12 +23,17 @@ from kbot.search.by_size import (
     single_plan,
 )
 from kbot.search.fitness import Fitness, fitness_of
+from kbot.search.inflight import Abandoned, call_bounded
+from kbot.search.sweep import SweepPoint, run_sweep
 
 if TYPE_CHECKING:
-    from kbot.search.loop import LoopResult, SearchLoop
+    from kbot.search.loop import CandidateEvaluator, LoopResult, SearchLoop
     from kbot.search.store import Store
 
-COMPOSE_KIND = "compose"  # the store's verdict kind of a module composed of per-size winners
+COMPOSE_KIND = "compose"
+# How far past the time budget the shape sweep may run, as a share of the budget: its checks
+# decide what the PR's guard admits (kbot.search.sweep).
+SWEEP_GRACE_SHARE = 0.1  # the store's verdict kind of a module composed of per-size winners
 Ranked = tuple[Fitness, Entry, Verdict]
 
 
@@ -134,3 +143,60 @@ def by_size_candidate(
     )
     result.entries[sha] = entry
     return BySize(plan, (fitness, entry, verdict))
+
+
+def sweep_winner(
+    store: Store,
+    run_id: str,
+    env_key: str,
+    loop: SearchLoop,
+    result: LoopResult,
+    winner: Any,
+    points: tuple[list[SweepPoint], str],
+    fresh_evaluator: Callable[[], AbstractContextManager[CandidateEvaluator]],
+) -> dict[str, Any] | None:
+    """report.json's `sweep` (None without a winner): the final kernel checked at other models' sizes (kbot.search.sweep), each point's
+    verdict stored like any other, so a resumed run checks no point twice. The checks are what
+    the PR's guard admits, so they may run past the time budget by SWEEP_GRACE_SHARE of it (on
+    a fresh evaluator when the budget's end closed the search's); a signal, or the grace's end,
+    leaves the guard pinned to the run's own sizes."""
+    if winner is None:
+        return None
+    found, why = points
+    if not found:
+        return {"points": [], "note": f"not swept: {why}"}
+    entry, tracker = winner[1], loop.tracker
+    deadline = tracker.deadline()
+    if deadline is not None:
+        grace = SWEEP_GRACE_SHARE * (tracker.budget.time_s or 0.0)
+        deadline = max(deadline, tracker.clock() + grace)
+    reuse = not loop.evaluator_closed
+    with nullcontext(loop.evaluator) if reuse else fresh_evaluator() as sweeper:
+        cancel = getattr(sweeper, "abort", None) or getattr(sweeper, "close", None)
+
+        def check(variant: ProblemSpec, source: str, name: str) -> Verdict:
+            return call_bounded(
+                lambda: sweeper.evaluate_sweep(variant, source, name),
+                deadline, lambda: loop.stop_request.requested, cancel, tracker.clock,
+            )  # fmt: skip
+
+        try:
+            return run_sweep(
+                check, entry.source, found,
+                cached=lambda v: store.cached_verdict(entry.sha256, v.source_sha256, env_key,
+                                                      "sweep"),
+                record=lambda v, verdict: store.put_verdict(
+                    run_id, entry.sha256, v.source_sha256, env_key, verdict, kind="sweep"),
+            )  # fmt: skip
+        except Abandoned as abandoned:
+            why = "its time ran out" if abandoned.why == "time" else "stopped"
+            result.notes.append(f"shape sweep not finished: {why}")
+            if abandoned.why == "stop":
+                result.stop_reason = StopReason.INTERRUPTED
+            return {"points": [], "note": f"not swept: {why}"}
+
+
+def sweep_summary(swept: dict[str, Any]) -> str:
+    """`4 passed, 1 not applicable`: how many sweep points ended how."""
+    counts = Counter(p["status"] for p in swept.get("points") or [])
+    return ", ".join(f"{n} {status}" for status, n in counts.items())

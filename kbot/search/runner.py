@@ -11,9 +11,8 @@ import functools
 import hashlib
 import secrets
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -31,21 +30,25 @@ from kbot.search.archive import Entry
 from kbot.search.artifacts import prepare_run_dir, write_winner
 from kbot.search.budget import STOP_MESSAGES, StopReason, StopRequest
 from kbot.search.by_size import original_path_of
-from kbot.search.final import BySize, by_size_candidate, final_by_size, final_winner
-from kbot.search.inflight import Abandoned, call_bounded
+from kbot.search.final import (
+    BySize,
+    by_size_candidate,
+    final_by_size,
+    final_winner,
+    sweep_summary,
+    sweep_winner,
+)
+from kbot.search.inflight import Abandoned
 from kbot.search.loop import CandidateEvaluator, LoopResult, SearchLoop
 from kbot.search.options import Budget, OptimizeOptions
 from kbot.search.progress import NullProgress, Progress
 from kbot.search.report import build_report
 from kbot.search.store import Store
-from kbot.search.sweep import SWEEP_FOLDER, SweepPoint, run_sweep, sweep_points
+from kbot.search.sweep import SWEEP_FOLDER, sweep_points
 from kbot.search.trajectories import FILE_NAME as TRAJECTORIES
 from kbot.search.trajectories import TrajectoryLog
 
 STORE_NAME = "kbot.sqlite"
-# How far past the time budget the shape sweep may run, as a share of the budget: its checks
-# decide what the PR's guard admits (kbot.search.sweep).
-SWEEP_GRACE_SHARE = 0.1
 
 EvaluatorFactory = Callable[[str, tuple[int, ...], int], AbstractContextManager]
 ProposerFactory = Callable[[Sequence[str]], list[Proposer]]
@@ -132,10 +135,7 @@ def optimize(
         progress.started(run_id, problem.name, device_name)
         factory = evaluator_factory or default_evaluator
         # The sweep's sizes and their inputs (child processes, before the search's clock starts)
-        points = (
-            sweep_points(problem, run_dir / SWEEP_FOLDER, options.sweep_points)
-            if options.sweep_points else ([], "turned off (search.sweep_points: 0)")
-        )  # fmt: skip
+        points = sweep_points(problem, run_dir / SWEEP_FOLDER, options.sweep_points)
         with factory(device, options.gpus, options.seeds) as evaluator:
             loop = SearchLoop(
                 store, run_id, problem, env_key, device, options, proposers, evaluator,
@@ -171,13 +171,11 @@ def optimize(
                         result.stop_reason = StopReason.INTERRUPTED
             swept = None
             if result.stop_reason is not StopReason.INTERRUPTED and not stop.requested:
-                swept = _sweep_winner(store, run_id, env_key, loop, result,
-                                      final_winner(result, finalists, options.finalists, sized),
-                                      points, lambda: factory(device, options.gpus, options.seeds))  # fmt: skip
-            if swept and swept.get("points"):
-                counts = Counter(p["status"] for p in swept["points"])
-                said = ", ".join(f"{n} {status}" for status, n in counts.items())
-                progress.note(f"other models' sizes: {said} (report.md)")
+                swept = sweep_winner(store, run_id, env_key, loop, result,
+                                     final_winner(result, finalists, options.finalists, sized),
+                                     points, lambda: factory(device, options.gpus, options.seeds))  # fmt: skip
+                if swept and swept.get("points"):
+                    progress.note(f"other models' sizes: {sweep_summary(swept)} (report.md)")
             result.elapsed_s = loop.tracker.elapsed_s()
             store.update_run(run_id, spent_s=result.elapsed_s)
         return _finish(store, run_id, run_dir, problem, device_name, options, result, finalists,
@@ -309,57 +307,6 @@ def _remeasure_finalists(
             run_id, entry.sha256, problem.source_sha256, env_key, verdict, kind="remeasure"
         )
     return list(zip(elites, verdicts))
-
-
-def _sweep_winner(
-    store: Store,
-    run_id: str,
-    env_key: str,
-    loop: SearchLoop,
-    result: LoopResult,
-    winner: Any,
-    points: tuple[list[SweepPoint], str],
-    fresh_evaluator: Callable[[], AbstractContextManager[CandidateEvaluator]],
-) -> dict[str, Any] | None:
-    """The final kernel checked at other models' sizes (kbot.search.sweep), each point's
-    verdict stored like any other, so a resumed run checks no point twice. The checks are what
-    the PR's guard admits, so they may run past the time budget by SWEEP_GRACE_SHARE of it (on
-    a fresh evaluator when the budget's end closed the search's); a signal, or the grace's end,
-    leaves the guard pinned to the run's own sizes."""
-    if winner is None:
-        return None
-    found, why = points
-    if not found:
-        return {"points": [], "note": f"not swept: {why}"}
-    entry, tracker = winner[1], loop.tracker
-    deadline = tracker.deadline()
-    if deadline is not None:
-        grace = SWEEP_GRACE_SHARE * (tracker.budget.time_s or 0.0)
-        deadline = max(deadline, tracker.clock() + grace)
-    reuse = not loop.evaluator_closed
-    with nullcontext(loop.evaluator) if reuse else fresh_evaluator() as sweeper:
-        cancel = getattr(sweeper, "abort", None) or getattr(sweeper, "close", None)
-
-        def check(variant: ProblemSpec, source: str, name: str) -> Verdict:
-            return call_bounded(
-                lambda: sweeper.evaluate_sweep(variant, source, name),
-                deadline, lambda: loop.stop_request.requested, cancel, tracker.clock,
-            )  # fmt: skip
-
-        try:
-            return run_sweep(
-                check, entry.source, found,
-                cached=lambda v: store.cached_verdict(entry.sha256, v.source_sha256, env_key,
-                                                      "sweep"),
-                record=lambda v, verdict: store.put_verdict(
-                    run_id, entry.sha256, v.source_sha256, env_key, verdict, kind="sweep"),
-            )  # fmt: skip
-        except Abandoned as abandoned:
-            why = "its time ran out" if abandoned.why == "time" else "stopped"
-            result.notes.append(f"shape sweep not finished: {why}")
-            if abandoned.why == "stop":
-                result.stop_reason = StopReason.INTERRUPTED
-            return {"points": [], "note": f"not swept: {why}"}
 
 
 def _finish(

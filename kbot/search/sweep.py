@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,8 @@ def sweep_points(
     """The variants to check, written to `folder` with what their inputs will be, and, when
     there are none, why (for the report). Both child processes (kbot.search.sweep_facts) run
     here, before the search, so the sweep after it only checks."""
+    if max_points <= 0:
+        return [], "turned off (search.sweep_points: 0)"
     try:
         tree = ast.parse(problem.source)
     except SyntaxError:
@@ -110,11 +113,11 @@ def sweep_points(
 
 
 def run_sweep(
-    check: Any,
+    check: Callable[[ProblemSpec, str, str], Verdict],
     source: str,
     points: list[SweepPoint],
-    cached: Any = None,
-    record: Any = None,
+    cached: Callable[[ProblemSpec], Verdict | None] | None = None,
+    record: Callable[[ProblemSpec, Verdict], None] | None = None,
 ) -> dict[str, Any]:
     """Checks `source` at each point: `check(problem, source, name) -> Verdict` is the
     evaluator's evaluate_sweep (wrapped in the run's budget by the caller, which may raise
@@ -171,16 +174,17 @@ def _fixed_input_sizes(shapes: list[list[list[int] | None]]) -> list[int]:
     return sorted(sizes, reverse=True)
 
 
-def _size_sites(tree: ast.Module) -> list[ast.AST]:
-    """Where a size may be written: get_inputs' and get_init_inputs' bodies, and module-level
-    values other than CASES and KBOT."""
-    sites: list[ast.AST] = []
+def _size_sites(tree: ast.Module) -> list[ast.stmt]:
+    """Where a size may be written: the statements of get_inputs and get_init_inputs, and
+    module-level assignments other than CASES and KBOT (statements, so that a transformer
+    visiting one rewrites the literals inside it in place)."""
+    sites: list[ast.stmt] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name in ("get_inputs", "get_init_inputs"):
             sites.extend(node.body)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             if not _names(node) & set(_FIXED_NAMES):
-                sites.append(node.value)
+                sites.append(node)
     return sites
 
 
@@ -213,12 +217,8 @@ def _resized(tree: ast.Module, size: int, to: int, first_case: dict[str, Any] | 
     timing sizes again)."""
     copy = ast.parse(ast.unparse(tree))
     resize = _Resize(size, to)
-    for node in copy.body:
-        if isinstance(node, ast.FunctionDef) and node.name in ("get_inputs", "get_init_inputs"):
-            node.body = [resize.visit(statement) for statement in node.body]
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            if not _names(node) & set(_FIXED_NAMES):
-                node.value = resize.visit(node.value)
+    for site in _size_sites(copy):
+        resize.visit(site)
     if first_case is not None:
         for node in copy.body:
             if isinstance(node, ast.Assign) and any(

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from kbot.publish.adapters.source import AdapterError, Param, block, parse
 from kbot.publish.callsite import KernelCall
 from kbot.publish.guard import InputFact, SizeGuard, attribute_terms, input_terms, size_terms
+from kbot.publish.swept import SweptValue
 
 # Beyond this a guard is split over lines the way black formats a long condition.
 _MAX_LINE = 88
@@ -75,8 +76,8 @@ class AdapterInput:
     scalars: tuple[tuple[str, Any], ...] = ()  # Model's scalar attributes as checked (eps, ...)
     # the sizes the kernel runs at, when the original code was faster at others (report.json)
     sizes: SizeGuard | None = None
-    # Model's scalar attributes the shape sweep changed: (values that passed, all passed)
-    swept_scalars: dict[str, tuple[tuple[Any, ...], bool]] = field(default_factory=dict)
+    # Model's scalar attributes the shape sweep changed (kbot.publish.swept)
+    swept_scalars: dict[str, SweptValue] = field(default_factory=dict)
 
     def module_of(self, relative: str) -> str:
         """The dotted module name of a repo-relative .py file under `import_root`."""
@@ -119,7 +120,7 @@ def guard_terms(
     scalars: tuple[tuple[str, Any], ...] = (),
     owner: ast.ClassDef | None = None,
     sizes: SizeGuard | None = None,
-    swept_scalars: dict[str, tuple[tuple[Any, ...], bool]] | None = None,
+    swept_scalars: dict[str, SweptValue] | None = None,
 ) -> list[str]:
     """The conditions under which the kernel is known correct: the inputs as the evaluator
     checked them (kbot.publish.guard), and any extra target parameter at the default the
