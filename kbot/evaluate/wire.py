@@ -62,17 +62,10 @@ class Outbox:
         return cls(path, [])
 
     def add(self, tensor: torch.Tensor) -> dict[str, Any]:
-        span, offset = _span(tensor)
+        span, _ = _span(tensor)
         if tensor.dtype not in _DTYPE_NAMES:
             raise WireError(f"a tensor of dtype {tensor.dtype} cannot be sent")
-        raw = (
-            torch.as_strided(tensor, (span,), (1,), offset)
-            .detach()
-            .contiguous()
-            .cpu()
-            .view(torch.uint8)
-            .numpy()
-        )
+        raw = span_bytes(tensor).cpu().numpy()
         entry = {
             "tensor": {
                 "dtype": _DTYPE_NAMES[tensor.dtype],
@@ -184,6 +177,14 @@ def _span(tensor: torch.Tensor) -> tuple[int, int]:
         raise WireError("a tensor with negative strides cannot be sent")
     reach = 1 + sum((n - 1) * s for n, s in zip(tensor.shape, tensor.stride()))
     return reach, tensor.storage_offset()
+
+
+def span_bytes(tensor: torch.Tensor) -> torch.Tensor:
+    """The bytes of the storage span `tensor`'s view reaches, as a flat uint8 tensor (a view
+    where the dtype allows one, on the tensor's device)."""
+    span, offset = _span(tensor)
+    flat = torch.as_strided(tensor.detach(), (span,), (1,), offset).contiguous()
+    return flat.view(torch.uint8) if span else torch.empty(0, dtype=torch.uint8, device=flat.device)
 
 
 def refill_into(buffer: torch.Tensor, fresh: torch.Tensor) -> None:

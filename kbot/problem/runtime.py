@@ -46,6 +46,8 @@ def init_inputs(module: ModuleType) -> list[Any]:
 DISTRIBUTIONS = ("normal", "small", "large", "outliers")
 _SCALE = {"small": 2.0**-6, "large": 2.0**4}
 _OUTLIER_FACTOR = 32.0
+# Outlier rows are edited this many elements at a time (a 6 GB input is not gathered at once).
+_OUTLIER_CHUNK = 1 << 24
 
 
 def seeded_inputs(module: ModuleType, case: dict[str, Any], seed: int, device: Any = None) -> list:
@@ -77,15 +79,7 @@ def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
             # reshaping the view itself can alias it, and copying that back overlaps.
             work = x if x.is_contiguous() else x.contiguous()
             rows = work.reshape(-1, work.shape[-1]) if work.dim() > 0 else work.reshape(1, 1)
-            n_rows, n_cols = rows.shape
-            picked = torch.randperm(n_rows, generator=generator)[: max(1, n_rows // 4)]
-            for row in picked.tolist():
-                cols = torch.randint(0, n_cols, (min(4, n_cols),), generator=generator)
-                peak = rows[row].abs().max().clamp(min=1.0)
-                sign = torch.where(torch.rand(len(cols), generator=generator) < 0.5, -1.0, 1.0)
-                rows[row, cols.to(rows.device)] = (sign * _OUTLIER_FACTOR).to(
-                    rows.device, rows.dtype
-                ) * peak
+            _add_outliers(rows, generator)
             if work is not x:
                 x.copy_(work)
     return inputs
@@ -118,3 +112,27 @@ def case_dtypes(path: str | Path, cases: list[dict[str, Any]]) -> list[str | Non
         floating = [v for v in inputs if isinstance(v, torch.Tensor) and v.is_floating_point()]
         found.append(str(floating[0].dtype).removeprefix("torch.") if floating else None)
     return found
+
+
+def _add_outliers(rows: Any, generator: Any) -> None:
+    """A quarter of `rows` (at least one) each get up to four entries set to +-32x the row's
+    peak (at least 1). Drawn on the CPU from `generator`, written in chunks of rows: a loop over
+    rows cost minutes on an input of millions of rows."""
+    import torch
+
+    n_rows, n_cols = rows.shape
+    picked = torch.randperm(n_rows, generator=generator)[: max(1, n_rows // 4)]
+    width = min(4, n_cols)
+    cols = torch.randint(0, n_cols, (len(picked), width), generator=generator)
+    signs = torch.where(torch.rand(len(picked), width, generator=generator) < 0.5, -1.0, 1.0)
+    # A column drawn twice for one row gets one value (its last draw's sign), so the result
+    # does not depend on the order in which the device writes duplicates.
+    for j in range(width - 1):
+        for k in range(j + 1, width):
+            signs[:, j] = torch.where(cols[:, j] == cols[:, k], signs[:, k], signs[:, j])
+    step = max(1, _OUTLIER_CHUNK // max(1, n_cols))
+    for start in range(0, len(picked), step):
+        index = picked[start : start + step].to(rows.device)
+        peak = rows.index_select(0, index).abs().amax(dim=1).clamp(min=1.0)
+        values = (signs[start : start + step] * _OUTLIER_FACTOR).to(rows.device, rows.dtype)
+        rows[index[:, None], cols[start : start + step].to(rows.device)] = values * peak[:, None]
