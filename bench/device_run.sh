@@ -12,7 +12,8 @@
 #   bash bench/device_run.sh soak          # bench/evaluator_soak.py (SOAK_RESUME=log continues)
 #   bash bench/device_run.sh isolation     # bench/startup_cost.py + bench/isolation_cost.py
 #
-# WORKERS (default 12) and DIST (default loadfile; worksteal spreads one slow file's tests, such
+# GPU_WORKERS (default 3: the gpu tests' files side by side), PER_TEST (default 300 s: a hanging
+# test's own limit, where pytest-timeout is installed), WORKERS (default 12) and DIST (default loadfile; worksteal spreads one slow file's tests, such
 # as tests/codegen/test_codegen_candidates.py's 14 problems on the GPU, over the workers).
 #
 # Wheels the machine lacks (pytest-xdist, gitpython, PyGithub, openai and their needs) may sit
@@ -52,6 +53,11 @@ start=$SECONDS
     date -u
 } | tee "$OUT/env.txt"
 
+# A test that hangs fails on its own after PER_TEST seconds (pytest-timeout, where installed),
+# with a traceback that says where, instead of holding the whole command to its limit.
+per_test=()
+python3 -c "import pytest_timeout" 2> /dev/null && per_test=(--timeout "${PER_TEST:-300}")
+
 # Each test that did not pass, with pytest's one-line reason (its short summary), kept short.
 failures() { grep -E "^(FAILED|ERROR) " "$1" | cut -c1-300 | sort -u | head -60; }
 
@@ -72,13 +78,16 @@ suite)
     ;;
 tests)
     # The `gpu` tests assert no speed, so they may share the machine with the CPU-bound suite.
-    $stop 560 python3 -m pytest -v -m gpu -p no:randomly -p no:cacheprovider -rfE \
+    # The gpu tests' files in GPU_WORKERS processes (one file's tests stay together: some share
+    # an evaluator); serial, they took ~480 s, most of the command's limit.
+    $stop 560 python3 -m pytest -v -m gpu -n "${GPU_WORKERS:-3}" --dist loadfile -p no:randomly \
+        -p no:cacheprovider -rfE --durations=15 "${per_test[@]}" \
         --junitxml="$OUT/gpu-tests.xml" > "$OUT/gpu-tests.log" 2>&1 &
     gpu_pid=$!
     shift
     $stop 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist "${DIST:-loadfile}" \
-        -p no:randomly -p no:cacheprovider -rfE --durations=30 --junitxml="$OUT/suite.xml" "$@" \
-        > "$OUT/suite.log" 2>&1
+        -p no:randomly -p no:cacheprovider -rfE --durations=30 "${per_test[@]}" \
+        --junitxml="$OUT/suite.xml" "$@" > "$OUT/suite.log" 2>&1
     echo "suite: pytest exit $?"
     wait "$gpu_pid"
     echo "gpu tests: pytest exit $?"
