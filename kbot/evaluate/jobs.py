@@ -265,31 +265,6 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
         except CandidateFailed as failed:
             reason = Reason(failed.reason.rule, f"{failed.reason.message} {where}".strip())
             raise CandidateCrashed(reason, failed.fatal) from None
-        return tuple(reply["outputs"]), _inputs_after(inputs, reply)
+        return tuple(reply["outputs"]), list(reply["inputs_after"])
 
     return call
-
-
-def _inputs_after(sent: list, reply: dict) -> list:
-    """The inputs as the candidate's process left them: those it reports unchanged are the
-    judge's own (they did not cross back), the rest are what came back."""
-    after = list(reply.get("inputs_after") or [])
-    unchanged = reply.get("inputs_unchanged") or []
-    valid = (
-        len(after) == len(sent)
-        and isinstance(unchanged, list)
-        and len(set(unchanged)) == len(unchanged)
-        and all(type(i) is int and 0 <= i < len(sent) and after[i] is None for i in unchanged)
-        and all(
-            v is not None or s is None or i in unchanged
-            for i, (v, s) in enumerate(zip(after, sent))
-        )
-    )
-    if not valid:
-        raise CandidateCrashed(
-            Reason("protocol", "a reply whose inputs after the call do not match those sent"),
-            False,
-        )
-    for index in unchanged:
-        after[index] = sent[index]
-    return after
