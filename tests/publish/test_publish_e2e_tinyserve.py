@@ -27,6 +27,12 @@ def _make_demo_repo(dest: Path) -> Path:
     return module.make_demo_repo(dest)
 
 
+def _report_reasons(run_dir: str) -> str:
+    """What report.md says about the candidates (why none was accepted), for the failure."""
+    report = Path(run_dir) / "report.md" if run_dir else None
+    return report.read_text()[-3000:] if report and report.is_file() else "(no report.md)"
+
+
 def test_kbot_run_dry_run_leaves_a_ready_branch_and_pr_body(tmp_path):
     repo = _make_demo_repo(tmp_path / "tinyserve")
     config = load_config(repo, cli={"search.time_budget_s": 60, "search.seeds": 5})
@@ -39,7 +45,7 @@ def test_kbot_run_dry_run_leaves_a_ready_branch_and_pr_body(tmp_path):
         rows = run_pipeline(repo, config, work_dir, False, extract=only_rmsnorm, log=quiet)
     assert [r.op for r in rows] == ["rmsnorm"]
     row = rows[0]
-    assert row.action == "dry_run", row
+    assert row.action == "dry_run", (row, _report_reasons(row.run_dir))
     drafts = work_dir / "publish" / "rmsnorm"
     body = (drafts / "pr_body.md").read_text()
     assert "<!-- kbot:" in body
