@@ -55,3 +55,22 @@ def test_a_declared_extent_that_does_not_match_its_bytes_is_refused(tmp_path):
     encoded["list"][0]["tensor"]["shape"] = [11]
     with pytest.raises(wire.WireError, match="reach past"):
         wire.decode(encoded, outbox.write(), torch.device("cpu"))
+
+
+def test_a_large_tensor_bound_for_a_gpu_falls_back_to_pageable_memory_without_one():
+    buffer = wire._host_buffer(wire._PINNED_MIN_BYTES, staged=True)
+    assert buffer.numel() == wire._PINNED_MIN_BYTES and buffer.dtype == torch.uint8
+    assert torch.cuda.is_available() or not buffer.is_pinned()
+
+
+@pytest.mark.gpu
+def test_a_large_gpu_tensor_crosses_through_pinned_memory_with_every_byte(tmp_path):
+    base = torch.randn(4096, 2048, device="cuda")  # 32 MiB: above the pinned threshold
+    values = [base, base.t(), base[1::2], torch.randn(7, device="cuda")]
+    outbox = wire.Outbox.at(tmp_path / "payload.bin")
+    encoded = wire.encode(values, outbox)
+    assert wire._host_buffer(wire._PINNED_MIN_BYTES, staged=True).is_pinned()
+    back = wire.decode(encoded, outbox.write(), torch.device("cuda"))
+    for sent, got in zip(values, back):
+        assert got.is_cuda and got.shape == sent.shape and got.stride() == sent.stride()
+        assert torch.equal(got, sent)
