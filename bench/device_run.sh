@@ -13,7 +13,7 @@
 #   bash bench/device_run.sh isolation     # bench/startup_cost.py + bench/isolation_cost.py
 #
 # GPU_WORKERS (default 3: the gpu tests' files side by side), PER_TEST (default 300 s: a hanging
-# test's own limit, where pytest-timeout is installed), WORKERS (default 12) and DIST (default loadfile; worksteal spreads one slow file's tests, such
+# test's own limit, where pytest-timeout is installed), LIMIT (default 560 s: `tests`' whole limit), WORKERS (default 12) and DIST (default loadfile; worksteal spreads one slow file's tests, such
 # as tests/codegen/test_codegen_candidates.py's 14 problems on the GPU, over the workers).
 #
 # Wheels the machine lacks (pytest-xdist, gitpython, PyGithub, openai and their needs) may sit
@@ -80,12 +80,12 @@ tests)
     # The `gpu` tests assert no speed, so they may share the machine with the CPU-bound suite.
     # The gpu tests' files in GPU_WORKERS processes (one file's tests stay together: some share
     # an evaluator); serial, they took ~480 s, most of the command's limit.
-    $stop 560 python3 -m pytest -v -m gpu -n "${GPU_WORKERS:-3}" --dist loadfile -p no:randomly \
+    $stop "${LIMIT:-560}" python3 -m pytest -v -m gpu -n "${GPU_WORKERS:-3}" --dist loadfile -p no:randomly \
         -p no:cacheprovider -rfE --durations=15 "${per_test[@]}" \
         --junitxml="$OUT/gpu-tests.xml" > "$OUT/gpu-tests.log" 2>&1 &
     gpu_pid=$!
     shift
-    $stop 560 python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist "${DIST:-loadfile}" \
+    $stop "${LIMIT:-560}" python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist "${DIST:-loadfile}" \
         -p no:randomly -p no:cacheprovider -rfE --durations=30 "${per_test[@]}" \
         --junitxml="$OUT/suite.xml" "$@" > "$OUT/suite.log" 2>&1
     echo "suite: pytest exit $?"
