@@ -11,6 +11,7 @@ from typing import Any
 
 from kbot.scan.findings import Finding, ScanOptions
 from kbot.scan.inputs import (
+    TOKEN_DIM,
     InputArg,
     InputPlan,
     InputsUnknown,
@@ -52,7 +53,7 @@ def _model_config_plan(
     rotary_tables: bool,
     batched_positions: bool = False,
 ) -> InputPlan:
-    from kbot.scan.model_config import scalar_value, tensor_shape
+    from kbot.scan.model_config import is_length, scalar_value, tensor_shape
 
     config = options.model_config
     said: list[str] = []
@@ -72,7 +73,10 @@ def _model_config_plan(
         shape = tensor_shape(config, param.name, words, layout, rotary_tables, batched_positions)
         scalar = scalar_value(config, param.name, words)
         annotation = (param.annotation or "").lower()
-        if shape is not None and ("tensor" in annotation or not annotation):
+        if is_length(param.name) and annotation in ("", "int"):
+            args.append(InputArg(param.name, None, None, case_variable=TOKEN_DIM))
+            said.append(f"{param.name}={TOKEN_DIM} (a token count: the case's {TOKEN_DIM})")
+        elif shape is not None and ("tensor" in annotation or not annotation):
             dims, dtype, high, why = shape
             args.append(InputArg(param.name, dims, dtype, high))
             sizes = ", ".join(str(d) for d in dims)

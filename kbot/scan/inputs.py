@@ -28,6 +28,14 @@ class InputArg:
     dtype: str | None  # "bfloat16", "int64", ...; None for scalars
     high: int | None = None  # integer tensors draw from [0, high)
     value: Any = None  # scalars
+    # A scalar forward argument that takes a case variable's value (`seqlen` is the case's T),
+    # so it is an input of each case rather than a constructor argument.
+    case_variable: str | None = None
+
+    @property
+    def per_case(self) -> bool:
+        """Whether get_inputs() makes it: a tensor, or a scalar that follows the case."""
+        return self.shape is not None or self.case_variable is not None
 
 
 @dataclass(frozen=True)
@@ -115,6 +123,7 @@ def check_case_variables(
     args: list[InputArg], cases: tuple[dict[str, int], ...], finding: Finding
 ) -> None:
     variables = {d for a in args for d in (a.shape or ()) if isinstance(d, str)}
+    variables |= {a.case_variable for a in args if a.case_variable}
     for case in cases:
         missing = variables - set(case)
         if missing:

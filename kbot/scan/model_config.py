@@ -157,6 +157,12 @@ def is_positions(name: str) -> bool:
     return name.lower() in ("positions", "position_ids", "pos", "positions_ids")
 
 
+def is_length(name: str) -> bool:
+    """A token count passed as a number (a vision rotary's `forward(seqlen)` builds its table
+    for that many positions): it takes the case's T, as a tensor's leading dimension does."""
+    return name.lower() in ("seqlen", "seq_len", "seq_length", "num_tokens", "n_tokens")
+
+
 def is_rotary_table(name: str) -> bool:
     """cos/sin tables passed to a rotary function beside the tensor it rotates."""
     return name.lower() in _TABLES
