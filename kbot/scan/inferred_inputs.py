@@ -25,12 +25,11 @@ def from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
     where it came from; a name the tables do not know is a skip naming the key to add. Where
     an attention tensor or a rotary cos/sin table has several common layouts, the plan's
     `retry` chain holds the others, in model_config.LAYOUTS order."""
-    from kbot.scan.model_config import LAYOUTS, is_per_head, is_positions, is_rotary_table
+    from kbot.scan.model_config import is_positions, is_rotary_table, layouts_for
 
     names = [p.name for p in finding.params]
     tables = any(is_rotary_table(n) for n in names)
-    heads = tables or any(is_per_head(n) for n in names)
-    layouts = LAYOUTS if tables else LAYOUTS[:2] if heads else LAYOUTS[:1]
+    layouts = layouts_for(names)
     batched = (False, True) if any(is_positions(n) for n in names) else (False,)
     plans: list[InputPlan] = []
     for positions_2d in batched:
@@ -53,7 +52,7 @@ def _model_config_plan(
     rotary_tables: bool,
     batched_positions: bool = False,
 ) -> InputPlan:
-    from kbot.scan.model_config import is_length, scalar_value, tensor_shape
+    from kbot.scan.model_config import is_length, is_quant_scale, scalar_value, tensor_shape
 
     config = options.model_config
     said: list[str] = []
@@ -78,7 +77,8 @@ def _model_config_plan(
             said.append(f"{param.name}={TOKEN_DIM} (a token count: the case's {TOKEN_DIM})")
         elif shape is not None and ("tensor" in annotation or not annotation):
             dims, dtype, high, why = shape
-            args.append(InputArg(param.name, dims, dtype, high))
+            positive = is_quant_scale(param.name, words)
+            args.append(InputArg(param.name, dims, dtype, high, positive=positive))
             sizes = ", ".join(str(d) for d in dims)
             said.append(f"{param.name} [{sizes}] {dtype} ({why})")
         elif scalar is not None and not finding.entry:

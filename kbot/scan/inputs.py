@@ -31,6 +31,7 @@ class InputArg:
     # A scalar forward argument that takes a case variable's value (`seqlen` is the case's T),
     # so it is an input of each case rather than a constructor argument.
     case_variable: str | None = None
+    positive: bool = False  # floats drawn from [0.5, 1.5), e.g. a quantization scale
 
     @property
     def per_case(self) -> bool:

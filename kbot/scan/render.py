@@ -9,6 +9,7 @@ from kbot.scan.location import ImportLocation
 from kbot.scan.rebuild import Rebuilt
 
 _FLOAT_DTYPES = {"float16", "bfloat16", "float32", "float64", "half", "float", "double"}
+_COMPLEX_DTYPES = {"complex64", "complex128"}  # a rotary's freqs_cis
 
 
 # No machine's path is written into a problem: the file finds the checkout that holds the op,
@@ -272,7 +273,9 @@ def _get_inputs(plan: InputPlan) -> str:
             "(" + ", ".join(str(d) for d in arg.shape) + ("," if len(arg.shape) == 1 else "") + ")"
         )
         dtype = arg.dtype or "float32"
-        if dtype in _FLOAT_DTYPES:
+        if dtype in _FLOAT_DTYPES and arg.positive:
+            expr = f"torch.rand({shape}, dtype=torch.{dtype}) + 0.5"
+        elif dtype in _FLOAT_DTYPES | _COMPLEX_DTYPES:
             expr = f"torch.randn({shape}, dtype=torch.{dtype})"
         elif dtype == "bool":
             expr = f"torch.rand({shape}) < 0.5"
