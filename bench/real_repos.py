@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -37,9 +38,16 @@ print("ok")
 """
 
 
+def _this_tree() -> dict[str, str]:
+    """The environment of every child: kbot imported from this tree, not from whichever copy
+    the interpreter has installed (the children run inside the checkout, not here)."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return {**os.environ, "PYTHONPATH": path}
+
+
 def _kbot(args: list[str], cwd: Path, timeout_s: float) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "kbot", *args],
+        [sys.executable, "-m", "kbot", *args], env=_this_tree(),
         cwd=cwd, capture_output=True, text=True, timeout=timeout_s, check=False,
     )  # fmt: skip
 
@@ -53,7 +61,7 @@ def _probe(problem: Path, repo: Path) -> str:
     """'ok', or the last line of what running the problem's first case raised."""
     try:
         done = subprocess.run(
-            [sys.executable, "-c", PROBE, str(problem)],
+            [sys.executable, "-c", PROBE, str(problem)], env=_this_tree(),
             cwd=repo, capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
     except subprocess.TimeoutExpired:

@@ -155,7 +155,7 @@ def _checked_inferred(
     package_roots: set[str],
     options: ScanOptions,
 ) -> list[EmittedProblem]:
-    """Runs the first case of every problem whose inputs --model-config inferred; one the
+    """Runs the first cases of every problem whose inputs --model-config inferred; one the
     reference refuses is emitted again from the plan's `retry` (another layout), and skipped
     with what it raised when no plan is left."""
     emitted = list(emitted)
@@ -187,7 +187,7 @@ def _checked_inferred(
                 finding.name,
                 target_id(finding),
                 EmitStatus.SKIPPED,
-                f"running its first case on the inputs {plan.source} raised {refused}; give "
+                f"running its first cases on the inputs {plan.source} raised {refused}; give "
                 "its inputs under `inputs:` of its .kbot.yml target (or make the module run "
                 "here)",
             )

@@ -1,7 +1,8 @@
 """What a problem's `get_inputs`, `get_init_inputs` and `CASES` will be for a finding.
 
 From `.kbot.yml` when its target says (`init`, `inputs`, `cases`), else from the shapes the
-profile saw; never guessed: a finding with neither gets a message saying what to add.
+profile saw, else from `--model-config` (kbot.scan.inferred_inputs); never guessed: a finding
+with none of these gets a message saying what to add.
 """
 
 from __future__ import annotations
@@ -27,6 +28,15 @@ class InputArg:
     dtype: str | None  # "bfloat16", "int64", ...; None for scalars
     high: int | None = None  # integer tensors draw from [0, high)
     value: Any = None  # scalars
+    # A scalar forward argument that takes a case variable's value (`seqlen` is the case's T),
+    # so it is an input of each case rather than a constructor argument.
+    case_variable: str | None = None
+    positive: bool = False  # floats drawn from [0.5, 1.5), e.g. a quantization scale
+
+    @property
+    def per_case(self) -> bool:
+        """Whether get_inputs() makes it: a tensor, or a scalar that follows the case."""
+        return self.shape is not None or self.case_variable is not None
 
 
 @dataclass(frozen=True)
@@ -48,102 +58,14 @@ def plan_inputs(finding: Finding, options: ScanOptions) -> InputPlan:
     if finding.profile is not None and finding.profile.inputs_seen:
         return _from_profile(finding, options)
     if options.model_config is not None:
-        return _from_model_config(finding, options)
+        from kbot.scan.inferred_inputs import from_model_config
+
+        return from_model_config(finding, options)
     raise InputsUnknown(
         f"cannot infer inputs for {finding.name} ({finding.file}::{finding.qualname}): "
         "add `inputs:` to its .kbot.yml target, or run the scan with --profile or "
         "--model-config"
     )
-
-
-def _from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
-    """Every argument by its name through kbot.scan.model_config's tables, each value with
-    where it came from; a name the tables do not know is a skip naming the key to add. Where
-    an attention tensor or a rotary cos/sin table has several common layouts, the plan's
-    `retry` chain holds the others, in model_config.LAYOUTS order."""
-    from kbot.scan.model_config import LAYOUTS, is_per_head, is_positions, is_rotary_table
-
-    names = [p.name for p in finding.params]
-    tables = any(is_rotary_table(n) for n in names)
-    heads = tables or any(is_per_head(n) for n in names)
-    layouts = LAYOUTS if tables else LAYOUTS[:2] if heads else LAYOUTS[:1]
-    batched = (False, True) if any(is_positions(n) for n in names) else (False,)
-    plans: list[InputPlan] = []
-    for positions_2d in batched:
-        for layout in layouts:
-            plan = _model_config_plan(finding, options, layout, tables, positions_2d)
-            if all(plan.args != seen.args for seen in plans):
-                plans.append(plan)
-    chained = None
-    for plan in reversed(plans):
-        chained = InputPlan(
-            plan.args, plan.init_args, plan.init_names, plan.cases, plan.source, chained
-        )
-    return chained
-
-
-def _model_config_plan(
-    finding: Finding,
-    options: ScanOptions,
-    layout: str,
-    rotary_tables: bool,
-    batched_positions: bool = False,
-) -> InputPlan:
-    from kbot.scan.model_config import scalar_value, tensor_shape
-
-    config = options.model_config
-    said: list[str] = []
-    init: dict[str, Any] = {}
-    words = f"{finding.qualname} {finding.entry} {finding.name}"  # the op's own names
-    for param in finding.init_params:
-        if _axis_like(param.default):
-            continue  # RMSNorm(size, dim=-1): `dim` is the axis it reduces over, not a width
-        known = scalar_value(config, param.name.lstrip("*"), words)
-        if known is not None:
-            init[param.name] = known.value
-            said.append(f"{param.name}={known.value!r} ({known.because})")
-    args: list[InputArg] = []
-    for param in finding.params:
-        if param.name.startswith("*"):
-            continue
-        shape = tensor_shape(config, param.name, words, layout, rotary_tables, batched_positions)
-        scalar = scalar_value(config, param.name, words)
-        annotation = (param.annotation or "").lower()
-        if shape is not None and ("tensor" in annotation or not annotation):
-            dims, dtype, high, why = shape
-            args.append(InputArg(param.name, dims, dtype, high))
-            sizes = ", ".join(str(d) for d in dims)
-            said.append(f"{param.name} [{sizes}] {dtype} ({why})")
-        elif scalar is not None and not finding.entry:
-            args.append(InputArg(param.name, None, None, value=scalar.value))
-            said.append(f"{param.name}={scalar.value!r} ({scalar.because})")
-        elif scalar is not None:
-            continue  # a method's scalar with a default keeps it
-        elif param.default is None:
-            raise InputsUnknown(
-                f"cannot infer inputs for {finding.name}: --model-config {config.name} does not "
-                f"say what argument `{param.name}` of {finding.qualname} is; add it to "
-                "`inputs:` of its .kbot.yml target"
-            )
-    if not args:
-        raise InputsUnknown(
-            f"cannot infer inputs for {finding.name}: no tensor argument of {finding.qualname} "
-            f"is one --model-config {config.name} can size; add `inputs:` to its .kbot.yml target"
-        )
-    cases = tuple(options.cases)
-    _check_case_variables(args, cases, finding)
-    init_args, init_names = _init_arguments(finding, init)
-    source = f"--model-config {config.name}: " + "; ".join(said)
-    return InputPlan(tuple(args), init_args, init_names, cases, source)
-
-
-def _axis_like(default: str | None) -> bool:
-    """A default of -3 ... 1 names an axis or a flag, never a model width."""
-    try:
-        value = ast.literal_eval(default) if default is not None else None
-    except (ValueError, SyntaxError):
-        return False
-    return isinstance(value, int) and not isinstance(value, bool) and -3 <= value <= 1
 
 
 def _from_config(finding: Finding, options: ScanOptions) -> InputPlan:
@@ -178,8 +100,8 @@ def _from_config(finding: Finding, options: ScanOptions) -> InputPlan:
         args.append(InputArg(name, shape, dtype, spec.get("high")))
     _check_required(finding.params, {a.name for a in args}, finding, "inputs")
     cases = tuple(hint.cases) or tuple(options.cases)
-    _check_case_variables(args, cases, finding)
-    init_args, init_names = _init_arguments(finding, init)
+    check_case_variables(args, cases, finding)
+    init_args, init_names = init_arguments(finding, init)
     return InputPlan(tuple(args), init_args, init_names, cases, ".kbot.yml")
 
 
@@ -198,10 +120,11 @@ def _check_required(
         )
 
 
-def _check_case_variables(
+def check_case_variables(
     args: list[InputArg], cases: tuple[dict[str, int], ...], finding: Finding
 ) -> None:
     variables = {d for a in args for d in (a.shape or ()) if isinstance(d, str)}
+    variables |= {a.case_variable for a in args if a.case_variable}
     for case in cases:
         missing = variables - set(case)
         if missing:
@@ -211,7 +134,7 @@ def _check_case_variables(
             )
 
 
-def _init_arguments(
+def init_arguments(
     finding: Finding, init: dict[str, Any]
 ) -> tuple[tuple[Any, ...], tuple[str, ...]]:
     """Keyword values -> positional arguments in the constructor's order, stopping at the last
@@ -279,7 +202,7 @@ def _from_profile(finding: Finding, options: ScanOptions) -> InputPlan:
     else:
         cases = ({},)
     init = _init_from_state(finding)
-    init_args, init_names = _init_arguments(finding, init) if finding.entry else ((), ())
+    init_args, init_names = init_arguments(finding, init) if finding.entry else ((), ())
     return InputPlan(tuple(args), init_args, init_names, cases, "profile")
 
 

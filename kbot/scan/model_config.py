@@ -74,12 +74,17 @@ _HEADS = {
 }
 _ROTARY = ("rotary", "rope")
 _TABLES = {"cos", "sin", "cos_cached", "sin_cached", "cos_emb", "sin_emb", "cos_table", "sin_table"}
+_FREQUENCIES = {"freqs_cis", "freqs_ci", "freq_cis", "freqs"}
 # A gated activation's halves passed apart (`silu(gate) * up`).
 _GATE_HALVES = {"gate", "up", "gate_out", "up_out"}
 _ACTIVATION_TENSORS = {"x", "hidden_states", "hidden", "input", "inp", "h", "states", "residual"}
 _GATED = ("and_mul", "swiglu", "geglu", "glu", "gate_up", "gated")
 _ACTIVATIONS = ("gelu", "silu", "relu", "swish", "act", "mish")
 _VOCAB = ("logit", "softcap", "softmax", "sampl", "lm_head", "vocab")
+_SCALES = {"scale", "scales", "x_scale", "input_scale", "act_scale"}
+_QUANT = ("quant", "fp8", "int8", "w8a8")
+# A square projection's weight: hidden_size -> hidden_size, as the attention's output projection.
+_LINEAR = ("linear", "proj", "matmul", "gemm")
 
 
 @dataclass(frozen=True)
@@ -157,18 +162,33 @@ def is_positions(name: str) -> bool:
     return name.lower() in ("positions", "position_ids", "pos", "positions_ids")
 
 
+def is_quant_scale(name: str, op_words: str) -> bool:
+    """A quantization op's scale (`x / scale`, then clamped to fp8's range): drawn positive."""
+    return name.lower() in _SCALES and any(w in op_words.lower() for w in _QUANT)
+
+
+def is_length(name: str) -> bool:
+    """A token count passed as a number (a vision rotary's `forward(seqlen)` builds its table
+    for that many positions): it takes the case's T, as a tensor's leading dimension does."""
+    return name.lower() in ("seqlen", "seq_len", "seq_length", "num_tokens", "n_tokens")
+
+
 def is_rotary_table(name: str) -> bool:
-    """cos/sin tables passed to a rotary function beside the tensor it rotates."""
-    return name.lower() in _TABLES
+    """cos/sin tables, or a frequency table (angles, or `freqs_cis`: each angle as a complex
+    number, a (cos, sin) pair or a 2 × 2 rotation), passed to a rotary function beside the
+    tensor it rotates."""
+    return name.lower() in _TABLES or name.lower() in _FREQUENCIES
 
 
-# The layouts kbot.scan.extract tries in turn, until the reference runs its first case:
-# per-head tensors (query, key; x of a rotary op given cos/sin) and the cos/sin tables.
-LAYOUTS = ("flat", "split", "split_full", "heads_first")
+# The layouts kbot.scan.extract tries in turn, until the reference runs its first cases:
+# per-head tensors (query, key; x of a rotary op given a table) and the tables beside them.
+LAYOUTS = ("flat", "split", "split_full", "heads_first", "batch_first", "batch_first_pairs")
 _PER_HEAD_LAYOUT = {
     "split": ("[T, {heads}, head_dim]", lambda t, h, d: (t, h, d)),
     "split_full": ("[T, {heads}, head_dim]", lambda t, h, d: (t, h, d)),
     "heads_first": ("[1, {heads}, T, head_dim]", lambda t, h, d: (1, h, t, d)),
+    "batch_first": ("[1, T, {heads}, head_dim]", lambda t, h, d: (1, t, h, d)),
+    "batch_first_pairs": ("[1, T, {heads}, head_dim]", lambda t, h, d: (1, t, h, d)),
 }
 _TABLE_LAYOUT = {
     "flat": ("[T, head_dim / 2]", lambda t, d: (t, d // 2)),
@@ -176,6 +196,29 @@ _TABLE_LAYOUT = {
     "split_full": ("[T, 1, head_dim]", lambda t, d: (t, 1, d)),
     "heads_first": ("[T, head_dim]", lambda t, d: (t, d)),
 }
+# Frequency tables: (shape, as what, dtype, shape); complex64 becomes float32 angles for a table
+# named as angles (`freqs`) rather than as complex numbers (`freqs_cis`).
+_FREQUENCY_LAYOUT = {
+    "batch_first": ("[T, head_dim / 2]", "of complex numbers", "complex64",
+                    lambda t, d: (t, d // 2)),
+    "batch_first_pairs": ("[T, head_dim / 2, 2]", "as (cos, sin) pairs", "float32",
+                          lambda t, d: (t, d // 2, 2)),
+    "heads_first": ("[T, head_dim / 2, 2, 2]", "as 2 × 2 rotations", "float32",
+                    lambda t, d: (t, d // 2, 2, 2)),
+}  # fmt: skip
+
+
+def layouts_for(names: list[str]) -> tuple[str, ...]:
+    """The layouts worth trying for an op with these argument names, in LAYOUTS order: every
+    one that places each of its tables; flat and split for per-head tensors alone."""
+    lowered = {n.lower() for n in names}
+    if lowered & _FREQUENCIES:
+        return tuple(layout for layout in LAYOUTS if layout in _FREQUENCY_LAYOUT)
+    if lowered & _TABLES:
+        return tuple(layout for layout in LAYOUTS if layout in _TABLE_LAYOUT)
+    if any(is_per_head(n) for n in names):
+        return LAYOUTS[:2]
+    return LAYOUTS[:1]
 
 
 def tensor_shape(
@@ -188,8 +231,9 @@ def tensor_shape(
 ) -> tuple[tuple[int | str, ...], str, int | None, str] | None:
     """(shape, dtype, high for integers, why) of a forward tensor argument by its name and the
     op's own words (its qualname and file); None when the table does not know the name.
-    `layout` (one of LAYOUTS) places per-head tensors and cos/sin tables; `rotary_tables`: the
-    op takes cos/sin, so the tensor it rotates (`x`) is per-head like a query.
+    `layout` (one of LAYOUTS) places per-head tensors and rotary tables; `rotary_tables`: the
+    op takes cos/sin or a frequency table, so the tensor it rotates (`x`) is per-head like a
+    query.
     `batched_positions`: positions as [1, T] (Hugging Face's batch of one) instead of [T]."""
     v = config.values
     lowered = name.lower()
@@ -209,9 +253,22 @@ def tensor_shape(
             return shape("T", v[heads], v["head_dim"]), dtype, None, said.format(heads=heads)
         width = v[heads] * v["head_dim"]
         return ("T", width), dtype, None, f"[T, {heads} × head_dim]"
-    if lowered in _TABLES and "head_dim" in v:
+    if lowered in _TABLES and "head_dim" in v and layout in _TABLE_LAYOUT:
         said, shape = _TABLE_LAYOUT[layout]
         return shape("T", v["head_dim"]), "float32", None, f"{said}: a rotary cos/sin table"
+    if lowered in _FREQUENCIES and "head_dim" in v and layout in _FREQUENCY_LAYOUT:
+        said, as_what, table_dtype, shape = _FREQUENCY_LAYOUT[layout]
+        if table_dtype == "complex64" and lowered == "freqs":  # named as angles
+            table_dtype, as_what = "float32", "of angles"
+        why = f"{said}: a rotary frequency table {as_what}"
+        return shape("T", v["head_dim"]), table_dtype, None, why
+    if is_quant_scale(lowered, words):
+        if "per_tensor" in words:
+            return (1,), "float32", None, "[1]: a per-tensor quantization scale, positive"
+        return ("T", 1), "float32", None, "[T, 1]: a per-token quantization scale, positive"
+    if lowered == "weight" and any(w in words for w in _LINEAR):
+        width = v["hidden_size"]
+        return (width, width), dtype, None, "[hidden_size, hidden_size]: a square projection"
     if lowered in _GATE_HALVES and "intermediate_size" in v:
         width = v["intermediate_size"]
         return ("T", width), dtype, None, "[T, intermediate_size]: one half of a gated activation"

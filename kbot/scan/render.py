@@ -9,6 +9,7 @@ from kbot.scan.location import ImportLocation
 from kbot.scan.rebuild import Rebuilt
 
 _FLOAT_DTYPES = {"float16", "bfloat16", "float32", "float64", "half", "float", "double"}
+_COMPLEX_DTYPES = {"complex64", "complex128"}  # a rotary's freqs_cis
 
 
 # No machine's path is written into a problem: the file finds the checkout that holds the op,
@@ -147,17 +148,17 @@ def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt
 def _call_args(args: tuple[InputArg, ...], scalars_from_self: bool) -> str:
     out = []
     for arg in args:
-        if arg.shape is None and not scalars_from_self:
-            out.append(f"{arg.name}={arg.value!r}")
-        elif arg.shape is None:
-            out.append(f"{arg.name}=self.{arg.name}")
-        else:
+        if arg.per_case:
             out.append(f"{arg.name}={arg.name}")
+        elif not scalars_from_self:
+            out.append(f"{arg.name}={arg.value!r}")
+        else:
+            out.append(f"{arg.name}=self.{arg.name}")
     return ", ".join(out)
 
 
 def _class_model(finding: Finding, plan: InputPlan, imported: bool) -> str:
-    tensors = [a.name for a in plan.args if a.shape is not None]
+    tensors = [a.name for a in plan.args if a.per_case]
     init = ", ".join(plan.init_names)
     lines = [
         "if issubclass(_Target, nn.Module):",
@@ -205,8 +206,8 @@ def _class_model(finding: Finding, plan: InputPlan, imported: bool) -> str:
 
 
 def _function_model(finding: Finding, plan: InputPlan) -> str:
-    tensors = [a.name for a in plan.args if a.shape is not None]
-    scalars = [a.name for a in plan.args if a.shape is None]
+    tensors = [a.name for a in plan.args if a.per_case]
+    scalars = [a.name for a in plan.args if not a.per_case]
     lines = [
         "class Model(nn.Module):",
         f'    """Calls `{finding.qualname}` eagerly; its scalar arguments are constructor arguments."""',
@@ -241,7 +242,7 @@ def _get_init_inputs(finding: Finding, plan: InputPlan) -> str:
         values = list(plan.init_args)
         comment = f"  # {', '.join(plan.init_names)}" if plan.init_names else ""
     else:
-        values = [a.value for a in plan.args if a.shape is None]
+        values = [a.value for a in plan.args if not a.per_case]
         comment = ""
     return f"def get_init_inputs():\n    return {values!r}{comment}"
 
@@ -249,7 +250,7 @@ def _get_init_inputs(finding: Finding, plan: InputPlan) -> str:
 def _case_variables(plan: InputPlan) -> list[str]:
     names = []
     for arg in plan.args:
-        for dim in arg.shape or ():
+        for dim in (*(arg.shape or ()), arg.case_variable):
             if isinstance(dim, str) and dim not in names:
                 names.append(dim)
     return names
@@ -262,13 +263,19 @@ def _get_inputs(plan: InputPlan) -> str:
     lines = [f"def get_inputs({signature}):"]
     tensors = []
     for arg in plan.args:
+        if arg.case_variable is not None:
+            lines.append(f"    {arg.name} = {arg.case_variable}")
+            tensors.append(arg.name)
+            continue
         if arg.shape is None:
             continue
         shape = (
             "(" + ", ".join(str(d) for d in arg.shape) + ("," if len(arg.shape) == 1 else "") + ")"
         )
         dtype = arg.dtype or "float32"
-        if dtype in _FLOAT_DTYPES:
+        if dtype in _FLOAT_DTYPES and arg.positive:
+            expr = f"torch.rand({shape}, dtype=torch.{dtype}) + 0.5"
+        elif dtype in _FLOAT_DTYPES | _COMPLEX_DTYPES:
             expr = f"torch.randn({shape}, dtype=torch.{dtype})"
         elif dtype == "bool":
             expr = f"torch.rand({shape}) < 0.5"

@@ -1,6 +1,7 @@
-"""The first case of emitted problems, run once in a child process (the project's code runs
+"""The first cases of emitted problems, run once in a child process (the project's code runs
 there, as in kbot.scan.extract.check_imports): inputs that kbot inferred rather than read
-(`--model-config`) must be ones the reference takes before a problem is handed on."""
+(`--model-config`) must be ones the reference takes before a problem is handed on. The first
+case and the smallest other one run, so a layout that only broadcasts at one token is caught."""
 
 from __future__ import annotations
 
@@ -17,21 +18,30 @@ from kbot.problem import load_problem
 from kbot.problem.runtime import case_inputs, import_file, init_inputs
 out = {}
 for number, path in enumerate(json.loads(sys.argv[1])):
+    case = None
     try:
         spec = load_problem(path)
         module = import_file(path, prefix=f"kbot_smoke_{number}")
         model = module.Model(*init_inputs(module))
+        first, others = spec.cases[0], spec.cases[1:]
+        # Then the smallest other case: a layout that runs at T=1 only by broadcasting
+        # (a [1, ...] table against any head count) fails there.
+        todo = [first] + sorted(others, key=lambda c: sum(c.values()))[:1]
         with torch.no_grad():
-            model(*case_inputs(module, spec.cases[0]))
+            for case in todo:
+                model(*case_inputs(module, case))
         out[path] = None
     except BaseException as exc:
-        out[path] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        said = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        if case is not None and case != spec.cases[0]:
+            said += " (on case " + ", ".join(f"{k}={v}" for k, v in case.items()) + ")"
+        out[path] = said
 print("KBOT-SMOKE" + json.dumps(out))
 """
 
 
 def run_first_cases(paths: list[Path]) -> dict[str, str | None]:
-    """path -> None when the problem's Model ran its first case, else what it raised. A child
+    """path -> None when the problem's Model ran its first cases, else what it raised. A child
     that crashes or overruns says so for every path (the caller keeps those problems: kbot
     could not check them, which is not the reference refusing its inputs)."""
     if not paths:

@@ -210,7 +210,7 @@ def test_attention_tensors_take_the_layout_the_reference_accepts(tmp_path):
         module = import_file(problem.path)
         module.Model(*init_inputs(module))(*case_inputs(module, {"T": 3}))
     assert four.status == EmitStatus.SKIPPED and four.path is None
-    assert four.message.startswith("running its first case on the inputs --model-config ")
+    assert four.message.startswith("running its first cases on the inputs --model-config ")
     assert "raised AssertionError: query must be [batch, T, heads, head_size]" in four.message
     assert "give its inputs under `inputs:` of its .kbot.yml target" in four.message
     assert not (tmp_path / "problems" / "four_dims.py").exists()

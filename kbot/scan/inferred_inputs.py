@@ -1,0 +1,113 @@
+"""A target's inputs inferred from `--model-config` (kbot.scan.model_config's tables), for a
+repository whose `.kbot.yml` and profile say nothing about them: every value keeps where it came
+from, and where an argument has several common layouts the plan's `retry` chain holds them all,
+to be tried in turn until the reference runs (kbot.scan.extract).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from kbot.scan.findings import Finding, ScanOptions
+from kbot.scan.inputs import (
+    TOKEN_DIM,
+    InputArg,
+    InputPlan,
+    InputsUnknown,
+    check_case_variables,
+    init_arguments,
+)
+
+
+def from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
+    """Every argument by its name through kbot.scan.model_config's tables, each value with
+    where it came from; a name the tables do not know is a skip naming the key to add. Where
+    an attention tensor or a rotary cos/sin table has several common layouts, the plan's
+    `retry` chain holds the others, in model_config.LAYOUTS order."""
+    from kbot.scan.model_config import is_positions, is_rotary_table, layouts_for
+
+    names = [p.name for p in finding.params]
+    tables = any(is_rotary_table(n) for n in names)
+    layouts = layouts_for(names)
+    batched = (False, True) if any(is_positions(n) for n in names) else (False,)
+    plans: list[InputPlan] = []
+    for positions_2d in batched:
+        for layout in layouts:
+            plan = _model_config_plan(finding, options, layout, tables, positions_2d)
+            if all(plan.args != seen.args for seen in plans):
+                plans.append(plan)
+    chained = None
+    for plan in reversed(plans):
+        chained = InputPlan(
+            plan.args, plan.init_args, plan.init_names, plan.cases, plan.source, chained
+        )
+    return chained
+
+
+def _model_config_plan(
+    finding: Finding,
+    options: ScanOptions,
+    layout: str,
+    rotary_tables: bool,
+    batched_positions: bool = False,
+) -> InputPlan:
+    from kbot.scan.model_config import is_length, is_quant_scale, scalar_value, tensor_shape
+
+    config = options.model_config
+    said: list[str] = []
+    init: dict[str, Any] = {}
+    words = f"{finding.qualname} {finding.entry} {finding.name}"  # the op's own names
+    for param in finding.init_params:
+        if _axis_like(param.default):
+            continue  # RMSNorm(size, dim=-1): `dim` is the axis it reduces over, not a width
+        known = scalar_value(config, param.name.lstrip("*"), words)
+        if known is not None:
+            init[param.name] = known.value
+            said.append(f"{param.name}={known.value!r} ({known.because})")
+    args: list[InputArg] = []
+    for param in finding.params:
+        if param.name.startswith("*"):
+            continue
+        shape = tensor_shape(config, param.name, words, layout, rotary_tables, batched_positions)
+        scalar = scalar_value(config, param.name, words)
+        annotation = (param.annotation or "").lower()
+        if is_length(param.name) and annotation in ("", "int"):
+            args.append(InputArg(param.name, None, None, case_variable=TOKEN_DIM))
+            said.append(f"{param.name}={TOKEN_DIM} (a token count: the case's {TOKEN_DIM})")
+        elif shape is not None and ("tensor" in annotation or not annotation):
+            dims, dtype, high, why = shape
+            positive = is_quant_scale(param.name, words)
+            args.append(InputArg(param.name, dims, dtype, high, positive=positive))
+            sizes = ", ".join(str(d) for d in dims)
+            said.append(f"{param.name} [{sizes}] {dtype} ({why})")
+        elif scalar is not None and not finding.entry:
+            args.append(InputArg(param.name, None, None, value=scalar.value))
+            said.append(f"{param.name}={scalar.value!r} ({scalar.because})")
+        elif scalar is not None:
+            continue  # a method's scalar with a default keeps it
+        elif param.default is None:
+            raise InputsUnknown(
+                f"cannot infer inputs for {finding.name}: --model-config {config.name} does not "
+                f"say what argument `{param.name}` of {finding.qualname} is; add it to "
+                "`inputs:` of its .kbot.yml target"
+            )
+    if not args:
+        raise InputsUnknown(
+            f"cannot infer inputs for {finding.name}: no tensor argument of {finding.qualname} "
+            f"is one --model-config {config.name} can size; add `inputs:` to its .kbot.yml target"
+        )
+    cases = tuple(options.cases)
+    check_case_variables(args, cases, finding)
+    init_args, init_names = init_arguments(finding, init)
+    source = f"--model-config {config.name}: " + "; ".join(said)
+    return InputPlan(tuple(args), init_args, init_names, cases, source)
+
+
+def _axis_like(default: str | None) -> bool:
+    """A default of -3 ... 1 names an axis or a flag, never a model width."""
+    try:
+        value = ast.literal_eval(default) if default is not None else None
+    except (ValueError, SyntaxError):
+        return False
+    return isinstance(value, int) and not isinstance(value, bool) and -3 <= value <= 1
