@@ -25,8 +25,9 @@ def import_file(path: str | Path, prefix: str = "kbot_problem") -> ModuleType:
     try:
         spec.loader.exec_module(module)
     finally:
-        if sys.path and sys.path[0] == str(path.parent):
-            sys.path.pop(0)
+        # Ours is the first entry of that folder, also after the problem put its own first.
+        if str(path.parent) in sys.path:
+            sys.path.remove(str(path.parent))
     return module
 
 

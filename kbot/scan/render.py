@@ -112,8 +112,11 @@ def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt
                 f"_ROOT = {str(location.sys_path)!r}  # where the target's package imports from"
             )
         lines += [
-            "if _ROOT not in sys.path:",
-            "    sys.path.insert(0, _ROOT)",
+            "# First on the path, also when it is there already: a file beside this problem (one",
+            "# named like the target's module) must not shadow the module imported below.",
+            "if _ROOT in sys.path:",
+            "    sys.path.remove(_ROOT)",
+            "sys.path.insert(0, _ROOT)",
             "",
         ]
         name = finding.qualname.split(".")[0]
