@@ -4,7 +4,9 @@ At decode sizes a 128k-column log_softmax has 1-64 rows, so one program per row 
 of the GPU idle. Here a row is cut into SPLITS chunks: `_<op>_partials_kernel` reduces each
 chunk to a partial (a sum, a max, or an online-softmax (max, sum) pair) in a small fp32
 workspace; `_<op>_kernel` combines the row's partials (SPLITS values, in registers) and
-writes its chunk of the outputs. Two launches, no atomics, deterministic.
+writes its chunk of the outputs. A reduction over another's result (a variance over the
+mean, as LayerNorm/GroupNorm take it) gets a pass of its own between the two, which first
+combines the earlier partials. One launch per pass, no atomics, deterministic.
 """
 
 from __future__ import annotations
@@ -26,27 +28,25 @@ from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
 
 def splittable(schedule: Schedule) -> bool:
-    fused = {p.sum_node for p in schedule.online}
-    return all(r.level == 1 or r.node in fused for r in schedule.reductions)
+    """Every reduction combines from partials: sums, means, maxima, minima and softmax's
+    (max, sum) pairs, at any depth (a variance's mean of squared deviations is a second stage)."""
+    return all(r.kind in COMBINE for r in schedule.reductions)
 
 
-def _partials(schedule: Schedule) -> list[tuple[str, object, str]]:
-    """(workspace name, reduction node, combine kind) for every partial the kernels trade."""
+def _partials(schedule: Schedule) -> list[tuple[str, object, str, int]]:
+    """(workspace name, reduction node, combine kind, stage) for every partial the kernels
+    trade, in the order they are combined. A reduction's stage is its level (a softmax's sum
+    is taken in its max's stage, in the same pass)."""
     out = []
     fused = {p.sum_node for p in schedule.online}
     online = {p.max_node: p for p in schedule.online}
-    for red in schedule.reductions:
+    for red in sorted(schedule.reductions, key=lambda r: r.level):
         if red.node in fused:
             continue
-        out.append((f"{red.node.name}_partial", red.node, red.kind))
+        out.append((f"{red.node.name}_partial", red.node, red.kind, red.level))
         if red.node in online:
-            out.append(
-                (
-                    f"{online[red.node].sum_node.name}_partial",
-                    online[red.node].sum_node,
-                    "online_sum",
-                )
-            )
+            pair = online[red.node]
+            out.append((f"{pair.sum_node.name}_partial", pair.sum_node, "online_sum", red.level))
     return out
 
 
@@ -69,6 +69,119 @@ def _end_loop(body: KernelBody) -> None:
     body.forget()
 
 
+_FINISH = {"sum": "tl.sum", "mean": "tl.sum", "max": "tl.max", "min": "tl.min"}
+
+
+def _combine(body: KernelBody, schedule: Schedule, partials: list, row_index) -> None:
+    """Loads each row's SPLITS partials of `partials` and combines them into the row's values
+    (`body.precomputed`), for the code after it to use."""
+    body.emit("splits = tl.arange(0, SPLITS)[None, :]")
+    loaded = {}
+    for name, node, kind, _ in partials:
+        neutral = "0.0" if kind in ("sum", "mean", "online_sum") else NEUTRAL[kind]
+        offset, _ = body.offset(name, (row_index_flat(), Ix("splits")))
+        var = body.fresh(f"{name}s")
+        body.emit(f"{var} = tl.load({name}_ptr + {offset}, mask=row_mask, other={neutral})")
+        loaded[node] = var
+    for _name, node, kind, _ in partials:
+        var = body.fresh(node.name)
+        if kind == "online_sum":
+            pair = next(p for p in schedule.online if p.sum_node is node)
+            m_parts, m_row = loaded[pair.max_node], body.precomputed[pair.max_node]
+            body.emit("# Each chunk's sum was taken at its own max: rescale to the row max.")
+            body.emit(
+                f"{var} = tl.sum(tl.where({m_parts} == float('-inf'), 0.0, "
+                f"{loaded[node]} * tl.exp({m_parts} - {m_row})), axis=1, keep_dims=True)"
+            )
+        else:
+            expr = f"{_FINISH[kind]}({loaded[node]}, axis=1, keep_dims=True)"
+            body.emit(f"{var} = {expr} / n_cols" if kind == "mean" else f"{var} = {expr}")
+        body.precomputed[node] = var
+
+
+def _stage_kernel(
+    traced: TracedProblem,
+    schedule: Schedule,
+    sizes: SizeNames,
+    op: str,
+    partials: list,
+    stage: int,
+    extern_args: dict[str, str],
+    gpu_math: bool,
+) -> KernelSource:
+    """Program (row, split) reduces its chunk to the partials of `stage`, after combining the
+    row's partials of the stages before it (a variance's pass needs the row's mean)."""
+    online = {p.max_node: p for p in schedule.online}
+    earlier = [p for p in partials if p[3] < stage]
+    mine = [p for p in partials if p[3] == stage]
+    body = KernelBody(traced, sizes)
+    body.extern_args.update(extern_args)
+    body.gpu_math = gpu_math
+    for name, _, _, _ in earlier + mine:
+        body.tensor_arg(f"workspace:{name}", name, 2)
+    row_index = emit_row_indices(body, schedule)
+    full = full_index(schedule, row_index, body)
+    body.reserve("split", "col_begin", "col_end", "chunk", "splits")
+    if earlier:
+        _combine(body, schedule, earlier, row_index)
+    _chunk_bounds(body)
+    nodes = {n for _, n, _, _ in mine}
+    accs = {}
+    for red in schedule.reductions:
+        if red.node not in nodes or any(p.sum_node is red.node for p in schedule.online):
+            continue
+        acc = body.fresh(f"{red.node.name}_acc")
+        body.emit(f"{acc} = tl.full([ROWS, BLOCK_N], {NEUTRAL[red.kind]}, tl.float32)")
+        accs[red.node] = acc
+        if red.node in online:
+            total = body.fresh(f"{online[red.node].sum_node.name}_acc")
+            body.emit(f"{total} = tl.zeros([ROWS, BLOCK_N], dtype=tl.float32)")
+            accs[online[red.node].sum_node] = total
+    body.eviction = "evict_last"  # the next pass reads this chunk again
+    _chunk_loop(body)
+    for red in schedule.reductions:
+        if red.node not in accs or any(p.sum_node is red.node for p in schedule.online):
+            continue
+        x = body.value(red.node.args[0], full)
+        body.comment_source(red.node)
+        if red.node in online:
+            online_step(body, online[red.node], accs[red.node], accs[online[red.node].sum_node], x)
+        else:
+            masked = f"tl.where(mask, {x}, {NEUTRAL[red.kind]})"
+            body.emit(
+                f"{accs[red.node]} = {COMBINE[red.kind].format(acc=accs[red.node], x=masked)}"
+            )
+    _end_loop(body)
+    chunk_max = {}
+    split_ix = Ix("split")
+    for name, node, kind, _ in mine:
+        var = body.fresh(name)
+        if kind == "online_sum":
+            m_acc = accs[next(p.max_node for p in schedule.online if p.sum_node is node)]
+            body.emit(
+                f"{var} = tl.sum(tl.where({m_acc} == float('-inf'), 0.0, "
+                f"{accs[node]} * tl.exp({m_acc} - {chunk_max[m_acc]})), axis=1, keep_dims=True)"
+            )
+        else:
+            body.emit(f"{var} = {_FINISH[kind]}({accs[node]}, axis=1, keep_dims=True)")
+            chunk_max[accs[node]] = var
+        offset, _ = body.offset(name, (row_index_flat(), split_ix))
+        body.emit(f"tl.store({name}_ptr + {offset}, {var}, mask=row_mask)")
+    last = max(p[3] for p in partials)
+    suffix = "" if last == 1 else f"_{stage}"
+    after = "the row's partials of earlier passes combined, " if earlier else ""
+    return KernelSource(
+        name=f"_{op}_partials{suffix}_kernel",
+        doc=(
+            f"{op}, step {stage}: {after}program (row, split) reduces columns "
+            "[split*chunk, +chunk) to partials."
+        ),
+        body=body,
+        leading=[("n_rows", "n_rows"), ("n_cols", "n_cols"), ("chunk", "chunk")],
+        constexprs=["ROWS", "BLOCK_N", "SPLITS"] if earlier else ["ROWS", "BLOCK_N"],
+    )
+
+
 def emit_split(
     traced: TracedProblem,
     schedule: Schedule,
@@ -82,117 +195,45 @@ def emit_split(
     gpu_math: bool = False,
 ) -> Emitted:
     if not splittable(schedule):
-        raise Unsupported("a reduction that depends on another (other than softmax's max/sum)")
+        raise Unsupported("a reduction that does not combine from partials (an index or a scan)")
     partials = _partials(schedule)
-    online = {p.max_node: p for p in schedule.online}
-    split_ix = Ix("split")
+    stages = sorted({p[3] for p in partials})
+    kernels = [
+        _stage_kernel(traced, schedule, sizes, op, partials, stage, extern_args or {}, gpu_math)
+        for stage in stages
+    ]
 
-    # Kernel 1: each (row, split) program reduces its chunk to partials.
-    first = KernelBody(traced, sizes)
-    first.extern_args.update(extern_args or {})
-    first.gpu_math = gpu_math
-    for name, _, _ in partials:
-        first.tensor_arg(f"workspace:{name}", name, 2)
-    row_index = emit_row_indices(first, schedule)
-    full = full_index(schedule, row_index, first)
-    first.reserve("split", "col_begin", "col_end", "chunk")
-    _chunk_bounds(first)
-    accs = {}
-    for red in schedule.reductions:
-        if red.node not in {n for _, n, _ in partials}:
-            continue
-        acc = first.fresh(f"{red.node.name}_acc")
-        first.emit(f"{acc} = tl.full([ROWS, BLOCK_N], {NEUTRAL[red.kind]}, tl.float32)")
-        accs[red.node] = acc
-        if red.node in online:
-            total = first.fresh(f"{online[red.node].sum_node.name}_acc")
-            first.emit(f"{total} = tl.zeros([ROWS, BLOCK_N], dtype=tl.float32)")
-            accs[online[red.node].sum_node] = total
-    first.eviction = "evict_last"  # step 2 reads this chunk again
-    _chunk_loop(first)
-    for red in schedule.reductions:
-        if red.node not in accs or any(p.sum_node is red.node for p in schedule.online):
-            continue
-        x = first.value(red.node.args[0], full)
-        first.comment_source(red.node)
-        if red.node in online:
-            online_step(first, online[red.node], accs[red.node], accs[online[red.node].sum_node], x)
-        else:
-            masked = f"tl.where(mask, {x}, {NEUTRAL[red.kind]})"
-            first.emit(
-                f"{accs[red.node]} = {COMBINE[red.kind].format(acc=accs[red.node], x=masked)}"
-            )
-    _end_loop(first)
-    finish = {"sum": "tl.sum", "mean": "tl.sum", "max": "tl.max", "min": "tl.min"}
-    chunk_max = {}
-    for name, node, kind in partials:
-        var = first.fresh(name)
-        if kind == "online_sum":
-            m_acc = accs[next(p.max_node for p in schedule.online if p.sum_node is node)]
-            m_chunk = chunk_max[m_acc]
-            first.emit(
-                f"{var} = tl.sum(tl.where({m_acc} == float('-inf'), 0.0, "
-                f"{accs[node]} * tl.exp({m_acc} - {m_chunk})), axis=1, keep_dims=True)"
-            )
-        else:
-            first.emit(f"{var} = {finish[kind]}({accs[node]}, axis=1, keep_dims=True)")
-            chunk_max[accs[node]] = var
-        offset, mask = first.offset(name, (row_index_flat(), split_ix))
-        first.emit(f"tl.store({name}_ptr + {offset}, {var}, mask=row_mask)")
-    partial_kernel = KernelSource(
-        name=f"_{op}_partials_kernel",
-        doc=f"{op}, step 1: program (row, split) reduces columns [split*chunk, +chunk) to partials.",
-        body=first,
-        leading=[("n_rows", "n_rows"), ("n_cols", "n_cols"), ("chunk", "chunk")],
-        constexprs=["ROWS", "BLOCK_N"],
-    )
-
-    # Kernel 2: combine the row's partials, then write this program's chunk of the outputs.
-    second = KernelBody(traced, sizes)
-    second.extern_args.update(extern_args or {})
-    second.gpu_math = gpu_math
-    names = register_outputs(second, schedule)
-    for name, _, _ in partials:
-        second.tensor_arg(f"workspace:{name}", name, 2)
-    row_index = emit_row_indices(second, schedule)
-    full = full_index(schedule, row_index, second)
-    second.reserve("split", "col_begin", "col_end", "chunk", "splits")
-    second.emit("splits = tl.arange(0, SPLITS)[None, :]")
-    loaded = {}
-    for name, node, kind in partials:
-        neutral = "0.0" if kind in ("sum", "mean", "online_sum") else NEUTRAL[kind]
-        offset, _ = second.offset(name, (row_index_flat(), Ix("splits")))
-        var = second.fresh(f"{name}s")
-        second.emit(f"{var} = tl.load({name}_ptr + {offset}, mask=row_mask, other={neutral})")
-        loaded[node] = var
-    for _name, node, kind in partials:
-        var = second.fresh(node.name)
-        if kind == "online_sum":
-            pair = next(p for p in schedule.online if p.sum_node is node)
-            m_parts, m_row = loaded[pair.max_node], second.precomputed[pair.max_node]
-            second.emit("# Each chunk's sum was taken at its own max: rescale to the row max.")
-            second.emit(
-                f"{var} = tl.sum(tl.where({m_parts} == float('-inf'), 0.0, "
-                f"{loaded[node]} * tl.exp({m_parts} - {m_row})), axis=1, keep_dims=True)"
-            )
-        else:
-            expr = f"{finish[kind]}({loaded[node]}, axis=1, keep_dims=True)"
-            second.emit(f"{var} = {expr} / n_cols" if kind == "mean" else f"{var} = {expr}")
-        second.precomputed[node] = var
-    _chunk_bounds(second)
+    # The last kernel: combine the row's partials, then write this program's chunk of outputs.
+    final = KernelBody(traced, sizes)
+    final.extern_args.update(extern_args or {})
+    final.gpu_math = gpu_math
+    names = register_outputs(final, schedule)
+    for name, _, _, _ in partials:
+        final.tensor_arg(f"workspace:{name}", name, 2)
+    row_index = emit_row_indices(final, schedule)
+    full = full_index(schedule, row_index, final)
+    final.reserve("split", "col_begin", "col_end", "chunk", "splits")
+    _combine(final, schedule, partials, row_index)
+    _chunk_bounds(final)
     if any(kind == OutputKind.FULL for _, kind in schedule.outputs):
-        second.eviction = "evict_first"
-        _chunk_loop(second)
-        store_outputs(second, schedule, names, OutputKind.FULL, full, row_index)
-        _end_loop(second)
-        second.eviction = None
-    second.emit("# Per-row outputs are written once, by the row's first split.")
-    second.emit("row_mask = row_mask & (split == 0)")
-    store_outputs(second, schedule, names, OutputKind.ROW, full, row_index)
+        final.eviction = "evict_first"
+        _chunk_loop(final)
+        store_outputs(final, schedule, names, OutputKind.FULL, full, row_index)
+        _end_loop(final)
+        final.eviction = None
+    if any(kind == OutputKind.ROW for _, kind in schedule.outputs):
+        final.emit("# Per-row outputs are written once, by the row's first split.")
+        final.emit("if split == 0:")
+        final.indent += 1
+        store_outputs(final, schedule, names, OutputKind.ROW, full, row_index)
+        _end_loop(final)
     finish_kernel = KernelSource(
         name=f"_{op}_kernel",
-        doc=f"{op}, step 2: combine the row's partials, write columns [split*chunk, +chunk).",
-        body=second,
+        doc=(
+            f"{op}, step {len(stages) + 1}: combine the row's partials, write columns "
+            "[split*chunk, +chunk)."
+        ),
+        body=final,
         leading=[("n_rows", "n_rows"), ("n_cols", "n_cols"), ("chunk", "chunk")],
         constexprs=["ROWS", "BLOCK_N", "SPLITS"],
     )
@@ -200,13 +241,15 @@ def emit_split(
     launcher.append("# Chunks are whole BLOCK_N steps, so only the last one is ragged.")
     launcher.append("chunk = triton.cdiv(triton.cdiv(n_cols, SPLITS), BLOCK_N) * BLOCK_N")
     device = next(g.arg_name for g in traced.inputs if g.is_tensor)
-    for name, _, _ in partials:
+    for name, _, _, _ in partials:
         launcher.append(
             f"{name} = torch.empty((n_rows, SPLITS), dtype=torch.float32, device={device}.device)"
         )
     launcher.append("grid = (n_rows, SPLITS)")
     consts = {"ROWS": "1", "BLOCK_N": "BLOCK_N"}
-    launcher += partial_kernel.launch("grid", consts, "NUM_WARPS")
+    for kernel, stage in zip(kernels, stages):
+        extra = {"SPLITS": "SPLITS"} if stage > stages[0] else {}
+        launcher += kernel.launch("grid", {**consts, **extra}, "NUM_WARPS")
     launcher += finish_kernel.launch("grid", {**consts, "SPLITS": "SPLITS"}, "NUM_WARPS")
     tunables = [
         Tunable("SPLITS", splits, "programs per row (a power of two): fills the GPU at few rows"),
@@ -220,9 +263,11 @@ def emit_split(
         "block_n": block_n,
         "num_warps": num_warps,
     }
+    if len(stages) > 1:
+        params["passes"] = len(stages) + 1
     if gpu_math:
         params["gpu_math"] = True
-    return Emitted([partial_kernel, finish_kernel], launcher, tunables, params)
+    return Emitted([*kernels, finish_kernel], launcher, tunables, params)
 
 
 def row_index_flat() -> Ix:
