@@ -20,6 +20,7 @@ from kbot.propose.codegen.lowering import (
     FULL_REDUCTIONS,
     ONE_PASS_ONLY,
     REDUCTIONS,
+    SCANS,
     VIEW_OPS,
     shape_of,
 )
@@ -242,12 +243,13 @@ def _reduction_schedule(
 ) -> Schedule:
     first = reductions[0]
     iter_shape = shape_of(first.args[0])
-    rank = len(iter_shape)
     dims: set[tuple[int, ...]] = set()
+    scans_only = all(REDUCTIONS[r.target] in SCANS for r in reductions)
     for red in reductions:
-        if not _same_shape(shape_of(red.args[0]), iter_shape):
+        # Scans are checked against their tile below: they may differ along the scanned dim.
+        if not scans_only and not _same_shape(shape_of(red.args[0]), iter_shape):
             raise Unsupported("reductions over tensors of different shapes")
-        dims.add(_reduced_dims(red, rank))
+        dims.add(_reduced_dims(red, len(shape_of(red.args[0]))))
         # argmax/argmin return int64 indices of a floating-point input.
         reduced = red.args[0] if REDUCTIONS[red.target] in ARG_REDUCTIONS else red
         if dtype_of(reduced) not in FLOAT_TYPES:
@@ -256,6 +258,8 @@ def _reduction_schedule(
         raise Unsupported("reductions over different dims")
     col_dims = dims.pop()
     col_dim = col_dims[-1]
+    if scans_only:
+        iter_shape = _scan_tile(traced, [shape_of(r.args[0]) for r in reductions], col_dim)
     levels: dict[torch.fx.Node, int] = {}
     for node in nodes:
         below = max((levels.get(a, 0) for a in node.all_input_nodes), default=0)
@@ -285,6 +289,28 @@ def _reduction_schedule(
         online=_online_softmax_pairs(records),
         red_dims=col_dims if len(col_dims) > 1 else (),
     )
+
+
+def _scan_tile(traced: TracedProblem, scan_shapes: list[tuple], dim: int) -> tuple:
+    """The tile of a schedule whose reductions are all scans: the outputs' shape where it
+    differs from the scans' only along the scanned dim (`cat([zeros, cumsum(x[:, :-1])])`,
+    an exclusive cumsum, is one column wider than its scan), else the first scan's shape.
+    Scans are computed at the index their reader asks (scans.py), so the tile must cover
+    every column a reader stores and every column of every scan."""
+    out_shapes = [shape_of(out) for out in traced.outputs]
+    tile = scan_shapes[0]
+    if not any(_same_shape(shape, tile) for shape in out_shapes) and all(
+        _same_shape(shape, out_shapes[0]) for shape in out_shapes
+    ):
+        tile = out_shapes[0]
+    for shape in scan_shapes:
+        if len(shape) != len(tile) or not all(
+            SizeNames.same(a, b) for d, (a, b) in enumerate(zip(shape, tile)) if d != dim
+        ):
+            raise Unsupported("scans over tensors of different shapes")
+        if _numel_hint(shape[dim : dim + 1]) > _numel_hint(tile[dim : dim + 1]):
+            raise Unsupported("a scan longer than the output it is read for (a sliced scan)")
+    return tile
 
 
 def _numel_hint(shape: tuple) -> int:
