@@ -274,7 +274,7 @@ def _reduction_schedule(
             outputs.append((out, OutputKind.FULL))
         elif _same_shape(shape, reduced) or _same_shape(shape, kept):
             outputs.append((out, OutputKind.ROW))
-        elif _numel_hint(shape) == _numel_hint(iter_shape):
+        elif _reshaped_full(out, iter_shape):
             # GroupNorm/InstanceNorm reduce a reshaped view ([N, G, C/G, H*W]) and return the
             # input's shape: the output is stored at the iteration index reshaped (rows.py).
             outputs.append((out, OutputKind.FULL))
@@ -311,6 +311,25 @@ def _scan_tile(traced: TracedProblem, scan_shapes: list[tuple], dim: int) -> tup
         if _numel_hint(shape[dim : dim + 1]) > _numel_hint(tile[dim : dim + 1]):
             raise Unsupported("a scan longer than the output it is read for (a sliced scan)")
     return tile
+
+
+def _reshaped_full(out: torch.fx.Node, iter_shape: tuple) -> bool:
+    """Whether `out` is the iteration shape reshaped: reached from an iteration-shaped value
+    through ops that keep its element count. Not a per-row value broadcast against a
+    parameter into as many elements ((B, 1) + (1, C, 1, 1) is (1, C, B, 1): B * C elements)."""
+    count = _numel_hint(shape_of(out))
+    todo, seen = [out], set()
+    while todo:
+        node = todo.pop()
+        if _same_shape(shape_of(node), iter_shape):
+            return True
+        seen.add(node)
+        todo += [
+            n
+            for n in node.all_input_nodes
+            if n not in seen and shape_of(n) and _numel_hint(shape_of(n)) == count
+        ]
+    return False
 
 
 def _numel_hint(shape: tuple) -> int:
