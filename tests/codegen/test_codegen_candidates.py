@@ -62,7 +62,6 @@ def test_unsupported_problem_is_skipped_with_a_reason(problem):
         "unsupported_conv_not_declared": "extern_ops=['conv2d']",
         "unsupported_argmax_wide": "argmax over 70000 columns",
         "unsupported_scan_sliced": "a scan read at column `2 + cols`",
-        "unsupported_row_min_broadcast": "neither the reduced nor the full shape",
     }[problem.stem]
     assert expected in outcome.skipped_reason
 

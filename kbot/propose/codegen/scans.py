@@ -23,7 +23,8 @@ import torch
 import torch.fx
 
 from kbot.propose.codegen.indexing import Ix, Lowering, shape_of
-from kbot.propose.codegen.trace import Unsupported
+from kbot.propose.codegen.sizes import SizeNames
+from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
 aten = torch.ops.aten
 
@@ -72,3 +73,33 @@ def _direction(body: Lowering, node: torch.fx.Node, ix: Ix, col: Ix) -> bool:
         f"{node.name}: a scan read at column `{ix.expr}` (codegen reads scans at i, i - k "
         "after a cat, or n - 1 - i through a flip)"
     )
+
+
+def scan_tile(traced: TracedProblem, scan_shapes: list[tuple], dim: int) -> tuple:
+    """The tile of a schedule whose reductions are all scans: the outputs' shape where it
+    differs from the scans' only along the scanned dim (`cat([zeros, cumsum(x[:, :-1])])`,
+    an exclusive cumsum, is one column wider than its scan), else the first scan's shape.
+    Scans are computed at the index their reader asks (scans.py), so the tile must cover
+    every column a reader stores and every column of every scan."""
+    out_shapes = [shape_of(out) for out in traced.outputs]
+    tile = scan_shapes[0]
+    if not any(_same(shape, tile) for shape in out_shapes) and all(
+        _same(shape, out_shapes[0]) for shape in out_shapes
+    ):
+        tile = out_shapes[0]
+    for shape in scan_shapes:
+        if len(shape) != len(tile) or not all(
+            SizeNames.same(a, b) for d, (a, b) in enumerate(zip(shape, tile)) if d != dim
+        ):
+            raise Unsupported("scans over tensors of different shapes")
+        if _hint(shape[dim]) > _hint(tile[dim]):
+            raise Unsupported("a scan longer than the output it is read for (a sliced scan)")
+    return tile
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(SizeNames.same(x, y) for x, y in zip(a, b))
+
+
+def _hint(size: object) -> int:
+    return int(size.node.hint) if isinstance(size, torch.SymInt) else int(size)

@@ -1,6 +1,7 @@
 """A per-row min broadcast against a per-channel bias: (B, 1) + (1, C, 1, 1) is (1, C, B, 1),
-as many elements as the (B, C) input but not a reshape of it. Storing it at the input's index
-reshaped (GroupNorm's way) would be wrong, so it is refused with a reason."""
+as many elements as the (B, C) input but not a reshape of it (stored at the input's index
+reshaped, GroupNorm's way, it was wrong). No reduction's tile covers it: the min is written to
+a buffer and a pointwise kernel over the output's shape adds the bias."""
 
 import torch
 import torch.nn as nn
