@@ -63,6 +63,7 @@ def test_unsupported_problem_is_skipped_with_a_reason(problem):
         "unsupported_data_loop": "on tensor values",
         "unsupported_conv_not_declared": "extern_ops=['conv2d']",
         "unsupported_argmax_wide": "argmax over 70000 columns",
+        "unsupported_scan_sliced": "a scan read at column `2 + cols`",
     }[problem.stem]
     assert expected in outcome.skipped_reason
 

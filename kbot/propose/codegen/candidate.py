@@ -45,7 +45,7 @@ def launcher_params(traced: TracedProblem, emitted: Emitted) -> tuple[list[str],
     return names, sources
 
 
-def _output_allocation(traced: TracedProblem, sizes: SizeNames, name: str, node) -> str:
+def output_allocation(traced: TracedProblem, sizes: SizeNames, name: str, node) -> str:
     shape = ", ".join(sizes.python(s) for s in shape_of(node))
     shape = f"({shape},)" if len(shape_of(node)) == 1 else f"({shape})"
     dtype = dtype_of(node)
@@ -114,7 +114,7 @@ def render_candidate(
     )
     launcher += [f"    {line}" for line in sizes.launcher_lines()]
     for name, (node, _) in zip(outs, schedule.outputs):
-        launcher.append(f"    {_output_allocation(traced, sizes, name, node)}")
+        launcher.append(f"    {output_allocation(traced, sizes, name, node)}")
     launcher += [f"    {line}" for line in emitted.launcher]
     result = ", ".join(outs)
     if traced.returns_tuple and len(outs) == 1:

@@ -8,9 +8,8 @@ whether each output is full-shaped or one value per row.
 
 from __future__ import annotations
 
-import enum
 import operator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import torch
 import torch.fx
@@ -20,73 +19,27 @@ from kbot.propose.codegen.lowering import (
     FULL_REDUCTIONS,
     ONE_PASS_ONLY,
     REDUCTIONS,
+    SCANS,
     VIEW_OPS,
     shape_of,
 )
 from kbot.propose.codegen.ops import FLOAT_TYPES, TL_DTYPES, dtype_of
+from kbot.propose.codegen.scans import scan_tile
+from kbot.propose.codegen.schedule import (
+    OnlineSoftmax,
+    OutputKind,
+    Reduction,
+    Schedule,
+    ScheduleKind,
+)
 from kbot.propose.codegen.sizes import SizeNames
+from kbot.propose.codegen.stages import materialized, needed
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
 aten = torch.ops.aten
 
 MATMULS = {aten.mm.default, aten.bmm.default}
 CONVOLUTIONS = {aten.convolution.default}
-
-
-class ScheduleKind(str, enum.Enum):
-    POINTWISE = "pointwise"
-    ROW_REDUCTION = "row_reduction"
-    MATMUL_EPILOGUE = "matmul_epilogue"
-
-
-class OutputKind(str, enum.Enum):
-    FULL = "full"  # the iteration shape
-    ROW = "row"  # one value per row (a reduced shape, keepdim or not)
-
-
-@dataclass(frozen=True)
-class Reduction:
-    node: torch.fx.Node
-    kind: str  # sum | mean | max | min | argmax | argmin | cumsum | cumprod
-    level: int  # 1 + the deepest reduction it depends on
-
-
-@dataclass(frozen=True)
-class OnlineSoftmax:
-    """`m = amax(x)` and `s = sum(exp(x - m))` computed in one pass (rescaling `s` as `m` grows)."""
-
-    max_node: torch.fx.Node
-    sum_node: torch.fx.Node
-    source: torch.fx.Node  # x
-
-
-@dataclass(frozen=True)
-class Schedule:
-    kind: ScheduleKind
-    iter_shape: tuple
-    col_dim: int
-    reductions: tuple[Reduction, ...] = ()
-    outputs: tuple[tuple[torch.fx.Node, OutputKind], ...] = ()
-    online: tuple[OnlineSoftmax, ...] = ()
-    matmul: torch.fx.Node | None = None  # computed by an extern call (extern=True) or tl.dot
-    extern: bool = False
-    # Outputs of different shapes: one pointwise sub-schedule (one kernel) per distinct shape.
-    groups: tuple[Schedule, ...] = ()
-    # A group's outputs keep the names the launcher gives them among all the outputs.
-    out_names: tuple[str, ...] = ()
-    # A reduction over several dims (LayerNorm over (C, H, W), a full sum): every reduced dim,
-    # ascending; the tile's columns run over them flattened and `col_dim` is the last of them.
-    red_dims: tuple[int, ...] = ()
-
-    @property
-    def col_dims(self) -> tuple[int, ...]:
-        """The dims the tile's columns run over, outermost first."""
-        return self.red_dims or (self.col_dim,)
-
-    @property
-    def levels(self) -> list[list[Reduction]]:
-        depth = max((r.level for r in self.reductions), default=0)
-        return [[r for r in self.reductions if r.level == k] for k in range(1, depth + 1)]
 
 
 _VIEW_LIKE = VIEW_OPS | {aten.split_with_sizes.default, aten.split.Tensor}
@@ -131,7 +84,7 @@ def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Sc
     if not matmuls:
         if not reductions:
             return [_pointwise_schedule(traced, allow_groups=True)]
-        return [_reduction_schedule(traced, nodes, reductions)]
+        return [_staged_reductions(traced, nodes, reductions)]
     if len(matmuls) > 1:
         raise Unsupported(f"{len(matmuls)} matmuls/convolutions in one forward")
     matmul = matmuls[0]
@@ -140,7 +93,7 @@ def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Sc
     if extern_declared(matmul, extern_ops):
         epilogue_nodes = [n for n in nodes if n not in _ancestors(matmul) and n is not matmul]
         if reductions:
-            base = _reduction_schedule(traced, epilogue_nodes, reductions)
+            base = _staged_reductions(traced, epilogue_nodes, reductions)
         else:
             base = _pointwise_schedule(traced)
         schedules.append(replace(base, matmul=matmul, extern=True))
@@ -237,17 +190,71 @@ def _same_shape(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(SizeNames.same(x, y) for x, y in zip(a, b))
 
 
+def _staged_reductions(
+    traced: TracedProblem, nodes: list[torch.fx.Node], reductions: list[torch.fx.Node]
+) -> Schedule:
+    """One row-reduction schedule, or, for reductions of reductions, one per stage (stages.py):
+    each stage writes its reductions to buffers that the later stages load. Where the outputs
+    fit no reduction's tile (a per-row value broadcast to another shape, pooled, or added to an
+    input of another shape), every reduction is written to a buffer and a pointwise kernel over
+    the outputs' shape loads them."""
+    try:
+        return _reduction_schedule(traced, nodes, reductions)
+    except Unsupported as exc:
+        first_reason = exc
+    for every in (False, True):
+        try:
+            return _stages(traced, nodes, reductions, set(reductions) if every else set())
+        except Unsupported:
+            continue
+    raise first_reason
+
+
+def _stages(
+    traced: TracedProblem,
+    nodes: list[torch.fx.Node],
+    reductions: list[torch.fx.Node],
+    every: set[torch.fx.Node],
+) -> Schedule:
+    plan = materialized(nodes, reductions, _reduction_key, every)
+    if not plan:
+        raise Unsupported("no reduction reads another's result")
+    written: set[torch.fx.Node] = set()
+    stages = []
+    for stage in plan:
+        stage_nodes = needed(tuple(stage), written, nodes)
+        stage_reductions = [n for n in stage_nodes if n.target in REDUCTIONS]
+        schedule = _reduction_schedule(
+            replace(traced, outputs=tuple(stage)), stage_nodes, stage_reductions
+        )
+        stages.append(replace(schedule, out_names=tuple(f"{n.name}_buf" for n in stage)))
+        written.update(stage)
+    final_nodes = needed(traced.outputs, written, nodes)
+    final_reductions = [n for n in final_nodes if n.target in REDUCTIONS]
+    if final_reductions:
+        final = _reduction_schedule(traced, final_nodes, final_reductions)
+    else:
+        final = _pointwise_schedule(traced)
+    return replace(final, stages=tuple(stages))
+
+
+def _reduction_key(red: torch.fx.Node) -> tuple:
+    shape = shape_of(red.args[0])
+    return tuple(_numel_hint((s,)) for s in shape), _reduced_dims(red, len(shape))
+
+
 def _reduction_schedule(
     traced: TracedProblem, nodes: list[torch.fx.Node], reductions: list[torch.fx.Node]
 ) -> Schedule:
     first = reductions[0]
     iter_shape = shape_of(first.args[0])
-    rank = len(iter_shape)
     dims: set[tuple[int, ...]] = set()
+    scans_only = all(REDUCTIONS[r.target] in SCANS for r in reductions)
     for red in reductions:
-        if not _same_shape(shape_of(red.args[0]), iter_shape):
+        # Scans are checked against their tile below: they may differ along the scanned dim.
+        if not scans_only and not _same_shape(shape_of(red.args[0]), iter_shape):
             raise Unsupported("reductions over tensors of different shapes")
-        dims.add(_reduced_dims(red, rank))
+        dims.add(_reduced_dims(red, len(shape_of(red.args[0]))))
         # argmax/argmin return int64 indices of a floating-point input.
         reduced = red.args[0] if REDUCTIONS[red.target] in ARG_REDUCTIONS else red
         if dtype_of(reduced) not in FLOAT_TYPES:
@@ -256,6 +263,8 @@ def _reduction_schedule(
         raise Unsupported("reductions over different dims")
     col_dims = dims.pop()
     col_dim = col_dims[-1]
+    if scans_only:
+        iter_shape = scan_tile(traced, [shape_of(r.args[0]) for r in reductions], col_dim)
     levels: dict[torch.fx.Node, int] = {}
     for node in nodes:
         below = max((levels.get(a, 0) for a in node.all_input_nodes), default=0)
@@ -270,7 +279,7 @@ def _reduction_schedule(
             outputs.append((out, OutputKind.FULL))
         elif _same_shape(shape, reduced) or _same_shape(shape, kept):
             outputs.append((out, OutputKind.ROW))
-        elif _numel_hint(shape) == _numel_hint(iter_shape):
+        elif _reshaped_full(out, iter_shape):
             # GroupNorm/InstanceNorm reduce a reshaped view ([N, G, C/G, H*W]) and return the
             # input's shape: the output is stored at the iteration index reshaped (rows.py).
             outputs.append((out, OutputKind.FULL))
@@ -285,6 +294,25 @@ def _reduction_schedule(
         online=_online_softmax_pairs(records),
         red_dims=col_dims if len(col_dims) > 1 else (),
     )
+
+
+def _reshaped_full(out: torch.fx.Node, iter_shape: tuple) -> bool:
+    """Whether `out` is the iteration shape reshaped: reached from an iteration-shaped value
+    through ops that keep its element count. Not a per-row value broadcast against a
+    parameter into as many elements ((B, 1) + (1, C, 1, 1) is (1, C, B, 1): B * C elements)."""
+    count = _numel_hint(shape_of(out))
+    todo, seen = [out], set()
+    while todo:
+        node = todo.pop()
+        if _same_shape(shape_of(node), iter_shape):
+            return True
+        seen.add(node)
+        todo += [
+            n
+            for n in node.all_input_nodes
+            if n not in seen and shape_of(n) and _numel_hint(shape_of(n)) == count
+        ]
+    return False
 
 
 def _numel_hint(shape: tuple) -> int:

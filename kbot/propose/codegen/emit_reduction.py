@@ -32,8 +32,6 @@ NEUTRAL = {
     "min": "float('inf')",
     "argmax": "float('-inf')",
     "argmin": "float('inf')",
-    "cumsum": "0.0",  # masked lanes sit after the row's last column: they reach no prefix
-    "cumprod": "1.0",
 }
 COMBINE = {
     "sum": "{acc} + {x}",
@@ -49,14 +47,10 @@ FINISH = {
     "min": "tl.min",
     "argmax": "tl.argmax",
     "argmin": "tl.argmin",
-    "cumsum": "tl.cumsum",
-    "cumprod": "tl.cumprod",
 }
 
 
 def _finish(red: Reduction, acc: str) -> str:
-    if red.kind in SCANS:  # full-shaped: the prefix at every column of the row
-        return f"{FINISH[red.kind]}({acc}, axis=1)"
     expr = f"{FINISH[red.kind]}({acc}, axis=1, keep_dims=True)"
     return f"{expr} / n_cols" if red.kind == "mean" else expr
 
@@ -127,8 +121,11 @@ def _one_pass(body: KernelBody, schedule: Schedule, names, full, row_index) -> N
     body.emit("cols = tl.arange(0, BLOCK_N)[None, :]")
     body.emit("col_mask = cols < n_cols")
     body.emit("mask = row_mask & col_mask")
+    body.scan_tile = full  # scans are computed where they are read, at this tile (scans.py)
     for level in schedule.levels:
         for red in level:
+            if red.kind in SCANS:
+                continue
             x = body.value(red.node.args[0], full)
             body.comment_source(red.node)
             var = body.fresh(red.node.name)

@@ -24,6 +24,7 @@ from kbot.propose.codegen.ops import (
     literal,
     supported,
 )
+from kbot.propose.codegen.scans import SCAN_FUNCTIONS, lower_scan
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
 from kbot.propose.codegen.views import POOLS, lower_avg_pool, lower_view
@@ -67,7 +68,8 @@ REDUCTIONS = {
     # The index of the first max/min (ties go to the lower index, as torch does): one pass only.
     aten.argmax.default: "argmax",
     aten.argmin.default: "argmin",
-    # Inclusive scans along one dim: full-shaped, so they ride the one-pass row schedule.
+    # Inclusive scans along one dim: full-shaped, computed in the one-pass row schedule where
+    # they are read (scans.py).
     aten.cumsum.default: "cumsum",
     aten.cumprod.default: "cumprod",
     **FULL_REDUCTIONS,
@@ -88,6 +90,7 @@ VIEW_OPS = {
     aten.slice.Tensor,
     aten.select.int,
     aten.cat.default,
+    aten.flip.default,
     aten.index.Tensor,
     aten.index_select.default,
     operator.getitem,
@@ -123,6 +126,8 @@ class KernelBody:
         # The GPU's math library where it saves ALU time at the same fp32 accuracy: tanh by
         # libdevice on the GPU, division by a scalar as a multiply by its reciprocal (ops.py).
         self.gpu_math = False
+        # The one-pass schedule's tile index: scans are computed where they are read (scans.py).
+        self.scan_tile: tuple[Ix, ...] | None = None
 
     def _evict(self, mask: str) -> str:
         # Only a row's own data: parameters shared by all rows (a weight) keep the default.
@@ -315,10 +320,14 @@ class KernelBody:
             return lower_avg_pool(self, node, idx)
         if target in _IDENTITY:
             return self.value(node.args[0], idx)
+        if target in SCAN_FUNCTIONS:
+            return lower_scan(self, node, idx)
         if target in REDUCTIONS:
             raise Unsupported(f"{target} feeds a value the schedule cannot reach")
         if target in _ARANGES:
             return self._arange(node, idx)
+        if target == aten.full_like.default:  # zeros_like(x): a constant, x is never read
+            return self.scalar(node.args[1])
         if not supported(target):
             raise Unsupported(f"op {getattr(target, '__name__', target)} has no Triton lowering")
         out_shape = shape_of(node)

@@ -19,6 +19,7 @@ from kbot.propose.codegen.emit_matmul import emit_extern, emit_gemm
 from kbot.propose.codegen.emit_pointwise import emit_pointwise
 from kbot.propose.codegen.emit_reduction import emit_reduction
 from kbot.propose.codegen.emit_split import emit_split, splittable
+from kbot.propose.codegen.emit_staged import emit_staged
 from kbot.propose.codegen.emit_tiled import emit_tiled_reduction
 from kbot.propose.codegen.emitted import Emitted
 from kbot.propose.codegen.groups import grouped_variants
@@ -71,6 +72,8 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         n_cols *= _hint(schedule.iter_shape[dim])
     if schedule.kind == ScheduleKind.MATMUL_EPILOGUE:
         return [_gemm(*tile) for tile in GEMM_TILES]
+    if schedule.stages:
+        return _with_extern(_staged(traced, schedule, spec), schedule, spec)
     if schedule.groups:
         widest = max(_hint(g.iter_shape[g.col_dim]) for g in schedule.groups)
         return grouped_variants(schedule, _pointwise_variants(widest))
@@ -81,7 +84,8 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         # Kinds that only the one-pass schedule carries may hold a wider row in registers.
         one_pass_only = any(r.kind in ONE_PASS_ONLY for r in schedule.reductions)
         widest = ONE_PASS_ONLY_MAX_COLS if one_pass_only else ONE_PASS_MAX_COLS
-        base = _reduction_variants(n_cols, splittable(schedule), middle, widest)
+        rowless = len(schedule.col_dims) == len(schedule.iter_shape)
+        base = _reduction_variants(n_cols, splittable(schedule), middle, widest, rowless)
         # The tiled schedule walks one reduced dim; several go through the row schedules.
         if middle and not schedule.red_dims:
             base = _with_tiled(base, schedule)
@@ -98,6 +102,29 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
     base = _with_decode_launch(base, schedule.kind == ScheduleKind.POINTWISE)
     if _uses_tanh(traced):
         base = _with_gpu_math(base)
+    return _with_extern(base, schedule, spec)
+
+
+def _staged(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -> list[Variant]:
+    """Reductions of reductions (emit_staged.py): the earlier stages by their first variant,
+    the last stage by each of its variants."""
+    stage_emits = [variants_for(traced, stage, spec)[0].emit for stage in schedule.stages]
+    last = replace(schedule, stages=(), extern=False)
+    count = len(schedule.stages) + 1
+    return [
+        replace(
+            v,
+            label=f"{count} stages, the last {v.label}",
+            emit=lambda t, s, z, op, ext=None, v=v, **kw: emit_staged(
+                t, s, z, op, stage_emits, v.emit, ext, **kw
+            ),
+        )
+        for v in variants_for(traced, last, spec)
+    ]
+
+
+def _with_extern(base: list[Variant], schedule: Schedule, spec: ProblemSpec) -> list[Variant]:
+    """With a declared extern op, each variant runs it in the launcher first (emit_extern)."""
     if not schedule.extern:
         return base
     extern_ops = spec.options.extern_ops
@@ -241,8 +268,14 @@ SPLIT_CHOICES = ((32, 2048, 4), (128, 1024, 4))
 
 
 def _reduction_variants(
-    n_cols: int, can_split: bool, middle: bool, one_pass_max: int = ONE_PASS_MAX_COLS
+    n_cols: int,
+    can_split: bool,
+    middle: bool,
+    one_pass_max: int = ONE_PASS_MAX_COLS,
+    rowless: bool = False,
 ) -> list[Variant]:
+    """`rowless`: every dim is reduced (one row), so one row per program: a value loaded at
+    no row index is `[1, BLOCK_N]`, which a `[ROWS, BLOCK_N]` mask does not fit."""
     width = _pow2(n_cols)
     choices: list[tuple[int, int | None, int]] = []
     if middle and width <= 64:
@@ -256,6 +289,8 @@ def _reduction_variants(
     for block, warps in ((4096, 8), (2048, 4), (8192, 16)):
         if block < width:
             choices.append((1, block, warps))
+    if rowless:
+        choices = [(1, block, warps) for _, block, warps in choices]
     out = []
     for rows, block, warps in dict.fromkeys(choices):
         label = f"{'one pass' if block is None else f'looped b{block}'} r{rows} w{warps}"

@@ -1,8 +1,9 @@
 """View ops as index rewrites: no data moves, the consumer's index is mapped to the producer's.
 
 `x[..., :d]`, `x.chunk(2, -1)`, `x[..., ::2]`, `unsqueeze`, `expand`, `permute`, `view`
-(splitting and merging dims), `cat` (a `tl.where` over the pieces, each read with a shifted,
-bounds-guarded index) and `src[idx]` (gather: the index tensor is loaded and used as an index).
+(splitting and merging dims), `flip` (index `n - 1 - i`), `cat` (a `tl.where` over the pieces,
+each read with a shifted, bounds-guarded index) and `src[idx]` (gather: the index tensor is
+loaded and used as an index).
 """
 
 from __future__ import annotations
@@ -104,12 +105,38 @@ def lower_view(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
         return body.value(src, reshape_index(body, in_shape, shape_of(node), idx))
     if target == aten.cat.default:
         return _cat(body, node, idx)
+    if target == aten.flip.default:
+        new = list(idx)
+        for d in {_dim(d, len(in_shape)) for d in args[1]}:
+            new[d] = flip_index(idx[d], body.size(in_shape[d]))
+        return body.value(src, tuple(new))
     if target == aten.index.Tensor:
         return _gather(body, node, idx, node.args[1])
     if target == aten.index_select.default:
         dim = _dim(args[1], len(in_shape))
         return _gather(body, node, idx, [None] * dim + [args[2]])
     raise Unsupported(f"view op {target}")
+
+
+def flip_index(ix: Ix, size: str) -> Ix:
+    """`size - 1 - i`; flipping a flipped index gives the index back (`x.flip(d).flip(d)`)."""
+    prefix = f"{size} - 1 - "
+    rest = ix.expr[len(prefix) :] if ix.expr.startswith(prefix) else ""
+    if rest and (_p(rest) == rest or _one_group(rest)):
+        return Ix(rest[1:-1] if _one_group(rest) else rest, ix.guards, ix.wide)
+    return Ix(f"{prefix}{_p(ix.expr)}", ix.guards, ix.wide)
+
+
+def _one_group(expr: str) -> bool:
+    """Whether `expr` is one parenthesised group, `(a - b)` but not `(a) * (b)`."""
+    if not (expr.startswith("(") and expr.endswith(")")):
+        return False
+    depth = 0
+    for k, char in enumerate(expr):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and k < len(expr) - 1:
+            return False
+    return True
 
 
 def _split_piece(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:

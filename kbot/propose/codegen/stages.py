@@ -1,0 +1,83 @@
+"""Reductions of reductions: which values to write to a buffer so each kernel reduces one shape.
+
+`x.mean(dim=2)` then a softmax over channels, `sum(dim=1)` then `max`, GroupNorm then a mean
+over every dim: the second reduction reads the first one's result, a tensor of another shape,
+so no one tile walks both. Such a forward runs as stages: a reduction that a later reduction of
+another shape (or over other dims) depends on is *materialized*, computed by a kernel of its own
+into a buffer, and later kernels load it like an input (`KernelBody.extern_args`). Reductions
+of one shape and dims that depend only on earlier buffers share a stage (GroupNorm's mean and
+variance). This module only plans: which nodes each stage computes; classify.py builds each
+stage's schedule and emit_staged.py chains the kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+import torch.fx
+
+
+def materialized(
+    nodes: list[torch.fx.Node],
+    reductions: list[torch.fx.Node],
+    key: Callable,
+    every: set[torch.fx.Node] = frozenset(),  # type: ignore[assignment]
+) -> list[list[torch.fx.Node]]:
+    """The reductions to write to buffers, grouped into stages in launch order: a reduction is
+    materialized when a reduction with another `key` (input shape and reduced dims) depends on
+    it, or when it is in `every` (the outputs fit no reduction's tile). A stage holds
+    reductions of one key whose other materialized inputs are all in earlier stages (those of
+    its own key that it reads are computed earlier in the same kernel)."""
+    keys: dict[torch.fx.Node, Hashable] = {r: key(r) for r in reductions}
+    chosen = [
+        r for r in reductions if r in every or any(keys[d] != keys[r] for d in _downstream(r, keys))
+    ]
+    stages: list[list[torch.fx.Node]] = []
+    remaining = list(chosen)
+    while remaining:
+        first = next(r for r in remaining if not (_upstream(r) & set(remaining)))
+        stage = [first]
+        grown = True
+        while grown:  # a softmax's max and sum: one stage, two levels of one kernel
+            grown = False
+            for r in remaining:
+                if r not in stage and keys[r] == keys[first]:
+                    if (_upstream(r) & set(remaining)) <= set(stage):
+                        stage.append(r)
+                        grown = True
+        stages.append([r for r in remaining if r in stage])
+        remaining = [r for r in remaining if r not in stage]
+    return stages
+
+
+def needed(
+    outputs: tuple[torch.fx.Node, ...], stop: set[torch.fx.Node], nodes: list[torch.fx.Node]
+) -> list[torch.fx.Node]:
+    """The compute nodes (of `nodes`, in graph order) that `outputs` depend on, not looking
+    past `stop` (buffers an earlier stage writes, an extern op's result)."""
+    seen: set[torch.fx.Node] = set()
+    todo = list(outputs)
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if node not in stop or node in outputs:
+            todo += [n for n in node.all_input_nodes if n not in seen and n not in stop]
+    return [n for n in nodes if n in seen and (n not in stop or n in outputs)]
+
+
+def _upstream(node: torch.fx.Node) -> set[torch.fx.Node]:
+    seen: set[torch.fx.Node] = set()
+    todo = list(node.all_input_nodes)
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo += n.all_input_nodes
+    return seen
+
+
+def _downstream(node: torch.fx.Node, keys: dict) -> list:
+    """The reductions (keys of `keys`) that depend on `node`."""
+    return [r for r in keys if r is not node and node in _upstream(r)]
