@@ -17,7 +17,11 @@ import collections
 import contextlib
 import dataclasses
 import io
+import sys
 from pathlib import Path
+
+# The kbot of this checkout, not an installed copy (a worktree measures its own code).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def coverage(folder: Path, extern_ops: tuple[str, ...] | None) -> dict[str, str]:
