@@ -2,8 +2,9 @@
 
 Copies the op (its class minus the device fast paths and dispatch, or its function minus
 decorators) and what it reads from its module: imports of outside packages, constants,
-helper functions. Anything else (a relative import, a base class's method, a class of the
-package) cannot be copied faithfully, and the error says so instead of guessing.
+helper functions, classes of that module (the op's own base classes among them). Anything else
+(a relative import, a method of a base class from elsewhere, a class of the package) cannot be
+copied faithfully, and the error says so instead of guessing.
 """
 
 from __future__ import annotations
@@ -67,17 +68,22 @@ def rebuild_reference(
         body=[strip_compile(n, imports, compile_names) for n in tree.body], type_ignores=[]
     )
     defs = _ModuleDefs(tree, package_roots, finding.file)
-    if finding.entry:
-        cls = _find(tree, finding.qualname, ast.ClassDef)
-        body, free = _class_source(cls, finding)
-        name = REFERENCE_CLASS
-    else:
+    if not finding.entry:
         func = _find(tree, finding.qualname, (ast.FunctionDef, ast.AsyncFunctionDef))
-        body = _without_decorators(func)
-        free = free_names(func)
-        name = func.name
-    helpers = defs.resolve(free - {name})
-    return Rebuilt("\n\n".join([*helpers, body]) + "\n", name)
+        helpers = defs.resolve(free_names(func) - {func.name})
+        return Rebuilt("\n\n".join([*helpers, _without_decorators(func)]) + "\n", func.name)
+    cls = _find(tree, finding.qualname, ast.ClassDef)
+    try:
+        body, free = _class_source(cls, finding, defs, keep_bases=True)
+        helpers = defs.resolve(free - {REFERENCE_CLASS})
+    except RebuildError:
+        if not _local_bases(cls, defs):
+            raise
+        # A base that cannot be copied (it reads the package) is dropped, as for a base from
+        # elsewhere; the smoke run then shows whether the op needed it.
+        body, free = _class_source(cls, finding, defs, keep_bases=False)
+        helpers = defs.resolve(free - {REFERENCE_CLASS})
+    return Rebuilt("\n\n".join([*helpers, body]) + "\n", REFERENCE_CLASS)
 
 
 def _find(tree: ast.Module, qualname: str, kind) -> ast.AST:
@@ -115,10 +121,29 @@ def _is_super_init(stmt: ast.stmt) -> bool:
     return isinstance(func, ast.Attribute) and func.attr == "__init__"
 
 
-def _class_source(cls: ast.ClassDef, finding: Finding) -> tuple[str, set[str]]:
-    methods = {
-        n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
+def _local_bases(cls: ast.ClassDef, defs: _ModuleDefs) -> list[ast.ClassDef]:
+    """The classes of the op's own module that `cls` derives from, nearest first, recursively."""
+    out: list[ast.ClassDef] = []
+    for base in cls.bases:
+        node = defs.defs.get(base.id) if isinstance(base, ast.Name) else None
+        if isinstance(node, ast.ClassDef) and node not in out:
+            out += [node, *(b for b in _local_bases(node, defs) if b not in out)]
+    return out
+
+
+def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    return {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _class_source(
+    cls: ast.ClassDef, finding: Finding, defs: _ModuleDefs, keep_bases: bool
+) -> tuple[str, set[str]]:
+    methods = _methods(cls)
+    # A base class of the same module (a rotary variant over its module's base rotary) is
+    # copied whole, and the op's class keeps deriving from it: its __init__ sets state the op
+    # reads, and its methods are the op's.
+    local = _local_bases(cls, defs) if keep_bases else []
+    inherited_methods = {name for base in local for name in _methods(base)}
     if finding.entry not in methods:
         raise RebuildError(
             f"{finding.qualname}.{finding.entry} is inherited; copy it into the class or make the module importable"
@@ -147,21 +172,23 @@ def _class_source(cls: ast.ClassDef, finding: Finding) -> tuple[str, set[str]]:
         and node.value.id == "self"
     }
     # `self.act(x)` where __init__ set `self.act = nn.GELU()` calls an attribute, not a method.
-    inherited = sorted(called - set(methods) - assigned - _MODULE_METHODS)
+    inherited = sorted(called - set(methods) - inherited_methods - assigned - _MODULE_METHODS)
     if inherited:
         raise RebuildError(
             f"{finding.qualname} calls self.{inherited[0]}(), defined in a base class; "
             "make the module importable so the problem can import the op"
         )
     init = methods.get("__init__")
-    parts = [f"class {REFERENCE_CLASS}(nn.Module):"]
-    free: set[str] = set()
+    bases = ", ".join(ast.unparse(b) for b in cls.bases) if local else "nn.Module"
+    parts = [f"class {REFERENCE_CLASS}({bases}):"]
+    free: set[str] = {ast.unparse(b).split(".")[0] for b in cls.bases} if local else set()
     if init is not None:
         copy = ast.parse(ast.unparse(init)).body[0]
         copy.decorator_list = []
-        copy.body = [ast.parse("super().__init__()").body[0]] + [
-            s for s in copy.body if not _is_super_init(s)
-        ]
+        if not local:  # the base is dropped: only nn.Module's own __init__ is left to call
+            copy.body = [ast.parse("super().__init__()").body[0]] + [
+                s for s in copy.body if not _is_super_init(s)
+            ]
         parts.append(_indent(ast.unparse(copy)))
         free |= free_names(init)
     else:
@@ -194,6 +221,17 @@ def _walk_code(node: ast.AST):
                 continue
             children = value if isinstance(value, list) else [value]
             stack.extend(c for c in children if isinstance(c, ast.AST))
+
+
+def _decorator_names(node: ast.AST) -> set[str]:
+    """Names the decorators inside a copied class read (`functools.lru_cache`, a property)."""
+    return {
+        child.id
+        for inner in ast.walk(node)
+        for decorator in getattr(inner, "decorator_list", [])
+        for child in ast.walk(decorator)
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load)
+    } - _BUILTINS
 
 
 def free_names(node: ast.AST) -> set[str]:
@@ -263,9 +301,13 @@ class _ModuleDefs:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 out.insert(0, self._import_line(node, name))
             elif isinstance(node, ast.ClassDef):
-                raise RebuildError(
-                    f"{self.file}: the op uses class `{name}` of its module; make the module importable"
-                )
+                if node.decorator_list:
+                    raise RebuildError(
+                        f"{self.file}: the op uses the decorated class `{name}` of its module; "
+                        "make the module importable"
+                    )
+                out.append(ast.unparse(node))
+                pending.extend(sorted((free_names(node) | _decorator_names(node)) - done))
             else:
                 text = (
                     _without_decorators(node)

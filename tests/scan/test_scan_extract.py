@@ -171,6 +171,36 @@ def test_rebuilt_problems_reproduce_the_ops(standalone_tree, tmp_path, run_probl
     assert "SQRT_2_OVER_PI = math.sqrt" in source and "def _tanh_gelu" in source
 
 
+def test_a_rebuilt_op_keeps_the_base_class_of_its_module(
+    standalone_tree, tmp_path, run_problem, import_from
+):
+    # The base's __init__ builds the table the op reads: dropping the base (as a base from
+    # another module is dropped) left `self.table` unset, lmdeploy's NTK rotary's `self.base`.
+    hint = TargetHint(
+        "inherit.py::ScaledTable",
+        name="scaled_table",
+        init={"width": 16, "base": 10.0, "scale": 0.5},
+        inputs={"x": {"shape": ("T", 16), "dtype": "float32"}},
+    )
+    _, emitted = _emit(standalone_tree, tmp_path, [hint])
+    problem = emitted["scaled_table"]
+    assert problem.status == EmitStatus.EMITTED and problem.mode == "rebuilt", problem.message
+    assert "class _Table(nn.Module)" in problem.path.read_text()
+    import sys
+    import types
+
+    sys.modules["kbot_fixture_missing_dependency"] = types.ModuleType(
+        "kbot_fixture_missing_dependency"
+    )
+    try:
+        original = import_from(standalone_tree, "inherit").ScaledTable(16, 10.0, 0.5)
+    finally:
+        del sys.modules["kbot_fixture_missing_dependency"]
+    _, _, model, case_inputs = run_problem(problem.path)
+    for inputs in case_inputs:
+        assert _same(model(*inputs), original(*inputs))
+
+
 def test_rebuild_fails_clearly_on_package_imports(standalone_tree, tmp_path):
     hint = TargetHint(
         "pkg/uses_relative.py::doubled_exp",
