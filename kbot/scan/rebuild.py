@@ -90,10 +90,11 @@ def _find(tree: ast.Module, qualname: str, kind) -> ast.AST:
     scope: list[ast.stmt] = tree.body
     node = None
     for part in qualname.split("."):
+        # The last definition of the name: the one an import binds.
         node = next(
             (
                 n
-                for n in scope
+                for n in reversed(scope)
                 if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
                 and n.name == part
             ),
@@ -122,12 +123,16 @@ def _is_super_init(stmt: ast.stmt) -> bool:
 
 
 def _local_bases(cls: ast.ClassDef, defs: _ModuleDefs) -> list[ast.ClassDef]:
-    """The classes of the op's own module that `cls` derives from, nearest first, recursively."""
+    """The classes of the op's own module that `cls` derives from, nearest first, each once
+    (a module may rebind a class name to a class deriving from the name's previous class)."""
     out: list[ast.ClassDef] = []
-    for base in cls.bases:
-        node = defs.defs.get(base.id) if isinstance(base, ast.Name) else None
-        if isinstance(node, ast.ClassDef) and node not in out:
-            out += [node, *(b for b in _local_bases(node, defs) if b not in out)]
+    pending = [cls]
+    while pending:
+        for base in pending.pop(0).bases:
+            node = defs.defs.get(base.id) if isinstance(base, ast.Name) else None
+            if isinstance(node, ast.ClassDef) and node is not cls and node not in out:
+                out.append(node)
+                pending.append(node)
     return out
 
 
@@ -301,10 +306,14 @@ class _ModuleDefs:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 out.insert(0, self._import_line(node, name))
             elif isinstance(node, ast.ClassDef):
-                if node.decorator_list:
+                if node.decorator_list or any(
+                    isinstance(b, ast.Name) and b.id == name for b in node.bases
+                ):
+                    # A decorator's effect, or the earlier binding a rebound name derives from
+                    # (`class Impl(Impl, nn.Module)` over an imported Impl), is not copied.
                     raise RebuildError(
-                        f"{self.file}: the op uses the decorated class `{name}` of its module; "
-                        "make the module importable"
+                        f"{self.file}: the op uses class `{name}` of its module, decorated or "
+                        "deriving from an earlier class of that name; make the module importable"
                     )
                 out.append(ast.unparse(node))
                 pending.extend(sorted((free_names(node) | _decorator_names(node)) - done))

@@ -304,3 +304,38 @@ def test_problems_carry_no_machines_path_and_import_from_any_checkout(engine_tre
     assert lost.returncode != 0
     assert "no checkout holding engine/layers/norm.py" in lost.stderr
     assert "set KBOT_REPO" in lost.stderr
+
+
+def test_a_class_name_rebound_to_its_own_subclass_does_not_recurse():
+    # `class Op(Op)` rebinds the name to a subclass of the previous Op (lmdeploy does this):
+    # the bases are walked once each, and the copy is the last definition, as imported.
+    from kbot.scan.findings import Finding, Kind
+    from kbot.scan.rebuild import rebuild_reference
+
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Op(nn.Module):\n"
+        "    def forward(self, x):\n        return x\n\n\nclass Op(Op):\n"
+        "    def forward(self, x):\n        return x * 2\n"
+    )
+    finding = Finding("m.py", 10, "Op", Kind.CONFIG_TARGET, "forward", "", ())
+    rebuilt = rebuild_reference(source, finding, set())
+    namespace: dict = {}
+    exec(compile("import torch\nfrom torch import nn\n" + rebuilt.source, "m", "exec"), namespace)
+    assert torch.equal(namespace[rebuilt.callable_name]()(torch.ones(2)), torch.full((2,), 2.0))
+
+
+def test_a_base_that_derives_from_an_earlier_class_of_its_name_is_not_copied():
+    # lmdeploy: `class Impl(Impl, nn.Module)` over an Impl imported from the package. The copy
+    # cannot reach the package's Impl, so the base is dropped as before (the smoke run then
+    # shows whether the op needed it), never copied with a base it cannot define.
+    from kbot.scan.findings import Finding, Kind
+    from kbot.scan.rebuild import rebuild_reference
+
+    source = (
+        "from torch import nn\nfrom pkg.base import Impl\n\n\nclass Impl(Impl, nn.Module):\n"
+        "    def __init__(self, k):\n        super().__init__()\n        self.k = k\n\n\n"
+        "class Scaled(Impl):\n    def forward(self, x):\n        return x * 3\n"
+    )
+    finding = Finding("m.py", 11, "Scaled", Kind.CONFIG_TARGET, "forward", "", ())
+    rebuilt = rebuild_reference(source, finding, {"pkg"})
+    assert "class Impl" not in rebuilt.source and "class _Reference(nn.Module)" in rebuilt.source
