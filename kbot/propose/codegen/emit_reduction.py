@@ -74,6 +74,7 @@ def emit_reduction(
     names = register_outputs(body, schedule)
     row_index = emit_row_indices(body, schedule)
     full = full_index(schedule, row_index, body)
+    body.row_tile = full
     if block_n is None:
         _one_pass(body, schedule, names, full, row_index)
     else:

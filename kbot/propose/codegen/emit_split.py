@@ -121,6 +121,7 @@ def _stage_kernel(
         body.tensor_arg(f"workspace:{name}", name, 2)
     row_index = emit_row_indices(body, schedule)
     full = full_index(schedule, row_index, body)
+    body.row_tile = full
     body.reserve("split", "col_begin", "col_end", "chunk", "splits")
     if earlier:
         _combine(body, schedule, earlier, row_index)
@@ -212,6 +213,7 @@ def emit_split(
         final.tensor_arg(f"workspace:{name}", name, 2)
     row_index = emit_row_indices(final, schedule)
     full = full_index(schedule, row_index, final)
+    final.row_tile = full
     final.reserve("split", "col_begin", "col_end", "chunk", "splits")
     _combine(final, schedule, partials, row_index)
     _chunk_bounds(final)

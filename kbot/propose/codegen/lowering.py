@@ -128,6 +128,9 @@ class KernelBody:
         self.gpu_math = False
         # The one-pass schedule's tile index: scans are computed where they are read (scans.py).
         self.scan_tile: tuple[Ix, ...] | None = None
+        # The row schedules' tile index: a reduction's per-row value is that row's only, so a
+        # read at another row (through a flip, a shift or a slice across rows) is refused.
+        self.row_tile: tuple[Ix, ...] | None = None
 
     def _evict(self, mask: str) -> str:
         # Only a row's own data: parameters shared by all rows (a weight) keep the default.
@@ -249,6 +252,15 @@ class KernelBody:
         if not isinstance(node, torch.fx.Node):
             return self.scalar(node)
         if node in self.precomputed:
+            if self.row_tile is not None and node.target in REDUCTIONS:
+                # A digit of a reshape (GroupNorm reads its group's statistics at
+                # `(i1 * size_1 + c) // size_1`, which is i1) is the same row rewritten.
+                home = {ix.expr for ix in self.row_tile} | {ZERO.expr}
+                if any(ix.expr not in home and not ix.origin for ix in idx):
+                    raise Unsupported(
+                        f"{node.name}: a reduction read at another row than the tile's (a "
+                        "flip, shift or slice across rows)"
+                    )
             return self.precomputed[node]
         val = node.meta.get("val")
         if isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
