@@ -1,9 +1,13 @@
 import json
+import sys
+import types
 
 import torch
 
 from kbot.scan import ScanOptions, TargetHint, scan
 from kbot.scan.extract import EmitStatus, emit_problems
+from kbot.scan.findings import Finding, Kind
+from kbot.scan.rebuild import rebuild_reference
 
 X64 = {"x": {"shape": ("T", "hidden_size"), "dtype": "float32"}}
 CASES = ({"T": 1}, {"T": 5})
@@ -108,6 +112,17 @@ def test_imported_problems_reproduce_the_ops(engine_tree, tmp_path, run_problem,
     assert {p["name"] for p in index["problems"]} >= set(emitted)
 
 
+def _import_stubbed(import_from, tree, module: str):
+    """A standalone fixture module, imported with its missing dependency stubbed."""
+    sys.modules["kbot_fixture_missing_dependency"] = types.ModuleType(
+        "kbot_fixture_missing_dependency"
+    )
+    try:
+        return import_from(tree, module)
+    finally:
+        del sys.modules["kbot_fixture_missing_dependency"]
+
+
 def test_rebuilt_problems_reproduce_the_ops(standalone_tree, tmp_path, run_problem, import_from):
     hints = [
         TargetHint(
@@ -145,16 +160,7 @@ def test_rebuilt_problems_reproduce_the_ops(standalone_tree, tmp_path, run_probl
             and "kbot_fixture_missing_dependency" in emitted[name].message
         )
     # The originals, with the missing dependency stubbed, to compare against.
-    import sys
-    import types
-
-    sys.modules["kbot_fixture_missing_dependency"] = types.ModuleType(
-        "kbot_fixture_missing_dependency"
-    )
-    try:
-        ops = import_from(standalone_tree, "ops")
-    finally:
-        del sys.modules["kbot_fixture_missing_dependency"]
+    ops = _import_stubbed(import_from, standalone_tree, "ops")
     originals = {
         "gelu": ops.GeluTanhAndMul(3.0),
         "rms": ops.ScaledRMSNorm(24),
@@ -186,16 +192,7 @@ def test_a_rebuilt_op_keeps_the_base_class_of_its_module(
     problem = emitted["scaled_table"]
     assert problem.status == EmitStatus.EMITTED and problem.mode == "rebuilt", problem.message
     assert "class _Table(nn.Module)" in problem.path.read_text()
-    import sys
-    import types
-
-    sys.modules["kbot_fixture_missing_dependency"] = types.ModuleType(
-        "kbot_fixture_missing_dependency"
-    )
-    try:
-        original = import_from(standalone_tree, "inherit").ScaledTable(16, 10.0, 0.5)
-    finally:
-        del sys.modules["kbot_fixture_missing_dependency"]
+    original = _import_stubbed(import_from, standalone_tree, "inherit").ScaledTable(16, 10.0, 0.5)
     _, _, model, case_inputs = run_problem(problem.path)
     for inputs in case_inputs:
         assert _same(model(*inputs), original(*inputs))
@@ -306,19 +303,22 @@ def test_problems_carry_no_machines_path_and_import_from_any_checkout(engine_tre
     assert "set KBOT_REPO" in lost.stderr
 
 
+def _rebuilt(source: str, qualname: str, package_roots: frozenset = frozenset()):
+    """`qualname`'s forward rebuilt from a module's `source`, as a config target names it."""
+    finding = Finding("m.py", 1, qualname, Kind.CONFIG_TARGET, "forward", "", ())
+    return rebuild_reference(source, finding, set(package_roots))
+
+
 def test_a_class_name_rebound_to_its_own_subclass_does_not_recurse():
     # `class Op(Op)` rebinds the name to a subclass of the previous Op (lmdeploy does this):
     # the bases are walked once each, and the copy is the last definition, as imported.
-    from kbot.scan.findings import Finding, Kind
-    from kbot.scan.rebuild import rebuild_reference
 
     source = (
         "import torch\nfrom torch import nn\n\n\nclass Op(nn.Module):\n"
         "    def forward(self, x):\n        return x\n\n\nclass Op(Op):\n"
         "    def forward(self, x):\n        return x * 2\n"
     )
-    finding = Finding("m.py", 10, "Op", Kind.CONFIG_TARGET, "forward", "", ())
-    rebuilt = rebuild_reference(source, finding, set())
+    rebuilt = _rebuilt(source, "Op")
     namespace: dict = {}
     exec(compile("import torch\nfrom torch import nn\n" + rebuilt.source, "m", "exec"), namespace)
     assert torch.equal(namespace[rebuilt.callable_name]()(torch.ones(2)), torch.full((2,), 2.0))
@@ -328,14 +328,11 @@ def test_a_base_that_derives_from_an_earlier_class_of_its_name_is_not_copied():
     # lmdeploy: `class Impl(Impl, nn.Module)` over an Impl imported from the package. The copy
     # cannot reach the package's Impl, so the base is dropped as before (the smoke run then
     # shows whether the op needed it), never copied with a base it cannot define.
-    from kbot.scan.findings import Finding, Kind
-    from kbot.scan.rebuild import rebuild_reference
 
     source = (
         "from torch import nn\nfrom pkg.base import Impl\n\n\nclass Impl(Impl, nn.Module):\n"
         "    def __init__(self, k):\n        super().__init__()\n        self.k = k\n\n\n"
         "class Scaled(Impl):\n    def forward(self, x):\n        return x * 3\n"
     )
-    finding = Finding("m.py", 11, "Scaled", Kind.CONFIG_TARGET, "forward", "", ())
-    rebuilt = rebuild_reference(source, finding, {"pkg"})
+    rebuilt = _rebuilt(source, "Scaled", package_roots={"pkg"})
     assert "class Impl" not in rebuilt.source and "class _Reference(nn.Module)" in rebuilt.source

@@ -33,7 +33,7 @@ from kbot.propose.codegen.schedule import (
     ScheduleKind,
 )
 from kbot.propose.codegen.sizes import SizeNames
-from kbot.propose.codegen.stages import materialized, needed
+from kbot.propose.codegen.stages import ancestors, materialized, needed
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
 aten = torch.ops.aten
@@ -91,7 +91,8 @@ def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Sc
     schedules: list[Schedule] = []
     reasons: list[str] = []
     if extern_declared(matmul, extern_ops):
-        epilogue_nodes = [n for n in nodes if n not in _ancestors(matmul) and n is not matmul]
+        upstream = ancestors(matmul)
+        epilogue_nodes = [n for n in nodes if n not in upstream and n is not matmul]
         if reductions:
             base = _staged_reductions(traced, epilogue_nodes, reductions)
         else:
@@ -134,17 +135,6 @@ def conv_name(conv: torch.fx.Node) -> str:
     rank = len(shape_of(conv)) - 2
     transposed = len(conv.args) > 6 and bool(conv.args[6])
     return f"conv_transpose{rank}d" if transposed else f"conv{rank}d"
-
-
-def _ancestors(node: torch.fx.Node) -> set[torch.fx.Node]:
-    seen: set[torch.fx.Node] = set()
-    stack = list(node.all_input_nodes)
-    while stack:
-        n = stack.pop()
-        if n not in seen:
-            seen.add(n)
-            stack += n.all_input_nodes
-    return seen
 
 
 def _pointwise_schedule(traced: TracedProblem, allow_groups: bool = False) -> Schedule:

@@ -11,6 +11,10 @@ combines the earlier partials. One launch per pass, no atomics, deterministic.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import torch.fx
+
 from kbot.propose.codegen.classify import OutputKind, Schedule
 from kbot.propose.codegen.emit_reduction import COMBINE, NEUTRAL, online_step
 from kbot.propose.codegen.emitted import Emitted, Tunable
@@ -33,20 +37,30 @@ def splittable(schedule: Schedule) -> bool:
     return all(r.kind in COMBINE for r in schedule.reductions)
 
 
-def _partials(schedule: Schedule) -> list[tuple[str, object, str, int]]:
-    """(workspace name, reduction node, combine kind, stage) for every partial the kernels
-    trade, in the order they are combined. A reduction's stage is its level (a softmax's sum
-    is taken in its max's stage, in the same pass)."""
+class Partial(NamedTuple):
+    """One reduction's per-chunk partial in its fp32 workspace."""
+
+    name: str  # the workspace
+    node: torch.fx.Node  # the reduction
+    kind: str  # how partials combine: sum | mean | max | min | online_sum
+    stage: int  # the pass that writes it: the reduction's level
+
+
+def _partials(schedule: Schedule) -> list[Partial]:
+    """Every partial the kernels trade, in the order they are combined. A softmax's sum is
+    taken in its max's stage, in the same pass."""
     out = []
     fused = {p.sum_node for p in schedule.online}
     online = {p.max_node: p for p in schedule.online}
     for red in sorted(schedule.reductions, key=lambda r: r.level):
         if red.node in fused:
             continue
-        out.append((f"{red.node.name}_partial", red.node, red.kind, red.level))
+        out.append(Partial(f"{red.node.name}_partial", red.node, red.kind, red.level))
         if red.node in online:
             pair = online[red.node]
-            out.append((f"{pair.sum_node.name}_partial", pair.sum_node, "online_sum", red.level))
+            out.append(
+                Partial(f"{pair.sum_node.name}_partial", pair.sum_node, "online_sum", red.level)
+            )
     return out
 
 
@@ -72,7 +86,7 @@ def _end_loop(body: KernelBody) -> None:
 _FINISH = {"sum": "tl.sum", "mean": "tl.sum", "max": "tl.max", "min": "tl.min"}
 
 
-def _combine(body: KernelBody, schedule: Schedule, partials: list, row_index) -> None:
+def _combine(body: KernelBody, schedule: Schedule, partials: list[Partial], row_index) -> None:
     """Loads each row's SPLITS partials of `partials` and combines them into the row's values
     (`body.precomputed`), for the code after it to use."""
     body.emit("splits = tl.arange(0, SPLITS)[None, :]")
@@ -104,7 +118,7 @@ def _stage_kernel(
     schedule: Schedule,
     sizes: SizeNames,
     op: str,
-    partials: list,
+    partials: list[Partial],
     stage: int,
     extern_args: dict[str, str],
     gpu_math: bool,
@@ -112,13 +126,13 @@ def _stage_kernel(
     """Program (row, split) reduces its chunk to the partials of `stage`, after combining the
     row's partials of the stages before it (a variance's pass needs the row's mean)."""
     online = {p.max_node: p for p in schedule.online}
-    earlier = [p for p in partials if p[3] < stage]
-    mine = [p for p in partials if p[3] == stage]
+    earlier = [p for p in partials if p.stage < stage]
+    mine = [p for p in partials if p.stage == stage]
     body = KernelBody(traced, sizes)
     body.extern_args.update(extern_args)
     body.gpu_math = gpu_math
-    for name, _, _, _ in earlier + mine:
-        body.tensor_arg(f"workspace:{name}", name, 2)
+    for part in earlier + mine:
+        body.tensor_arg(f"workspace:{part.name}", part.name, 2)
     row_index = emit_row_indices(body, schedule)
     full = full_index(schedule, row_index, body)
     body.row_tile = full
@@ -126,7 +140,7 @@ def _stage_kernel(
     if earlier:
         _combine(body, schedule, earlier, row_index)
     _chunk_bounds(body)
-    nodes = {n for _, n, _, _ in mine}
+    nodes = {part.node for part in mine}
     accs = {}
     for red in schedule.reductions:
         if red.node not in nodes or any(p.sum_node is red.node for p in schedule.online):
@@ -168,7 +182,7 @@ def _stage_kernel(
             chunk_max[accs[node]] = var
         offset, _ = body.offset(name, (row_index_flat(), split_ix))
         body.emit(f"tl.store({name}_ptr + {offset}, {var}, mask=row_mask)")
-    last = max(p[3] for p in partials)
+    last = max(p.stage for p in partials)
     suffix = "" if last == 1 else f"_{stage}"
     after = "the row's partials of earlier passes combined, " if earlier else ""
     return KernelSource(
@@ -198,7 +212,7 @@ def emit_split(
     if not splittable(schedule):
         raise Unsupported("a reduction that does not combine from partials (an index or a scan)")
     partials = _partials(schedule)
-    stages = sorted({p[3] for p in partials})
+    stages = sorted({p.stage for p in partials})
     kernels = [
         _stage_kernel(traced, schedule, sizes, op, partials, stage, extern_args or {}, gpu_math)
         for stage in stages
@@ -209,8 +223,8 @@ def emit_split(
     final.extern_args.update(extern_args or {})
     final.gpu_math = gpu_math
     names = register_outputs(final, schedule)
-    for name, _, _, _ in partials:
-        final.tensor_arg(f"workspace:{name}", name, 2)
+    for part in partials:
+        final.tensor_arg(f"workspace:{part.name}", part.name, 2)
     row_index = emit_row_indices(final, schedule)
     full = full_index(schedule, row_index, final)
     final.row_tile = full
@@ -243,9 +257,9 @@ def emit_split(
     launcher.append("# Chunks are whole BLOCK_N steps, so only the last one is ragged.")
     launcher.append("chunk = triton.cdiv(triton.cdiv(n_cols, SPLITS), BLOCK_N) * BLOCK_N")
     device = next(g.arg_name for g in traced.inputs if g.is_tensor)
-    for name, _, _, _ in partials:
+    for part in partials:
         launcher.append(
-            f"{name} = torch.empty((n_rows, SPLITS), dtype=torch.float32, device={device}.device)"
+            f"{part.name} = torch.empty((n_rows, SPLITS), dtype=torch.float32, device={device}.device)"
         )
     launcher.append("grid = (n_rows, SPLITS)")
     consts = {"ROWS": "1", "BLOCK_N": "BLOCK_N"}

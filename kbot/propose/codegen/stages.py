@@ -35,14 +35,14 @@ def materialized(
     stages: list[list[torch.fx.Node]] = []
     remaining = list(chosen)
     while remaining:
-        first = next(r for r in remaining if not (_upstream(r) & set(remaining)))
+        first = next(r for r in remaining if not (ancestors(r) & set(remaining)))
         stage = [first]
         grown = True
         while grown:  # a softmax's max and sum: one stage, two levels of one kernel
             grown = False
             for r in remaining:
                 if r not in stage and keys[r] == keys[first]:
-                    if (_upstream(r) & set(remaining)) <= set(stage):
+                    if (ancestors(r) & set(remaining)) <= set(stage):
                         stage.append(r)
                         grown = True
         stages.append([r for r in remaining if r in stage])
@@ -67,7 +67,8 @@ def needed(
     return [n for n in nodes if n in seen and (n not in stop or n in outputs)]
 
 
-def _upstream(node: torch.fx.Node) -> set[torch.fx.Node]:
+def ancestors(node: torch.fx.Node) -> set[torch.fx.Node]:
+    """Every node `node` depends on, directly or not."""
     seen: set[torch.fx.Node] = set()
     todo = list(node.all_input_nodes)
     while todo:
@@ -80,4 +81,4 @@ def _upstream(node: torch.fx.Node) -> set[torch.fx.Node]:
 
 def _downstream(node: torch.fx.Node, keys: dict) -> list:
     """The reductions (keys of `keys`) that depend on `node`."""
-    return [r for r in keys if r is not node and node in _upstream(r)]
+    return [r for r in keys if r is not node and node in ancestors(r)]
