@@ -11,6 +11,9 @@
 #   bash bench/device_run.sh redteam       # tests/evaluate/test_redteam.py on the GPU
 #   bash bench/device_run.sh soak          # bench/evaluator_soak.py (SOAK_RESUME=log continues)
 #   bash bench/device_run.sh isolation     # bench/startup_cost.py + bench/isolation_cost.py
+#   bash bench/device_run.sh real-repos    # bench/real_repos.py --run over .device/ext.tgz
+#       (the checkouts, carried; never committed), resumed from .device/rr-work (RR_ONLY,
+#       RR_BUDGET, RR_LIMIT)
 #
 # GPU_WORKERS (default 3: the gpu tests' files side by side), PER_TEST (default 300 s: a hanging
 # test's own limit, where pytest-timeout is installed), LIMIT (default 560 s: `tests`' whole limit), WORKERS (default 12) and DIST (default loadfile; worksteal spreads one slow file's tests, such
@@ -150,6 +153,25 @@ isolation)
     timeout 120 python3 bench/startup_cost.py --device cuda 2>&1 | tee "$OUT/startup.md"
     timeout 400 python3 bench/isolation_cost.py --device cuda --repeats 1 --batch 6 2>&1 \
         | tee "$OUT/isolation.md" | tail -8
+    ;;
+real-repos)
+    # kbot's children must not import a stale copy: the tree's kbot comes first on PYTHONPATH.
+    mkdir -p /tmp/ext .device/rr-work
+    tar -C /tmp/ext -xzf .device/ext.tgz
+    python3 bench/real_repos.py --ext /tmp/ext --work "$PWD/.device/rr-work" --run --resume \
+        --budget "${RR_BUDGET:-30}" --time-limit "${RR_LIMIT:-500}" ${RR_ONLY:+--only "$RR_ONLY"} \
+        --out "$OUT/real_repos.md" --json "$OUT/real_repos.json" > "$OUT/real_repos.log" 2>&1
+    echo "real_repos exit $?"
+    # $OUT comes back two folders deep at most: one flat folder of logs and PR bodies.
+    mkdir -p "$OUT/rr"
+    for d in .device/rr-work/*/; do
+        name=$(basename "$d")
+        cp "$d/run.log" "$OUT/rr/$name-run.log" 2> /dev/null
+        for body in "$d"kbot/publish/*/pr_body.md; do
+            [ -f "$body" ] && cp "$body" "$OUT/rr/$name-$(basename "$(dirname "$body")").md"
+        done
+    done
+    sed -n '/^| repo/,/^$/p' "$OUT/real_repos.md"
     ;;
 *)
     echo "unknown part: $part" >&2

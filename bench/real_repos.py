@@ -19,10 +19,12 @@ import os
 import platform
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
 import yaml
+from real_repos_run import run_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = """
@@ -78,7 +80,9 @@ def _scan_args(entry: dict, path: Path, problems: Path) -> list[str]:
     return args
 
 
-def measure(entry: dict, ext: Path, work: Path, run: bool) -> dict:
+def measure(entry: dict, ext: Path, work: Path, run: dict | None) -> dict:
+    """The scan's counts and each problem's first case; with `run` (run_stage's keywords),
+    the GPU stage too."""
     repo = ext / entry["name"]
     row: dict = {"name": entry["name"], "repo": entry["repo"], "commit": entry["commit"]}
     commit_file = repo / ".kbot-commit"
@@ -105,28 +109,9 @@ def measure(entry: dict, ext: Path, work: Path, run: bool) -> dict:
     probes = {p["name"]: _probe(Path(p["path"]), repo) for p in emitted}
     row["runs"] = sum(1 for v in probes.values() if v == "ok")
     row["probe_failures"] = [(name, why) for name, why in probes.items() if why != "ok"]
-    if run:
-        args = ["run", str(path), "--dry-run", "--json", "--work-dir", str(work / entry["name"])]
-        args += _scan_args(entry, path, problems)[3:5] if entry.get("model_config") else []
-        if entry.get("config"):
-            args += ["--config", str(ROOT / entry["config"])]
-        done = _kbot(args, repo, 3600)
-        row["run"] = _run_counts(done)
+    if run is not None:
+        row["run"] = run_stage(entry, ext, work, ROOT, _this_tree(), **run)
     return row
-
-
-def _run_counts(done: subprocess.CompletedProcess) -> dict:
-    try:
-        data = json.loads(done.stdout)["data"]
-    except (json.JSONDecodeError, KeyError):
-        return {"error": f"run exit {done.returncode}: {_last_line(done.stderr)}"}
-    targets = data.get("targets", [])
-    return {
-        "accepted": sum(1 for t in targets if t.get("accepted")),
-        "drafted": sum(1 for t in targets if t.get("pr") or t.get("published")),
-        "failures": [(t.get("name"), t.get("stage"), t.get("reason")) for t in targets
-                     if not (t.get("pr") or t.get("published"))],
-    }  # fmt: skip
 
 
 def _skip_class(message: str) -> str:
@@ -142,11 +127,43 @@ def _skip_class(message: str) -> str:
     return message.split(":")[0][:60]
 
 
+def _run_cells(counts: dict) -> list:
+    if not counts:
+        return ["not reached"] * 4
+    if "error" in counts:
+        return [counts["error"][:80], "—", "—", "—"]
+    drafts = counts.get("drafts", [])
+    passed = sum(1 for d in drafts if d["parity"] == "passed")
+    modules = [m for d in drafts for m in d["modules"].values()]
+    imports = sum(1 for m in modules if not m.startswith("fails"))
+    late = "" if counts.get("finished") else " (stopped at the time limit)"
+    return [f"{counts['accepted']}{late}", len(drafts), f"{passed} of {len(drafts)}",
+            f"{imports} of {len(modules)}"]  # fmt: skip
+
+
+def _run_details(row: dict) -> list[str]:
+    counts = row.get("run") or {}
+    lines = []
+    for t in counts.get("targets", []):
+        if t["stage"] != "published":
+            lines.append(f"- {row['name']} `{t['op']}`: stopped at {t['stage']}: {t['result']}; "
+                         f"{t['detail'][:300]}")  # fmt: skip
+    for d in counts.get("drafts", []):
+        if d["parity"] != "passed":
+            lines.append(f"- {row['name']} `{d['op']}`: parity test in the patched checkout: "
+                         f"{d['parity']}")  # fmt: skip
+        for module, state in d["modules"].items():
+            if state.startswith("fails"):
+                lines.append(f"- {row['name']} `{d['op']}`: patched `{module}` {state}")
+    return lines
+
+
 def render(rows: list[dict], command: str, run: bool) -> str:
     import torch
 
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU only"
+    run_head = " kernels accepted | PRs drafted | parity passes in the patched checkout | patched modules that import |"
     lines = [
         "# kbot on real repositories",
         "",
@@ -154,8 +171,8 @@ def render(rows: list[dict], command: str, run: bool) -> str:
         f"Command: `{command}`",
         "",
         "| repo | commit | files scanned | findings | targets | targets with inputs | "
-        "problems whose first case runs here |" + (" accepted | PRs drafted |" if run else ""),
-        "|---|---|---|---|---|---|---|" + ("---|---|" if run else ""),
+        "problems whose first case runs here |" + (run_head if run else ""),
+        "|---|---|---|---|---|---|---|" + ("---|---|---|---|" if run else ""),
     ]
     classes: Counter = Counter()
     details = []
@@ -166,8 +183,7 @@ def render(rows: list[dict], command: str, run: bool) -> str:
         cells = [row["repo"], row["commit"][:12], row["files"], row["findings"],
                  row["targets"], row["with_inputs"], row["runs"]]  # fmt: skip
         if run:
-            counts = row.get("run", {})
-            cells += [counts.get("accepted", "—"), counts.get("drafted", "—")]
+            cells += _run_cells(row.get("run") or {})
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
         for name, message in row["skipped"]:
             classes[_skip_class(message)] += 1
@@ -178,6 +194,10 @@ def render(rows: list[dict], command: str, run: bool) -> str:
     lines += ["", "## Why targets stopped", ""]
     lines += [f"- {label}: {n}" for label, n in classes.most_common()] or ["- none"]
     lines += ["", "## Each one", "", *(details or ["- none"]), ""]
+    if run:
+        run_lines = [line for row in rows if "error" not in row for line in _run_details(row)]
+        lines += ["## The GPU stage: what did not end in a checked PR", ""]
+        lines += [*(run_lines or ["- none"]), ""]
     return "\n".join(lines)
 
 
@@ -187,20 +207,48 @@ def main() -> int:
     parser.add_argument("--ext", type=Path, required=True, help="folder holding the checkouts")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kbot-real-repos"))
     parser.add_argument("--out", type=Path, help="markdown report (default: print it)")
+    parser.add_argument("--json", type=Path, help="the rows as JSON too")
     parser.add_argument("--run", action="store_true", help="also kbot run --dry-run (GPU host)")
+    parser.add_argument("--budget", type=float, default=30.0, help="search seconds per target")
+    parser.add_argument("--proposers", default="codegen,tune")
+    parser.add_argument(
+        "--time-limit", type=float, default=0.0,
+        help="seconds for the whole call (0: none); a repository not reached is left for --resume",
+    )  # fmt: skip
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="a repository measured to the end by an earlier call over --work is read back",
+    )  # fmt: skip
     parser.add_argument("--only", help="comma-separated manifest names")
     args = parser.parse_args()
     entries = yaml.safe_load(args.manifest.read_text())["repos"]
     if args.only:
         wanted = set(args.only.split(","))
         entries = [e for e in entries if e["name"] in wanted]
+    deadline = time.time() + args.time_limit if args.time_limit else float("inf")
+    run = {"deadline": deadline, "budget_s": args.budget, "proposers": args.proposers}
     rows = []
     for entry in entries:
+        saved = args.work / entry["name"] / "row.json"
+        if args.resume and saved.is_file():
+            row = json.loads(saved.read_text())
+            if not args.run or (row.get("run") or {}).get("finished"):
+                rows.append(row)
+                continue
+        if time.time() >= deadline - 60:
+            rows.append({"name": entry["name"], "repo": entry["repo"], "commit": entry["commit"],
+                         "error": "not reached before the time limit (run again with --resume)"})  # fmt: skip
+            continue
         print(f"{entry['name']} ...", file=sys.stderr, flush=True)
-        rows.append(measure(entry, args.ext, args.work, args.run))
+        row = measure(entry, args.ext, args.work, run if args.run else None)
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text(json.dumps(row, indent=1), encoding="utf-8")
+        rows.append(row)
     report = render(rows, "python " + " ".join(sys.argv), args.run)
     if args.out:
         args.out.write_text(report, encoding="utf-8")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
     print(report)
     return 0
 

@@ -35,6 +35,7 @@ class Optimized:
     run_dir: Path
     accepted: bool
     summary: str  # the winner's fitness in words, or why there is none
+    reused: bool = False  # a finished run of an earlier `kbot run` over this work directory
 
 
 ExtractFn = Callable[[Path, Any, Path], list[Extracted]]
@@ -66,14 +67,22 @@ def extract_targets(path: Path, config: Any, work_dir: Path) -> list[Extracted]:
 def optimize_target(
     problem_path: Path, target: dict[str, Any], config: Any, work_dir: Path
 ) -> Optimized:
-    """The search with the configured budgets (docs/config.md `search:`)."""
+    """The search with the configured budgets (docs/config.md `search:`). A run of this work
+    directory that already searched this problem with these options is reused when it finished
+    and continued when it was killed (kbot.search.earlier), so `kbot run` resumes."""
     from kbot.problem import load_problem
     from kbot.search import optimize
+    from kbot.search.earlier import earlier_run
     from kbot.search.options import options_from_config
 
     notes: list[str] = []
     options = options_from_config(config, notes)
-    result = optimize(load_problem(problem_path), options, work_dir, target)
+    problem = load_problem(problem_path)
+    earlier = earlier_run(work_dir, problem, options, target)
+    if earlier is not None and earlier.finished:
+        return Optimized(earlier.run_dir, earlier.accepted, earlier.summary, reused=True)
+    resume = earlier.run_id if earlier is not None else None
+    result = optimize(problem, options, work_dir, target, resume_run_id=resume)
     summary = result.fitness if result.has_winner else f"{result.message} ({result.run_dir})"
     if result.has_winner and result.verdict is not None and not result.verdict.timed:
         summary = f"accepted, {NOT_TIMED}"
@@ -105,6 +114,8 @@ def run_pipeline(
         try:
             target = json.loads(item.target_json.read_text(encoding="utf-8"))
             optimized = optimize(item.problem, target, config, work_dir)
+            if optimized.reused:
+                print(f"kbot run: {item.name}: reusing finished run {optimized.run_dir}", file=log)
         except KbotError as exc:
             rows.append(RunRow(item.target, item.name, "optimize", "error", "failed", str(exc)))
             continue

@@ -168,26 +168,22 @@ class Store:
 
     def run(self, run_id: str) -> RunRecord:
         row = self._db.execute(
-            "SELECT run_id, problem_sha256, problem_path, env_key, options_json, target_json,"
-            " status, stop_reason, spent_s, best_sha256 FROM runs WHERE run_id = ?",
-            (run_id,),
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)
         ).fetchone()
         if row is None:
             known = [r[0] for r in self._db.execute("SELECT run_id FROM runs ORDER BY created_at")]
             hint = f"; known runs: {', '.join(known[-5:])}" if known else "; this store has no runs"
             raise UsageError(f"no run {run_id!r} in {self.path}{hint}")
-        return RunRecord(
-            run_id=row[0],
-            problem_sha256=row[1],
-            problem_path=row[2],
-            env_key=row[3],
-            options=json.loads(row[4]),
-            target=json.loads(row[5]) if row[5] else None,
-            status=row[6],
-            stop_reason=row[7],
-            spent_s=row[8],
-            best_sha256=row[9],
-        )
+        return _run_record(row)
+
+    def runs_of_problem(self, problem_sha256: str) -> list[RunRecord]:
+        """Every run of this problem version, newest first."""
+        rows = self._db.execute(
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE problem_sha256 = ?"
+            " ORDER BY created_at DESC, rowid DESC",
+            (problem_sha256,),
+        ).fetchall()
+        return [_run_record(row) for row in rows]
 
     def update_run(self, run_id: str, **fields: Any) -> None:
         allowed = {"status", "stop_reason", "spent_s", "best_sha256"}
@@ -361,3 +357,24 @@ class Store:
             GenerationRecord(r[0], r[1], json.loads(r[2]) if r[2] else None, r[3], r[4])
             for r in rows
         ]
+
+
+_RUN_COLUMNS = (
+    "run_id, problem_sha256, problem_path, env_key, options_json, target_json, status,"
+    " stop_reason, spent_s, best_sha256"
+)
+
+
+def _run_record(row: tuple[Any, ...]) -> RunRecord:
+    return RunRecord(
+        run_id=row[0],
+        problem_sha256=row[1],
+        problem_path=row[2],
+        env_key=row[3],
+        options=json.loads(row[4]),
+        target=json.loads(row[5]) if row[5] else None,
+        status=row[6],
+        stop_reason=row[7],
+        spent_s=row[8],
+        best_sha256=row[9],
+    )

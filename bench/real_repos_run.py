@@ -1,0 +1,179 @@
+"""The GPU stage of bench/real_repos.py: `kbot run --dry-run` over a git copy of each checkout,
+then each drafted PR checked in the patched checkout (its parity test, and each patched module
+imported where the original imports here too).
+
+Resumable: the copy, the config and kbot's work directory live under `--work/NAME`; a second
+call reuses every search that finished (kbot.search.earlier) and continues the one that was
+stopped, so a run split over several device commands costs each search once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+IMPORT_CHECK = "import importlib, sys; importlib.import_module(sys.argv[1]); print('ok')"
+
+
+def git_copy(checkout: Path, dest: Path) -> Path:
+    """A git repository holding the checkout's files on a `main` branch (the benchmark's
+    checkouts are archives; kbot makes its branches from a repository). Made once."""
+    if (dest / ".git").is_dir():
+        return dest
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(checkout, dest, ignore=shutil.ignore_patterns(".git", "__pycache__"))
+    quiet = {"capture_output": True, "check": True}
+    identity = ["-c", "user.name=kbot-bench", "-c", "user.email=kbot-bench@localhost"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(dest)], **quiet)
+    subprocess.run(["git", "-C", str(dest), "add", "-A"], **quiet)
+    subprocess.run(["git", "-C", str(dest), *identity, "commit", "-q", "-m", "checkout"], **quiet)
+    return dest
+
+
+def write_config(entry: dict, root: Path, dest: Path, budget_s: float, proposers: str) -> Path:
+    """The manifest's .kbot.yml (when it gives one) with the benchmark's search budget on top;
+    kept beside the copy, never inside it."""
+    config = yaml.safe_load((root / entry["config"]).read_text()) if entry.get("config") else {}
+    config = config or {}
+    config.setdefault("version", 1)
+    if entry.get("model_config"):
+        config.setdefault("scan", {})["model_config"] = entry["model_config"]
+    search = config.setdefault("search", {})
+    search["time_budget_s"] = budget_s
+    search["proposers"] = proposers.split(",")
+    dest.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return dest
+
+
+def run_until(cmd: list[str], cwd: Path, env: dict, deadline: float) -> tuple[int | None, str, str]:
+    """The command's (exit code, stdout, stderr); at `deadline` it gets SIGINT (kbot stops its
+    search cleanly and records it), then a minute to finish. Exit code None: it was stopped."""
+    child = subprocess.Popen(
+        cmd, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, err = child.communicate(timeout=max(1.0, deadline - time.time()))
+        return child.returncode, out, err
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGINT)
+        try:
+            out, err = child.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            out, err = child.communicate()
+        return None, out, err
+
+
+def _module_name(path: str) -> str | None:
+    if not path.endswith(".py"):
+        return None
+    parts = path[: -len(".py")].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+
+def _child(cmd: list[str], cwd: Path, env: dict, timeout_s: float = 900) -> tuple[int, str]:
+    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH")]))}
+    env.pop("TRITON_INTERPRET", None)
+    try:
+        done = subprocess.run(
+            cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return -1, f"timed out after {timeout_s:.0f} s"
+    return done.returncode, (done.stdout + done.stderr).strip()
+
+
+def _tail(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "no output"
+
+
+def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path) -> dict:
+    """One drafted PR in the patched checkout: its parity test and its patched modules."""
+    record = json.loads((drafts / "pr.json").read_text())
+    files = record["files"]
+    tree = scratch / record["branch"].replace("/", "-")
+    base = scratch / "base"
+    for path, ref in ((tree, record["commit"]), (base, record["base_sha"])):
+        if path.exists():
+            subprocess.run(["git", "-C", str(clone), "worktree", "remove", "--force", str(path)],
+                           capture_output=True, check=False)  # fmt: skip
+        subprocess.run(["git", "-C", str(clone), "worktree", "add", "-q", "--detach", str(path), ref],
+                       capture_output=True, check=True)  # fmt: skip
+    tests = [f["path"] for f in files if Path(f["path"]).name.startswith("test_")]
+    pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
+              "--rootdir", "."]  # fmt: skip
+    code, out = _child([*pytest, *tests], tree, env) if tests else (1, "no parity test in the PR")
+    row = {"branch": record["branch"], "parity": "passed" if code == 0 else _tail(out)}
+    modules = {}
+    for item in files:
+        name = _module_name(item["path"])
+        is_test = Path(item["path"]).name.startswith(("test_", "bench_"))
+        if item["created"] or name is None or is_test:
+            continue
+        patched, why = _child([sys.executable, "-c", IMPORT_CHECK, name], tree, env, 300)
+        original, _ = _child([sys.executable, "-c", IMPORT_CHECK, name], base, env, 300)
+        if patched == 0:
+            modules[name] = "imports"
+        elif original != 0:
+            modules[name] = "the original does not import here either"
+        else:
+            modules[name] = f"fails: {_tail(why)}"
+    row["modules"] = modules
+    for path in (tree, base):
+        subprocess.run(["git", "-C", str(clone), "worktree", "remove", "--force", str(path)],
+                       capture_output=True, check=False)  # fmt: skip
+    return row
+
+
+def run_stage(
+    entry: dict, ext: Path, work: Path, root: Path, env: dict, deadline: float,
+    budget_s: float, proposers: str,
+) -> dict:  # fmt: skip
+    """`kbot run --dry-run` on the repository, then every drafted PR checked."""
+    name = entry["name"]
+    copy = git_copy(ext / name, work / name / "repo")
+    config = write_config(entry, root, work / name / "kbot.yml", budget_s, proposers)
+    kbot_work = work / name / "kbot"
+    path = copy / entry.get("path", ".")
+    cmd = [sys.executable, "-m", "kbot", "run", str(path), "--dry-run", "--json",
+           "--work-dir", str(kbot_work), "--config", str(config)]  # fmt: skip
+    began = time.time()
+    code, out, err = run_until(cmd, copy, env, deadline)
+    (work / name / "run.log").write_text(err, encoding="utf-8")
+    result: dict = {"wall_s": round(time.time() - began, 1), "finished": code is not None}
+    try:
+        targets = json.loads(out)["data"]["targets"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        result["error"] = f"kbot run exit {code}: {_tail(err)}"
+        return result
+    result["targets"] = [
+        {k: t.get(k, "") for k in ("target", "op", "stage", "result", "action", "detail")}
+        for t in targets
+    ]
+    drafted = [t for t in targets if t.get("stage") == "published"]
+    publish_failed = [t for t in targets if t.get("stage") == "publish"]  # accepted, not drafted
+    result["accepted"] = len(drafted) + len(publish_failed)
+    scratch = work / name / "checks"
+    scratch.mkdir(parents=True, exist_ok=True)
+    clone = kbot_work / "publish" / "repo"
+    result["drafts"] = []
+    for t in drafted:
+        drafts = kbot_work / "publish" / t["op"]
+        if not (drafts / "pr.json").is_file():
+            result["drafts"].append({"op": t["op"], "parity": "no pr.json", "modules": {}})
+            continue
+        result["drafts"].append({"op": t["op"], **check_draft(clone, drafts, env, scratch)})
+    return result
