@@ -6,8 +6,11 @@ scan's counts and every emitted problem's first case run once on this machine; w
         --out bench/results/real_repos.md [--run] [--only nano-vllm,lmdeploy]
 
 The checkouts live outside this tree (`--ext/NAME`, one per manifest entry, at the commit the
-manifest pins); nothing of them is copied here. A repository's `.kbot.yml` from the manifest is
-passed with --config, never written into the checkout.
+manifest pins); nothing of them is copied here. Each is copied once into a git repository under
+`--work/NAME/repo` (kbot makes its PR branches from one), whose root gets the manifest's
+`.kbot.yml` (or one naming its --model-config) with the benchmark's search budget, untracked.
+With --run and --resume the work is split over several calls (`--time-limit`): every finished
+search is reused, the stopped one continued.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 import yaml
-from real_repos_run import run_stage
+from real_repos_run import git_copy, run_stage, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = """
@@ -71,29 +74,25 @@ def _probe(problem: Path, repo: Path) -> str:
     return "ok" if done.returncode == 0 else _last_line(done.stderr)
 
 
-def _scan_args(entry: dict, path: Path, problems: Path) -> list[str]:
-    args = ["scan", str(path), "--json", "--emit-problems", str(problems)]
-    if entry.get("model_config"):
-        args += ["--model-config", entry["model_config"]]
-    if entry.get("config"):
-        args += ["--config", str(ROOT / entry["config"])]
-    return args
-
-
-def measure(entry: dict, ext: Path, work: Path, run: dict | None) -> dict:
-    """The scan's counts and each problem's first case; with `run` (run_stage's keywords),
-    the GPU stage too."""
+def measure(entry: dict, ext: Path, work: Path, search: dict, run: float | None) -> dict:
+    """The scan's counts and each problem's first case; with `run` (a deadline), the GPU stage
+    too. Both work on a git copy of the checkout whose root holds the benchmark's .kbot.yml
+    (`search`: the per-target budget and proposers)."""
     repo = ext / entry["name"]
     row: dict = {"name": entry["name"], "repo": entry["repo"], "commit": entry["commit"]}
     commit_file = repo / ".kbot-commit"
     if commit_file.is_file() and commit_file.read_text().strip() != entry["commit"]:
         row["error"] = f"{repo} is at {commit_file.read_text().strip()[:12]}, not the pinned commit"
         return row
-    path = repo / entry.get("path", ".")
+    copy = git_copy(repo, work / entry["name"] / "repo")
+    write_config(entry, ROOT, copy / ".kbot.yml", **search)
+    path = copy / entry.get("path", ".")
     problems = work / entry["name"] / "problems"
-    scan = _kbot(_scan_args(entry, path, problems), repo, 900)
+    scan = _kbot(["scan", str(path), "--json", "--emit-problems", str(problems)], copy, 900)
     try:
-        data = json.loads(scan.stdout)["data"]
+        envelope = json.loads(scan.stdout)
+        data = envelope["data"]
+        data["files_scanned"]
     except (json.JSONDecodeError, KeyError):
         row["error"] = f"scan exit {scan.returncode}: {_last_line(scan.stderr)}"
         return row
@@ -106,11 +105,11 @@ def measure(entry: dict, ext: Path, work: Path, run: dict | None) -> dict:
         with_inputs=len(emitted),
         skipped=[(p["name"], p["message"]) for p in skipped],
     )
-    probes = {p["name"]: _probe(Path(p["path"]), repo) for p in emitted}
+    probes = {p["name"]: _probe(Path(p["path"]), copy) for p in emitted}
     row["runs"] = sum(1 for v in probes.values() if v == "ok")
     row["probe_failures"] = [(name, why) for name, why in probes.items() if why != "ok"]
     if run is not None:
-        row["run"] = run_stage(entry, ext, work, ROOT, _this_tree(), **run)
+        row["run"] = run_stage(copy, path, work / entry["name"], _this_tree(), deadline=run)
     return row
 
 
@@ -145,7 +144,7 @@ def _run_details(row: dict) -> list[str]:
     counts = row.get("run") or {}
     lines = []
     for t in counts.get("targets", []):
-        if t["stage"] != "published":
+        if t["stage"] not in ("published", "extract"):  # extract: listed with the scan
             lines.append(f"- {row['name']} `{t['op']}`: stopped at {t['stage']}: {t['result']}; "
                          f"{t['detail'][:300]}")  # fmt: skip
     for d in counts.get("drafts", []):
@@ -226,7 +225,7 @@ def main() -> int:
         wanted = set(args.only.split(","))
         entries = [e for e in entries if e["name"] in wanted]
     deadline = time.time() + args.time_limit if args.time_limit else float("inf")
-    run = {"deadline": deadline, "budget_s": args.budget, "proposers": args.proposers}
+    search = {"budget_s": args.budget, "proposers": args.proposers}
     rows = []
     for entry in entries:
         saved = args.work / entry["name"] / "row.json"
@@ -240,7 +239,7 @@ def main() -> int:
                          "error": "not reached before the time limit (run again with --resume)"})  # fmt: skip
             continue
         print(f"{entry['name']} ...", file=sys.stderr, flush=True)
-        row = measure(entry, args.ext, args.work, run if args.run else None)
+        row = measure(entry, args.ext, args.work, search, deadline if args.run else None)
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_text(json.dumps(row, indent=1), encoding="utf-8")
         rows.append(row)

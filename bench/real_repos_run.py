@@ -40,8 +40,9 @@ def git_copy(checkout: Path, dest: Path) -> Path:
 
 
 def write_config(entry: dict, root: Path, dest: Path, budget_s: float, proposers: str) -> Path:
-    """The manifest's .kbot.yml (when it gives one) with the benchmark's search budget on top;
-    kept beside the copy, never inside it."""
+    """The manifest's .kbot.yml (when it gives one) with the benchmark's search budget on top,
+    written as `.kbot.yml` at the copy's root (its targets name files from there), untracked:
+    kbot's clone of the copy, where the PR is made, does not carry it."""
     config = yaml.safe_load((root / entry["config"]).read_text()) if entry.get("config") else {}
     config = config or {}
     config.setdefault("version", 1)
@@ -138,21 +139,15 @@ def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path) -> dict:
     return row
 
 
-def run_stage(
-    entry: dict, ext: Path, work: Path, root: Path, env: dict, deadline: float,
-    budget_s: float, proposers: str,
-) -> dict:  # fmt: skip
-    """`kbot run --dry-run` on the repository, then every drafted PR checked."""
-    name = entry["name"]
-    copy = git_copy(ext / name, work / name / "repo")
-    config = write_config(entry, root, work / name / "kbot.yml", budget_s, proposers)
-    kbot_work = work / name / "kbot"
-    path = copy / entry.get("path", ".")
+def run_stage(copy: Path, path: Path, work: Path, env: dict, deadline: float) -> dict:
+    """`kbot run --dry-run` on `path` inside the git copy (its .kbot.yml already written), then
+    every drafted PR checked."""
+    kbot_work = work / "kbot"
     cmd = [sys.executable, "-m", "kbot", "run", str(path), "--dry-run", "--json",
-           "--work-dir", str(kbot_work), "--config", str(config)]  # fmt: skip
+           "--work-dir", str(kbot_work)]  # fmt: skip
     began = time.time()
     code, out, err = run_until(cmd, copy, env, deadline)
-    (work / name / "run.log").write_text(err, encoding="utf-8")
+    (work / "run.log").write_text(err, encoding="utf-8")
     result: dict = {"wall_s": round(time.time() - began, 1), "finished": code is not None}
     try:
         targets = json.loads(out)["data"]["targets"]
@@ -166,7 +161,7 @@ def run_stage(
     drafted = [t for t in targets if t.get("stage") == "published"]
     publish_failed = [t for t in targets if t.get("stage") == "publish"]  # accepted, not drafted
     result["accepted"] = len(drafted) + len(publish_failed)
-    scratch = work / name / "checks"
+    scratch = work / "checks"
     scratch.mkdir(parents=True, exist_ok=True)
     clone = kbot_work / "publish" / "repo"
     result["drafts"] = []

@@ -36,6 +36,7 @@ class Optimized:
     accepted: bool
     summary: str  # the winner's fitness in words, or why there is none
     reused: bool = False  # a finished run of an earlier `kbot run` over this work directory
+    interrupted: bool = False  # Ctrl-C or SIGTERM: `kbot run` stops; run again to continue
 
 
 ExtractFn = Callable[[Path, Any, Path], list[Extracted]]
@@ -71,7 +72,7 @@ def optimize_target(
     directory that already searched this problem with these options is reused when it finished
     and continued when it was killed (kbot.search.earlier), so `kbot run` resumes."""
     from kbot.problem import load_problem
-    from kbot.search import optimize
+    from kbot.search import OptimizeStatus, optimize
     from kbot.search.earlier import earlier_run
     from kbot.search.options import options_from_config
 
@@ -86,7 +87,11 @@ def optimize_target(
     summary = result.fitness if result.has_winner else f"{result.message} ({result.run_dir})"
     if result.has_winner and result.verdict is not None and not result.verdict.timed:
         summary = f"accepted, {NOT_TIMED}"
-    return Optimized(result.run_dir, result.has_winner, summary)
+    interrupted = result.status is OptimizeStatus.INTERRUPTED
+    if interrupted:
+        summary = f"interrupted; run kbot run again to continue it ({result.run_dir})"
+    return Optimized(result.run_dir, result.has_winner and not interrupted, summary,
+                     interrupted=interrupted)  # fmt: skip
 
 
 def run_pipeline(
@@ -104,7 +109,7 @@ def run_pipeline(
     state = RunState()
     rows: list[RunRow] = []
     targets = extract(path, config, work_dir)
-    for item in targets:
+    for index, item in enumerate(targets):
         if item.problem is None or item.target_json is None:
             rows.append(
                 RunRow(item.target, item.name, "extract", "not extracted", "skipped", item.message)
@@ -119,6 +124,11 @@ def run_pipeline(
         except KbotError as exc:
             rows.append(RunRow(item.target, item.name, "optimize", "error", "failed", str(exc)))
             continue
+        if optimized.interrupted:
+            rows.append(RunRow(item.target, item.name, "optimize", "interrupted", "skipped",
+                               optimized.summary, run_dir=str(optimized.run_dir)))  # fmt: skip
+            rows += [_not_reached(rest) for rest in targets[index + 1 :]]
+            break
         if not optimized.accepted:
             rows.append(
                 RunRow(
@@ -164,3 +174,10 @@ def run_pipeline(
             )
         )
     return rows
+
+
+def _not_reached(item: Extracted) -> RunRow:
+    if item.problem is None:
+        return RunRow(item.target, item.name, "extract", "not extracted", "skipped", item.message)
+    return RunRow(item.target, item.name, "optimize", "not reached", "skipped",
+                  "kbot run was stopped before this target; run it again to continue")  # fmt: skip

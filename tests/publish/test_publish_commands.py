@@ -110,6 +110,39 @@ def test_run_pipeline_rows_for_each_outcome(make_run, target_repo, tmp_path):
     assert not [h for h in git.Repo(target_repo).heads if h.name.startswith("kbot/")]
 
 
+def test_run_pipeline_stops_at_an_interrupted_search(make_run, target_repo, tmp_path):
+    """Ctrl-C during one target's search stops `kbot run`; the targets after it are listed as
+    not reached (a second `kbot run` continues, tests/search/test_earlier_run.py)."""
+    config = load_config(target_repo)
+    run = make_run("custom_op")
+    names = ("first", "stopped", "later")
+
+    def extract(path, config, work_dir):
+        found = [
+            Extracted(n, f"m::{n}", run / "problem.py", run / "target.json", "") for n in names
+        ]
+        return found + [Extracted("sampler", "m/s.py::Sampler", None, None, "stochastic")]
+
+    searched = []
+
+    def optimize(problem, target, config, work_dir):
+        searched.append(len(searched))
+        if len(searched) == 2:
+            return Optimized(tmp_path, False, "interrupted", interrupted=True)
+        return Optimized(run, True, "accepted, not timed (no GPU)")
+
+    rows = run_pipeline(
+        target_repo, config, tmp_path / "work", False, extract, optimize, log=open("/dev/null", "w")
+    )
+    assert searched == [0, 1]
+    assert [(r.op, r.stage, r.result) for r in rows] == [
+        ("rmsnorm", "published", "accepted, not timed (no GPU)"),
+        ("stopped", "optimize", "interrupted"),
+        ("later", "optimize", "not reached"),
+        ("sampler", "extract", "not extracted"),
+    ]
+
+
 def test_kbot_run_rejects_a_file_path(tmp_path):
     (tmp_path / "x.py").write_text("")
     with pytest.raises(UsageError, match="not a folder"):

@@ -88,7 +88,7 @@ def test_kbot_run_reuses_a_finished_run_and_continues_an_interrupted_one(
     work = tmp_path / "work"
 
     first = optimize_target(problem.path, TARGET, config, work)
-    assert calls == [None] and not first.reused
+    assert calls == [None] and not first.reused and first.interrupted and not first.accepted
     stopped = earlier_run(work, problem, options_from_config(config, []), TARGET)
     assert stopped is not None and not stopped.finished  # interrupted: to be continued
 
