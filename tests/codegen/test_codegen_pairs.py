@@ -26,7 +26,6 @@ REFUSED = {
     "cat_unequal_pieces": "pieces are not of one width",
     "cat_rows_dim0": "joins dim 0 of 2, not the last",
     "gated_silu_chunk": "is not a cat",
-    "rope_gqa_two_outputs": "only a plain pointwise schedule",  # one kernel per output shape
 }
 
 
@@ -98,6 +97,18 @@ def test_other_cats_are_refused_and_keep_the_pointwise_variants(name):
         cat_of_pieces(traced, schedule)
     labels = [c.note.split(": ", 1)[1] for c in generate(spec)]
     assert labels and not any(label.startswith("pairs") for label in labels)
+
+
+@pytest.mark.parametrize("name", ["rope_gqa_two_outputs", "rope_gqa_two_outputs_fp32"])
+def test_outputs_of_two_shapes_get_a_pairs_kernel_each(name, compare):
+    (candidate,) = _pairs_candidates(PROBLEMS / f"{name}.py")
+    kernels = _kernels(candidate.source)
+    assert [k.split("(")[0] for k in kernels] == [
+        f"def _{name}_out0_kernel",
+        f"def _{name}_out1_kernel",
+    ]
+    assert all(k.count("tl.store(") == 2 and "cols % " not in k for k in kernels)
+    assert compare(PROBLEMS / f"{name}.py", candidate.source) > 0
 
 
 def test_bench_rope_tiles_a_token_by_all_its_heads():

@@ -77,7 +77,8 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         return _with_extern(_staged(traced, schedule, spec), schedule, spec)
     if schedule.groups:
         widest = max(_hint(g.iter_shape[g.col_dim]) for g in schedule.groups)
-        return grouped_variants(schedule, _pointwise_variants(widest))
+        base = _with_pairs(_pointwise_variants(widest), traced, schedule)
+        return grouped_variants(schedule, base)
     if schedule.kind == ScheduleKind.POINTWISE:
         base = _pointwise_variants(n_cols)
     else:
@@ -206,13 +207,20 @@ PAIRS_TILES = ((2048, 8), (512, 4))
 
 
 def _with_pairs(base: list[Variant], traced: TracedProblem, schedule: Schedule) -> list[Variant]:
-    """Where the output is a cat of equal pieces along the last dim, the pairs schedule
-    second (its prefill tile, then its decode tile up to DECODE_MAX_ROWS rows)."""
+    """Where the output (each group's output) is a cat of equal pieces along the last dim, the
+    pairs schedule second: its prefill tile, then (one group) its decode tile up to
+    DECODE_MAX_ROWS rows. Groups share one tile, sized for the largest group's pieces."""
     try:
-        shape = shape_of(cat_of_pieces(traced, schedule).pieces[0])
+        shapes = [
+            shape_of(cat_of_pieces(traced, group).pieces[0])
+            for group in schedule.groups or (schedule,)
+        ]
     except Unsupported:
         return base
+    shape = max(shapes, key=lambda s: _hint(s[-1]) * (_hint(s[-2]) if len(s) >= 3 else 1))
     prefill, decode = (_pairs(shape, size, warps) for size, warps in PAIRS_TILES)
+    if schedule.groups:
+        return [base[0], prefill, *base[1:]]  # a decode launch per group: not yet
     return [base[0], prefill, _by_batch_size(decode, prefill), *base[1:]]
 
 
