@@ -81,7 +81,7 @@ def cat_of_pieces(traced: TracedProblem, schedule: Schedule) -> CatOfPieces:
     if node.op != "call_function" or node.target != aten.cat.default:
         raise Unsupported(f"pairs: {output.name} is not a cat up to reshapes and a cast")
     rank = len(shape_of(node))
-    dim = node.args[1] if len(node.args) > 1 else 0
+    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
     if rank < 2 or dim % rank != rank - 1:
         raise Unsupported(f"pairs: {node.name} joins dim {dim} of {rank}, not the last of 2+")
     pieces = tuple(p for p in node.args[0] if _numel_hint(p) > 0)
@@ -95,7 +95,10 @@ def cat_of_pieces(traced: TracedProblem, schedule: Schedule) -> CatOfPieces:
 def _numel_hint(node: object) -> int:
     count = 1
     for size in shape_of(node):
-        count *= int(size.node.hint) if isinstance(size, torch.SymInt) else int(size)
+        hint = size.node.hint if isinstance(size, torch.SymInt) else size
+        if hint is None:
+            raise Unsupported(f"pairs: a size of {node} has no traced value")
+        count *= int(hint)
     return count
 
 
