@@ -1,7 +1,8 @@
 """Offline instruction counts of codegen's kernels for sm_90 (no GPU needed).
 
-Compiles the first codegen variant of each pointwise bench problem (the row-reduction, tiled
-and GEMM schedules size their blocks at launch and are left out) with Triton's own compiler for
+Compiles the first codegen variant of each pointwise bench problem, and its pairs variant where
+codegen offers one (a cat of equal pieces: emit_pairs.py), (the row-reduction, tiled and GEMM
+schedules size their blocks at launch and are left out) with Triton's own compiler for
 an sm_90 target, with the specialisations a launch on real tensors gets (unit inner strides,
 16-divisible pointers, outer strides and widths), and counts the PTX instructions per element
 a thread handles, and the global loads and stores by width. A proxy for where a kernel spends
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "bench" / "problems"
 # Per parameter name: what a launch on contiguous tensors of the bench problems specialises.
 POINTER_TYPES = {"positions_ptr": "*i64", "cos_sin_cache_ptr": "*fp32"}
-DIVISIBLE = re.compile(r"_ptr$|_stride0$|^n_cols$|^size_\d+$|_size1$")
+DIVISIBLE = re.compile(r"_ptr$|_stride0$|^n_cols$|^n_half$|^size_\d+$|_size1$")
 
 
 def main() -> int:
@@ -63,16 +64,20 @@ def main() -> int:
     ]
     with tempfile.TemporaryDirectory() as scratch:
         for name in names:
-            candidate = generate(load_problem(PROBLEMS / f"{name}.py"), limit=1)[0]
-            if candidate.params.get("schedule") != "pointwise":
+            candidates = generate(load_problem(PROBLEMS / f"{name}.py"))
+            if candidates[0].params.get("schedule") != "pointwise":
                 continue
-            path = Path(scratch) / f"{name}_candidate.py"
-            path.write_text(candidate.source)
-            module = import_file(path, prefix="ptx_counts")
-            for kernel_name in re.findall(r"^def (_\w+_kernel)\(", candidate.source, re.M):
-                row = _count(triton, getattr(module, kernel_name), candidate.params)
-                label = candidate.note.split(": ", 1)[1]
-                lines.append(f"| {name} | {label} | `{kernel_name}` | " + " | ".join(row) + " |")
+            # The first variant, and the pairs schedule's prefill tile where it is offered.
+            pairs = [c for c in candidates if "pairs" in c.params and "decode" not in c.params]
+            for k, candidate in enumerate([candidates[0], *pairs[:1]]):
+                path = Path(scratch) / f"{name}_candidate_{k}.py"
+                path.write_text(candidate.source)
+                module = import_file(path, prefix="ptx_counts")
+                for kernel_name in re.findall(r"^def (_\w+_kernel)\(", candidate.source, re.M):
+                    row = _count(triton, getattr(module, kernel_name), candidate.params)
+                    label = candidate.note.split(": ", 1)[1]
+                    cells = " | ".join(row)
+                    lines.append(f"| {name} | {label} | `{kernel_name}` | {cells} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
@@ -88,6 +93,7 @@ def _count(triton, kernel, params: dict) -> list[str]:
     names = kernel.arg_names
     block, warps = int(params["block_n"]), int(params["num_warps"])
     constexprs = {"ROWS": params["rows_per_program"], "BLOCK_N": block, "BITWISE_ROUNDING": False}
+    constexprs.update({"BLOCK_M": params["block_m"]} if "BLOCK_M" in names else {})
     constexprs.update({"ON_GPU": True} if "ON_GPU" in names else {})
     constexprs.update({n: 1 for n in names if n.endswith("_stride1")})
     signature = {n: POINTER_TYPES.get(n, "*bf16") if n.endswith("_ptr") else "i32" for n in names}
@@ -108,7 +114,9 @@ def _count(triton, kernel, params: dict) -> list[str]:
         if line and not line.startswith(("//", ".", "{", "}")) and not line.endswith(":")
     ]
     instructions = [i for i in instructions if not i.startswith("ret")]
-    per_thread = params["rows_per_program"] * block // (32 * warps)
+    # The pairs schedule writes each of its pieces from every tile element.
+    tile = params["rows_per_program"] * params.get("block_m", 1) * block * params.get("pairs", 1)
+    per_thread = tile // (32 * warps)
     memory = collections.Counter(
         i.split()[0].removesuffix(";") for i in instructions if re.match(r"(ld|st)\.global", i)
     )

@@ -44,15 +44,19 @@ def emit_row_indices(body: KernelBody, schedule: Schedule) -> dict[int, Ix]:
 
 def decompose_rows(body: KernelBody, schedule: Schedule) -> dict[int, Ix]:
     """Each row dim's index from the flat int64 row id `rows` (already defined)."""
-    dims = row_dims(schedule)
+    return split_rows(body, schedule.iter_shape, row_dims(schedule))
+
+
+def split_rows(body: KernelBody, shape: tuple, dims: list[int]) -> dict[int, Ix]:
+    """The index along each of `dims` (of `shape`, outermost first) of the flat row id `rows`."""
     index: dict[int, Ix] = {}
     for k, dim in enumerate(dims):
-        inner = [body.size(schedule.iter_shape[d]) for d in dims[k + 1 :]]
+        inner = [body.size(shape[d]) for d in dims[k + 1 :]]
         expr = "rows"
         if inner:
             expr = f"rows // ({' * '.join(inner)})"
         if k > 0:
-            expr = f"({expr}) % {body.size(schedule.iter_shape[dim])}"
+            expr = f"({expr}) % {body.size(shape[dim])}"
         if expr == "rows":
             index[dim] = Ix("rows", (ROW_GUARD,), wide=True)
         else:

@@ -107,6 +107,14 @@ class SizeNames:
         }
         return values.pop() if len(values) == 1 else None
 
+    def equal(self, a: object, b: object) -> bool:
+        """Whether two sizes are equal for every valid shape: symbolically, or by `_constant`'s
+        test (`(s + 1) // 2` and `s - (s + 1) // 2`, a chunk's halves of an even width)."""
+        difference = sympy.simplify(size_expr(a) - size_expr(b))
+        if difference.is_Integer:
+            return int(difference) == 0
+        return self._constant(difference) == 0
+
     def launcher_lines(self) -> list[str]:
         return self._reads + self._derived_lines
 

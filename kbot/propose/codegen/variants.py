@@ -16,6 +16,7 @@ import torch
 from kbot.problem import ProblemSpec
 from kbot.propose.codegen.classify import Schedule, ScheduleKind, compute_nodes
 from kbot.propose.codegen.emit_matmul import emit_extern, emit_gemm
+from kbot.propose.codegen.emit_pairs import cat_of_pieces, emit_pairs
 from kbot.propose.codegen.emit_pointwise import emit_pointwise
 from kbot.propose.codegen.emit_reduction import emit_reduction
 from kbot.propose.codegen.emit_split import emit_split, splittable
@@ -23,7 +24,7 @@ from kbot.propose.codegen.emit_staged import emit_staged
 from kbot.propose.codegen.emit_tiled import emit_tiled_reduction
 from kbot.propose.codegen.emitted import Emitted
 from kbot.propose.codegen.groups import grouped_variants
-from kbot.propose.codegen.lowering import ONE_PASS_ONLY
+from kbot.propose.codegen.lowering import ONE_PASS_ONLY, shape_of
 from kbot.propose.codegen.size_classes import DECODE_MAX_ROWS, by_batch_size
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
@@ -50,7 +51,7 @@ GEMM_TILES = (
 class Variant:
     label: str
     emit: Emit
-    family: str = ""  # pointwise | one pass | looped | split | tiled ("" for GEMM tiles)
+    family: str = ""  # pointwise | pairs | one pass | looped | split | tiled ("" for GEMM)
     block: int = 0  # columns (inner elements) per program step; 0 when the row decides
     warps: int = 0
     optional: bool = False  # skipped, not fatal, when it cannot be emitted for the problem
@@ -76,7 +77,8 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         return _with_extern(_staged(traced, schedule, spec), schedule, spec)
     if schedule.groups:
         widest = max(_hint(g.iter_shape[g.col_dim]) for g in schedule.groups)
-        return grouped_variants(schedule, _pointwise_variants(widest))
+        base = _with_pairs(_pointwise_variants(widest), traced, schedule)
+        return grouped_variants(schedule, base)
     if schedule.kind == ScheduleKind.POINTWISE:
         base = _pointwise_variants(n_cols)
     else:
@@ -100,6 +102,8 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
                 f"{ONE_PASS_ONLY_MAX_COLS}"
             )
     base = _with_decode_launch(base, schedule.kind == ScheduleKind.POINTWISE)
+    if schedule.kind == ScheduleKind.POINTWISE:
+        base = _with_pairs(base, traced, schedule)
     if _uses_tanh(traced):
         base = _with_gpu_math(base)
     return _with_extern(base, schedule, spec)
@@ -179,17 +183,62 @@ def _with_decode_launch(base: list[Variant], pointwise: bool) -> list[Variant]:
         decode = min(same, key=lambda v: v.warps)
     if decode is first:
         return base
-    composite = Variant(
-        f"{decode.label} up to {DECODE_MAX_ROWS} rows, else {first.label}",
-        lambda t, s, z, op, ext=None, d=decode, p=first, **kw: by_batch_size(
+    return [first, _by_batch_size(decode, first), *base[1:]]
+
+
+def _by_batch_size(decode: Variant, prefill: Variant) -> Variant:
+    """One candidate: `decode`'s launch up to DECODE_MAX_ROWS rows, `prefill`'s above."""
+    return Variant(
+        f"{decode.label} up to {DECODE_MAX_ROWS} rows, else {prefill.label}",
+        lambda t, s, z, op, ext=None, d=decode, p=prefill, **kw: by_batch_size(
             d.emit(t, s, z, f"{op}_decode", ext, **kw), p.emit(t, s, z, op, ext, **kw)
         ),
-        family=first.family,
-        block=first.block,
-        warps=first.warps,
+        family=prefill.family,
+        block=prefill.block,
+        warps=prefill.warps,
         optional=True,
     )
-    return [first, composite, *base[1:]]
+
+
+# The pairs schedule's tiles (emit_pairs.py) as (elements of each piece, warps) a program: at
+# two pieces 2048 is the widest pointwise tile's 4096 outputs at 8 warps; 512 spreads a decode
+# batch over 4x the programs.
+PAIRS_TILES = ((2048, 8), (512, 4))
+
+
+def _with_pairs(base: list[Variant], traced: TracedProblem, schedule: Schedule) -> list[Variant]:
+    """Where the output (each group's output) is a cat of equal pieces along the last dim, the
+    pairs schedule second: its prefill tile, then (one group) its decode tile up to
+    DECODE_MAX_ROWS rows. Groups share one tile, sized for the largest group's pieces."""
+    try:
+        shapes = [
+            shape_of(cat_of_pieces(traced, group).pieces[0])
+            for group in schedule.groups or (schedule,)
+        ]
+    except Unsupported:
+        return base
+    shape = max(shapes, key=lambda s: _hint(s[-1]) * (_hint(s[-2]) if len(s) >= 3 else 1))
+    prefill, decode = (_pairs(shape, size, warps) for size, warps in PAIRS_TILES)
+    if schedule.groups:
+        return [base[0], prefill, *base[1:]]  # a decode launch per group: not yet
+    return [base[0], prefill, _by_batch_size(decode, prefill), *base[1:]]
+
+
+def _pairs(shape: tuple, size: int, warps: int) -> Variant:
+    block_n = min(_pow2(_hint(shape[-1])), size)
+    block_m = min(_pow2(_hint(shape[-2])), max(1, size // block_n)) if len(shape) >= 3 else 1
+    rows = max(1, min(16, size // (block_m * block_n)))
+    label = f"pairs r{rows}{f' m{block_m}' if len(shape) >= 3 else ''} b{block_n} w{warps}"
+    return Variant(
+        label,
+        lambda t, s, z, op, ext=None, r=rows, m=block_m, b=block_n, w=warps, **kw: emit_pairs(
+            t, s, z, op, ext, rows=r, block_m=m, block_n=b, num_warps=w, **kw
+        ),
+        family="pairs",
+        block=block_n,
+        warps=warps,
+        optional=True,
+    )
 
 
 # A reduced extent up to this is loaded as one [next_pow2(n_red), BLOCK] slab (a MoE top-k);

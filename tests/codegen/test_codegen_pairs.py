@@ -1,0 +1,124 @@
+"""The pairs schedule (codegen/emit_pairs.py): an output that is a cat of equal pieces along the
+last dim gets variants that compute every piece at one index and store each at its offset, with
+no `tl.where` choosing between the pieces; other cats keep only the pointwise variants. The
+evaluator checks every variant of these problems (test_codegen_candidates.py); here the
+pairs kernels are run against the reference and against the pointwise kernel's exact bits."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from kbot.problem import load_problem
+from kbot.problem.runtime import case_inputs, import_file, init_inputs
+from kbot.propose.codegen import generate
+from kbot.propose.codegen.classify import classify
+from kbot.propose.codegen.emit_pairs import cat_of_pieces
+from kbot.propose.codegen.trace import Unsupported, trace_problem
+
+PROBLEMS = Path(__file__).parent / "problems"
+BENCH = Path(__file__).parents[2] / "bench" / "problems"
+PAIRS = ["cat_pairs_rope_4d", "cat_pairs_product_and_sum", "rope_neox_positions"]
+REFUSED = {
+    "cat_unequal_pieces": "pieces are not of one width",
+    "cat_rows_dim0": "joins dim 0 of 2, not the last",
+    "gated_silu_chunk": "is not a cat",
+}
+
+
+def _pairs_candidates(path: Path):
+    return [c for c in generate(load_problem(path)) if c.note.split(": ", 1)[1].startswith("pairs")]
+
+
+def _kernels(source: str) -> list[str]:
+    """The candidate's `_<op>_kernel` functions, signature and body."""
+    parts = [part.split("\n\n\n")[0] for part in source.split("@triton.jit\n")[1:]]
+    return [part for part in parts if re.match(r"def _\w+_kernel\(", part)]
+
+
+@pytest.mark.parametrize("name", PAIRS)
+def test_pairs_variants_come_second_and_match_the_reference(name, compare):
+    candidates = generate(load_problem(PROBLEMS / f"{name}.py"))
+    labels = [c.note.split(": ", 1)[1] for c in candidates]
+    assert labels[0].startswith("pointwise")  # what worked before still leads
+    assert labels[1].startswith("pairs") and labels[2].startswith("pairs")
+    assert "up to 64 rows, else pairs" in labels[2]
+    for candidate in candidates[1:3]:
+        for kernel in _kernels(candidate.source):
+            # Each piece stored once at its own columns; no select between the pieces.
+            assert kernel.count("tl.store(") == 2
+            assert not [w for w in re.findall(r"tl\.where\(([^,]*),", kernel) if "cols" in w]
+        assert compare(PROBLEMS / f"{name}.py", candidate.source) > 0
+
+
+def test_rope_pairs_kernel_loads_each_input_once_and_cos_sin_once_per_token():
+    source = _pairs_candidates(PROBLEMS / "cat_pairs_rope_4d.py")[0].source
+    (kernel,) = _kernels(source)
+    loads = re.findall(r"= tl\.load\((\w+)_ptr[^\n]*", kernel)
+    assert sorted(loads) == ["cos_cache", "positions", "sin_cache", "x", "x"]
+    for line in kernel.splitlines():
+        if "_cache_ptr" in line:  # [rows, 1, cols]: broadcast over the heads, not re-gathered
+            assert "mid_mask" not in line and "mids" not in line
+    # The products the differences consume are rounded as the reference rounds them.
+    assert kernel.count("_round_product_to_bf16(") == 4
+    assert kernel.count("_round_to_bf16(") == 4  # cos, sin, and the two pieces
+
+
+@pytest.mark.parametrize("name", ["cat_pairs_rope_4d", "cat_pairs_product_and_sum"])
+def test_pairs_kernel_gives_the_pointwise_kernels_bits(name, load_candidate):
+    """Same lowering, same roundings: on the interpreter the outputs are bit-identical."""
+    path = PROBLEMS / f"{name}.py"
+    spec = load_problem(path)
+    reference = import_file(path)
+    pointwise, pairs = generate(spec)[:2]
+    models = [
+        load_candidate(c.source).ModelNew(*init_inputs(reference)) for c in (pointwise, pairs)
+    ]
+    state = reference.Model(*init_inputs(reference)).state_dict()
+    for model in models:
+        model.load_state_dict(state)
+    for case in spec.cases:
+        torch.manual_seed(3)
+        inputs = case_inputs(reference, case)
+        with torch.no_grad():
+            expected, got = (model(*inputs) for model in models)
+        assert torch.equal(got, expected)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_other_cats_are_refused_and_keep_the_pointwise_variants(name):
+    spec = load_problem(PROBLEMS / f"{name}.py")
+    traced = trace_problem(spec)
+    (schedule,) = classify(traced)
+    with pytest.raises(Unsupported, match=REFUSED[name]):
+        cat_of_pieces(traced, schedule)
+    labels = [c.note.split(": ", 1)[1] for c in generate(spec)]
+    assert labels and not any(label.startswith("pairs") for label in labels)
+
+
+@pytest.mark.parametrize("name", ["rope_gqa_two_outputs", "rope_gqa_two_outputs_fp32"])
+def test_outputs_of_two_shapes_get_a_pairs_kernel_each(name, compare):
+    (candidate,) = _pairs_candidates(PROBLEMS / f"{name}.py")
+    kernels = _kernels(candidate.source)
+    assert [k.split("(")[0] for k in kernels] == [
+        f"def _{name}_out0_kernel",
+        f"def _{name}_out1_kernel",
+    ]
+    assert all(k.count("tl.store(") == 2 and "cols % " not in k for k in kernels)
+    assert compare(PROBLEMS / f"{name}.py", candidate.source) > 0
+
+
+def test_bench_rope_tiles_a_token_by_all_its_heads():
+    (prefill, composite) = _pairs_candidates(BENCH / "rope_neox.py")
+    assert prefill.params == {
+        "schedule": "pointwise",
+        "pairs": 2,
+        "rows_per_program": 1,
+        "block_m": 32,  # 32 heads
+        "block_n": 64,  # half of a 128 head
+        "num_warps": 8,
+    }
+    assert composite.params["decode"]["block_m"] == 8
