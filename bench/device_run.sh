@@ -13,7 +13,7 @@
 #   bash bench/device_run.sh isolation     # bench/startup_cost.py + bench/isolation_cost.py
 #   bash bench/device_run.sh real-repos    # bench/real_repos.py --run over .device/ext.tgz
 #       (the checkouts, carried; never committed), resumed from .device/rr-work (RR_ONLY,
-#       RR_BUDGET, RR_LIMIT)
+#       RR_BUDGET, RR_LIMIT, RR_PER_REPO)
 #
 # GPU_WORKERS (default 3: the gpu tests' files side by side), PER_TEST (default 300 s: a hanging
 # test's own limit, where pytest-timeout is installed), LIMIT (default 560 s: `tests`' whole limit), WORKERS (default 12) and DIST (default loadfile; worksteal spreads one slow file's tests, such
@@ -160,6 +160,7 @@ real-repos)
     tar -C /tmp/ext -xzf .device/ext.tgz
     python3 bench/real_repos.py --ext /tmp/ext --work "$PWD/.device/rr-work" --run --resume \
         --budget "${RR_BUDGET:-30}" --time-limit "${RR_LIMIT:-500}" ${RR_ONLY:+--only "$RR_ONLY"} \
+        ${RR_PER_REPO:+--per-repo "$RR_PER_REPO"} \
         --out "$OUT/real_repos.md" --json "$OUT/real_repos.json" > "$OUT/real_repos.log" 2>&1
     echo "real_repos exit $?"
     # $OUT comes back two folders deep at most: one flat folder of logs and PR bodies.
@@ -167,6 +168,9 @@ real-repos)
     for d in .device/rr-work/*/; do
         name=$(basename "$d")
         cp "$d/run.log" "$OUT/rr/$name-run.log" 2> /dev/null
+        for report in "$d"kbot/runs/*/report.md; do
+            [ -f "$report" ] && cp "$report" "$OUT/rr/$name-report-$(basename "$(dirname "$report")").md"
+        done
         for body in "$d"kbot/publish/*/pr_body.md; do
             [ -f "$body" ] && cp "$body" "$OUT/rr/$name-$(basename "$(dirname "$body")").md"
         done

@@ -134,7 +134,7 @@ def _run_cells(counts: dict) -> list:
     drafts = counts.get("drafts", [])
     passed = sum(1 for d in drafts if d["parity"] == "passed")
     modules = [m for d in drafts for m in d["modules"].values()]
-    imports = sum(1 for m in modules if not m.startswith("fails"))
+    imports = sum(1 for m in modules if m == "imports")  # not: "does not import either"
     late = "" if counts.get("finished") else " (stopped at the time limit)"
     return [f"{counts['accepted']}{late}", len(drafts), f"{passed} of {len(drafts)}",
             f"{imports} of {len(modules)}"]  # fmt: skip
@@ -151,8 +151,12 @@ def _run_details(row: dict) -> list[str]:
         if d["parity"] != "passed":
             lines.append(f"- {row['name']} `{d['op']}`: parity test in the patched checkout: "
                          f"{d['parity']}")  # fmt: skip
+        if d.get("stubs"):
+            lines.append(f"- {row['name']} `{d['op']}`: checked with stubs for "
+                         f"{', '.join(d['stubs'])} (not installed here; without them the "
+                         "original module does not import)")  # fmt: skip
         for module, state in d["modules"].items():
-            if state.startswith("fails"):
+            if state != "imports":
                 lines.append(f"- {row['name']} `{d['op']}`: patched `{module}` {state}")
     return lines
 
@@ -215,6 +219,11 @@ def main() -> int:
         help="seconds for the whole call (0: none); a repository not reached is left for --resume",
     )  # fmt: skip
     parser.add_argument(
+        "--per-repo", type=float, default=0.0,
+        help="at most these seconds of the call for one repository (0: no share), so that one "
+        "with many targets leaves time for the others; the rest is left for --resume",
+    )  # fmt: skip
+    parser.add_argument(
         "--resume", action="store_true",
         help="a repository measured to the end by an earlier call over --work is read back",
     )  # fmt: skip
@@ -239,7 +248,8 @@ def main() -> int:
                          "error": "not reached before the time limit (run again with --resume)"})  # fmt: skip
             continue
         print(f"{entry['name']} ...", file=sys.stderr, flush=True)
-        row = measure(entry, args.ext, args.work, search, deadline if args.run else None)
+        share = min(deadline, time.time() + args.per_repo) if args.per_repo else deadline
+        row = measure(entry, args.ext, args.work, search, share if args.run else None)
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_text(json.dumps(row, indent=1), encoding="utf-8")
         rows.append(row)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -97,8 +98,43 @@ def _child(cmd: list[str], cwd: Path, env: dict, timeout_s: float = 900) -> tupl
 
 
 def _tail(text: str) -> str:
+    """The error a failed child printed (pytest's first `E   ...` line), else its last line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    if errors:
+        return errors[0][:200]
     return lines[-1][:200] if lines else "no output"
+
+
+STUBS = Path(__file__).parent / "stubs"  # its sitecustomize.py stands in for missing packages
+MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+def stubs_needed(base: Path, modules: list[str], env: dict) -> list[str]:
+    """Third-party packages without which the original modules do not import here, found one
+    at a time (a package the repository guards with try/except ImportError is never named,
+    so its fallback path stays what it is on a machine without it)."""
+    stubs: list[str] = []
+    for name in modules:
+        for _ in range(12):
+            code, out = _child(
+                [sys.executable, "-c", IMPORT_CHECK, name], base, _stubbed(env, stubs), 300
+            )
+            missing = MISSING.search(out) if code != 0 else None
+            if missing is None:
+                break
+            package = missing.group(1)
+            if (base / package.split(".")[0]).exists() or package in stubs:
+                break  # the repository's own module, or a stub that did not help
+            stubs.append(package)
+    return stubs
+
+
+def _stubbed(env: dict, stubs: list[str]) -> dict:
+    if not stubs:
+        return env
+    path = os.pathsep.join(filter(None, [str(STUBS), env.get("PYTHONPATH")]))
+    return {**env, "PYTHONPATH": path, "KBOT_BENCH_STUBS": ",".join(stubs)}
 
 
 def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path) -> dict:
@@ -114,16 +150,22 @@ def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path) -> dict:
         subprocess.run(["git", "-C", str(clone), "worktree", "add", "-q", "--detach", str(path), ref],
                        capture_output=True, check=True)  # fmt: skip
     tests = [f["path"] for f in files if Path(f["path"]).name.startswith("test_")]
+    patched_modules = [
+        name
+        for item in files
+        if not item["created"]
+        and not Path(item["path"]).name.startswith(("test_", "bench_"))
+        and (name := _module_name(item["path"])) is not None
+    ]
+    stubs = stubs_needed(base, patched_modules, env)
+    env = _stubbed(env, stubs)
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
               "--rootdir", "."]  # fmt: skip
     code, out = _child([*pytest, *tests], tree, env) if tests else (1, "no parity test in the PR")
-    row = {"branch": record["branch"], "parity": "passed" if code == 0 else _tail(out)}
+    row = {"branch": record["branch"], "parity": "passed" if code == 0 else _tail(out),
+           "stubs": stubs}  # fmt: skip
     modules = {}
-    for item in files:
-        name = _module_name(item["path"])
-        is_test = Path(item["path"]).name.startswith(("test_", "bench_"))
-        if item["created"] or name is None or is_test:
-            continue
+    for name in patched_modules:
         patched, why = _child([sys.executable, "-c", IMPORT_CHECK, name], tree, env, 300)
         original, _ = _child([sys.executable, "-c", IMPORT_CHECK, name], base, env, 300)
         if patched == 0:

@@ -113,6 +113,32 @@ class Evaluator:
         with ThreadPoolExecutor(max_workers=len(self._workers)) as pool:
             return list(pool.map(lambda item: self.evaluate(problem, item[1], item[0]), named))
 
+    def prepare(self, problem: ProblemSpec) -> str | None:
+        """Starts every worker and has each build the problem's reference and, on a GPU, its
+        baselines (torch.compile of every case) with no candidate: the one-time costs the first
+        evaluation would otherwise pay inside a search's time budget. None when done, else the
+        judge's failure (the first evaluation meets it again and reports it as its verdict)."""
+        if len(self._workers) == 1:
+            return self._prepare_one(problem)
+        with ThreadPoolExecutor(max_workers=len(self._workers)) as pool:
+            failures = list(pool.map(lambda _: self._prepare_one(problem), self._workers))
+        return next((f for f in failures if f is not None), None)
+
+    def _prepare_one(self, problem: ProblemSpec) -> str | None:
+        worker = self._idle.get()
+        try:
+            try:
+                info = worker.start()
+            except WorkerStartError as exc:
+                return str(exc)
+            job = self._job(problem, [], info, sweep=False, base_seed=0)
+            reply = worker.run(job)
+        finally:
+            self._idle.put(worker)
+        if reply.result is None:
+            return f"the judge {reply.failure or 'crash'}: {reply.message}"
+        return reply.result.get("failure")
+
     def remeasure(self, problem: ProblemSpec, sources: list[str]) -> list[Verdict]:
         """Checks finalists again and, on a GPU, times them interleaved with each other and
         the baselines in one worker, so their comparison shares one noise environment."""
@@ -170,9 +196,22 @@ class Evaluator:
                 Verdict(False, Stage.LOAD, (reason,), device=self._device_label())
                 for _ in candidates
             ]
-        timed = self.options.time if self.options.time is not None else info.device == "cuda"
         base_seed = secrets.randbelow(2**30)
-        job = Job(
+        job = self._job(problem, candidates, info, sweep, base_seed)
+        started = time.monotonic()
+        reply = worker.run(job)
+        return self._verdicts(reply, info, len(candidates), base_seed, time.monotonic() - started)
+
+    def _job(
+        self,
+        problem: ProblemSpec,
+        candidates: list[CandidateJob],
+        info,
+        sweep: bool,
+        base_seed: int,
+    ) -> Job:
+        timed = self.options.time if self.options.time is not None else info.device == "cuda"
+        return Job(
             kind="evaluate",
             problem_path=str(self._problem_path(problem)),
             problem_sha256=problem.source_sha256,
@@ -190,9 +229,6 @@ class Evaluator:
             base_seed=base_seed,
             adopt_state=sweep,
         )
-        started = time.monotonic()
-        reply = worker.run(job)
-        return self._verdicts(reply, info, len(candidates), base_seed, time.monotonic() - started)
 
     def _verdicts(
         self, reply: WorkerReply, info, count: int, base_seed: int, wall_s: float

@@ -63,7 +63,11 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
             state.warmed.add(job.problem_sha256)
     except _Rejected as rejected:
         outcome = CandidateOutcome(False, rejected.stage, (rejected.reason,))
-        return {"outcomes": [outcome.to_json()] * len(job.candidates), "restart": False}
+        return {
+            "outcomes": [outcome.to_json()] * len(job.candidates),
+            "restart": False,
+            "failure": rejected.reason.message,
+        }
     baselines = None
     if job.time and state.device.type == "cuda":
         from kbot.evaluate.timing_job import prepare_baselines
@@ -73,7 +77,14 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
         except Exception as exc:  # trusted code failed: the evaluator's failure, not a verdict
             reason = Reason("evaluator-error", f"building the baselines failed: {short(exc)}")
             outcome = CandidateOutcome(False, Stage.INPUT, (reason,))
-            return {"outcomes": [outcome.to_json()] * len(job.candidates), "restart": True}
+            return {
+                "outcomes": [outcome.to_json()] * len(job.candidates),
+                "restart": True,
+                "failure": reason.message,
+            }
+    if not job.candidates:  # Evaluator.prepare: the first candidate's process starts now
+        state.hosts.ahead(1)
+        return {"outcomes": [], "restart": False}
     outcomes: list[CandidateOutcome] = []
     loaded: list[Loaded | None] = []
     try:

@@ -35,3 +35,30 @@ def test_pool_spreads_jobs_and_verdicts_keep_their_form(evaluator, problem, cand
     assert [v.accepted for v in verdicts] == [True, False, True]
     assert set(verdicts[0].to_json()) == set(single.to_json())
     assert verdicts[0].stage == single.stage
+
+
+def test_prepare_starts_every_worker_before_any_candidate(problem, candidate):
+    """`prepare` pays the one-time costs (workers, the reference; baselines on a GPU) with no
+    candidate; the evaluations after it reuse the started workers."""
+    with two_worker_pool() as pool:
+        assert pool.prepare(problem("quick_gelu")) is None
+        assert pool.workers_spawned == 2
+        verdict = pool.evaluate(problem("quick_gelu"), candidate("quick_gelu"))
+        assert verdict.accepted and pool.workers_spawned == 2
+
+
+def test_prepare_reports_a_reference_that_fails(tmp_path, evaluator):
+    from kbot.problem import load_problem
+
+    path = tmp_path / "broken.py"
+    path.write_text(
+        "import torch\n\n\n"
+        "class Model(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        raise ValueError('this reference is broken')\n\n\n"
+        "def get_inputs():\n    return [torch.randn(4, 8)]\n\n\n"
+        "def get_init_inputs():\n    return []\n",
+        encoding="utf-8",
+    )
+    failure = evaluator.prepare(load_problem(path))
+    assert failure is not None and "this reference is broken" in failure

@@ -126,3 +126,26 @@ def test_sigterm_writes_the_envelope_report_and_store(tmp_path, problem):
     assert status == "interrupted" and spent_s > 0
     assert verdicts >= 3 and report["counts"]["candidates"] == verdicts == data["candidates"]
     assert json.loads(err.splitlines()[-1])["event"] == "finished"
+
+
+def test_the_time_budget_starts_after_the_evaluator_is_prepared(tmp_path, problem, fakes):
+    """Starting the workers and compiling the baselines (tens of seconds on a GPU with
+    torch.compile per case) is not taken from the search's budget: a budget shorter than the
+    preparation still evaluates candidates, and the report says what the preparation took."""
+
+    class SlowStart(fakes.FakeEvaluator):
+        def prepare(self, problem):
+            time.sleep(2.0)
+            return None
+
+    evaluator = SlowStart()
+    result = optimize(
+        problem,
+        OptimizeOptions(device="cpu", budget=Budget(generations=2, time_s=1.5)),
+        tmp_path / "work",
+        evaluator_factory=lambda *a: evaluator,
+        proposer_factory=lambda names: [fakes.FakeProposer()],
+    )
+    assert result.candidates >= 1 and result.has_winner
+    notes = json.loads(result.report_json_path.read_text())["notes"]
+    assert any(n.startswith("evaluator started and baselines built in 2 s") for n in notes)
