@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
+from kbot.evaluate.rounding import tolerance_dtype
 from kbot.evaluate.verdict import Reason
 
 # Defaults per output dtype: (atol, rtol). The relative norm of the error must stay under rtol
@@ -75,11 +76,13 @@ def compare_outputs(
     rtol: float | None,
     atol_per_rms: bool = False,
     truncating_casts: bool = False,
+    rounded_to: torch.dtype | None = None,
 ) -> Comparison:
     """`atol_per_rms`: take atol relative to each output's RMS (at least 1x). The retry against
     the float32 reference uses it: where terms cancel (RoPE's q1*cos - q2*sin at large inputs),
     a kernel's rounding errors scale with the terms, not with the small result.
-    `truncating_casts`: see `tolerance_for`."""
+    `truncating_casts`: see `tolerance_for`. `rounded_to`: the reference's coarsest rounding
+    (kbot.evaluate.rounding), whose tolerance an fp32/fp64 output is judged with."""
     if len(outputs) != len(references):
         return Comparison(
             0.0,
@@ -91,7 +94,9 @@ def compare_outputs(
         )
     worst_abs = worst_norm = 0.0
     for index, (out, ref) in enumerate(zip(outputs, references)):
-        result = _compare_one(index, out, ref, atol, rtol, atol_per_rms, truncating_casts)
+        result = _compare_one(
+            index, out, ref, atol, rtol, atol_per_rms, truncating_casts, rounded_to
+        )
         worst_abs = max(worst_abs, result.max_abs_error)
         worst_norm = max(worst_norm, result.max_rel_norm_error)
         if result.failure is not None:
@@ -107,6 +112,7 @@ def _compare_one(
     rtol,
     atol_per_rms: bool = False,
     truncating_casts: bool = False,
+    rounded_to: torch.dtype | None = None,
 ) -> Comparison:
     where = f"output {index}"
     if not isinstance(ref, torch.Tensor):
@@ -135,7 +141,7 @@ def _compare_one(
                 0.0, 0.0, Reason("mismatch", f"{where}: {wrong} of {ref.numel()} values differ")
             )
         return Comparison(0.0, 0.0, None)
-    tol = tolerance_for(ref.dtype, atol, rtol, truncating_casts)
+    tol = tolerance_for(tolerance_dtype(ref.dtype, rounded_to), atol, rtol, truncating_casts)
     note = f" ({_TRUNCATION_NOTE})" if tol.truncation_allowed else ""
     flat_out, flat_ref = out.reshape(-1), ref.reshape(-1)
     stats = _Stats()

@@ -54,6 +54,7 @@ def check_case(
     atol: float | None,
     rtol: float | None,
     mutates_inputs: bool = False,
+    rounded_to: torch.dtype | None = None,
 ) -> CaseOutcome:
     """`call(inputs, poison_bytes, where)` runs the candidate in its own process and returns
     its outputs and the inputs as they are after the call (kbot.evaluate.jobs)."""
@@ -102,15 +103,23 @@ def check_case(
         if mutated is not None:
             failure = Reason("input-mutated", f"input {mutated} was modified in place {where}")
             break
-        result = compare_outputs(outputs, references, atol, rtol, truncating_casts=truncating)
+        result = compare_outputs(
+            outputs, references, atol, rtol, truncating_casts=truncating, rounded_to=rounded_to
+        )
         if result.failure is not None and result.failure.rule == "mismatch" and not mutates_inputs:
             exact = precise.outputs(pristine, references)
             retry = (
                 None
                 if exact is None
                 else compare_outputs(
-                    outputs, exact, atol, rtol, atol_per_rms=True, truncating_casts=truncating
-                )
+                    outputs,
+                    exact,
+                    atol,
+                    rtol,
+                    atol_per_rms=True,
+                    truncating_casts=truncating,
+                    rounded_to=rounded_to,
+                )  # fmt: skip
             )
             if retry is not None and retry.failure is None:
                 result = retry
@@ -132,7 +141,7 @@ def check_case(
             )
             break
         previous = (tuple(_detach(outputs)), references)
-        tol_atol, tol_rtol = _tolerance_used(references, atol, rtol, truncating)
+        tol_atol, tol_rtol = _tolerance_used(references, atol, rtol, truncating, rounded_to)
     return CaseOutcome(
         CaseCorrectness(
             case=dict(case),
@@ -205,13 +214,18 @@ class _PreciseReference:
         )
 
 
-def _tolerance_used(references: tuple, atol, rtol, truncating: bool) -> tuple[float, float]:
+def _tolerance_used(
+    references: tuple, atol, rtol, truncating: bool, rounded_to: torch.dtype | None = None
+) -> tuple[float, float]:
     from kbot.evaluate.compare import tolerance_for
+    from kbot.evaluate.rounding import tolerance_dtype
 
     floats = [r for r in references if isinstance(r, torch.Tensor) and r.is_floating_point()]
     if not floats:
         return 0.0, 0.0
-    tolerances = [tolerance_for(r.dtype, atol, rtol, truncating) for r in floats]
+    tolerances = [
+        tolerance_for(tolerance_dtype(r.dtype, rounded_to), atol, rtol, truncating) for r in floats
+    ]
     return max(t.atol for t in tolerances), max(t.rtol for t in tolerances)
 
 

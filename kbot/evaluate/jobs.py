@@ -22,6 +22,7 @@ from kbot.evaluate.remote import (
     HostError,
 )
 from kbot.evaluate.roofline import tensor_bytes
+from kbot.evaluate.rounding import coarsest_rounding
 from kbot.evaluate.verdict import CaseResult, Reason, Stage
 from kbot.problem.runtime import import_file, init_inputs, seeded_inputs
 
@@ -184,8 +185,11 @@ def _warm_reference(job: Job, state: Any, problem) -> None:
         torch.manual_seed(job.base_seed)
         model = problem.Model(*init_inputs(problem)).to(state.device).eval()
         with torch.no_grad():
-            for case in job.cases:
-                model(*seeded_inputs(problem, case, job.base_seed, state.device))
+            for index, case in enumerate(job.cases):
+                inputs = seeded_inputs(problem, case, job.base_seed, state.device)
+                model(*inputs)
+                key = (job.problem_sha256, index)
+                state.rounded_to[key] = coarsest_rounding(model, inputs)
     except BaseException as exc:  # the problem's own code: its failure is bad input
         raise _Rejected(
             Stage.INPUT, Reason("problem", f"running the problem's Model raised {short(exc)}")
@@ -242,6 +246,7 @@ def _check(job: Job, state: Any, problem, item: Loaded, deadline) -> tuple[CaseR
                 job.atol,
                 job.rtol,
                 job.mutates_inputs,
+                state.rounded_to.get((job.problem_sha256, index)),
             )
         except ReferenceFailed as exc:
             raise _Rejected(Stage.INPUT, Reason("problem", str(exc))) from None

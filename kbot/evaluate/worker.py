@@ -61,6 +61,8 @@ class WorkerState:
     problems: dict[str, ModuleType] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)  # baselines and peaks, per problem/device
     warmed: set[str] = field(default_factory=set)  # problems whose reference ran before candidates
+    # (problem sha256, case index) -> the reference's coarsest rounding (kbot.evaluate.rounding)
+    rounded_to: dict = field(default_factory=dict)
     hosts: Any = None  # kbot.evaluate.host_pool.HostPool: candidates' processes, started ahead
 
 

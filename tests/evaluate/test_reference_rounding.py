@@ -1,0 +1,78 @@
+"""An fp32 output that the reference rounded through bf16 on its way (a norm computed in fp32,
+`.type_as(x)` for bf16 x, times an fp32 weight) is judged with bf16's tolerance; one computed in
+fp32 from bf16 inputs without such a rounding keeps fp32's."""
+
+import torch
+
+from kbot.evaluate.compare import compare_outputs
+from kbot.evaluate.rounding import coarsest_rounding, tolerance_dtype
+
+
+class NormRoundedMidway(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(64))  # fp32, as gpt-fast's RMSNorm
+
+    def forward(self, x):
+        y = x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6)
+        return y.type_as(x) * self.weight
+
+
+class Fp32FromBf16Inputs(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.randn(16, 64).to(torch.bfloat16))
+
+    def forward(self, x, positions):
+        # indexing a bf16 table and casting up round nothing
+        return x.float() * self.table[positions].float()
+
+
+class HalfArithmetic(torch.nn.Module):
+    def forward(self, x):
+        return (x * 2 + 1).float()
+
+
+def test_a_rounding_to_bf16_midway_is_found():
+    x = torch.randn(4, 64).to(torch.bfloat16)
+    assert coarsest_rounding(NormRoundedMidway(), [x]) is torch.bfloat16
+
+
+def test_data_movement_and_casts_up_are_not_roundings():
+    x = torch.randn(4, 64).to(torch.bfloat16)
+    positions = torch.tensor([0, 3, 5, 15])
+    assert coarsest_rounding(Fp32FromBf16Inputs(), [x, positions]) is None
+
+
+def test_arithmetic_in_half_precision_is_a_rounding():
+    x = torch.randn(4, 64).to(torch.float16)
+    assert coarsest_rounding(HalfArithmetic(), [x]) is torch.float16
+
+
+def test_a_reference_that_fails_under_the_recorder_keeps_the_default():
+    class Broken(torch.nn.Module):
+        def forward(self, x):
+            raise RuntimeError("no")
+
+    assert coarsest_rounding(Broken(), [torch.randn(2)]) is None
+
+
+def test_one_bf16_ulp_in_an_fp32_output_passes_only_with_the_rounding_known():
+    torch.manual_seed(0)
+    x = torch.randn(64, 64).to(torch.bfloat16)
+    reference = NormRoundedMidway()(x).detach()
+    # a kernel whose fp32 math lands on the other side of a bf16 rounding boundary
+    shifted = reference.clone()
+    bits = reference.view(-1)[::97].to(torch.bfloat16).view(torch.int16)
+    shifted.view(-1)[::97] = (bits + 1).view(torch.bfloat16).float()  # one bf16 ulp away
+    assert not torch.equal(shifted, reference)
+    strict = compare_outputs((shifted,), (reference,), None, None)
+    assert strict.failure is not None and strict.failure.rule == "mismatch"
+    judged = compare_outputs((shifted,), (reference,), None, None, rounded_to=torch.bfloat16)
+    assert judged.failure is None
+
+
+def test_the_tolerance_dtype_only_coarsens_fine_outputs():
+    assert tolerance_dtype(torch.float32, torch.bfloat16) is torch.bfloat16
+    assert tolerance_dtype(torch.float32, None) is torch.float32
+    assert tolerance_dtype(torch.bfloat16, torch.float16) is torch.bfloat16
