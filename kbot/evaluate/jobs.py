@@ -187,9 +187,8 @@ def _warm_reference(job: Job, state: Any, problem) -> None:
         with torch.no_grad():
             for index, case in enumerate(job.cases):
                 inputs = seeded_inputs(problem, case, job.base_seed, state.device)
-                model(*inputs)
                 key = (job.problem_sha256, index)
-                state.rounded_to[key] = coarsest_rounding(model, inputs)
+                state.rounded_to[key] = coarsest_rounding(model, inputs)  # runs it once
     except BaseException as exc:  # the problem's own code: its failure is bad input
         raise _Rejected(
             Stage.INPUT, Reason("problem", f"running the problem's Model raised {short(exc)}")

@@ -19,7 +19,7 @@ _MOVES = frozenset(
     split_with_sizes chunk narrow as_strided detach alias empty empty_like empty_strided zeros
     zeros_like ones ones_like full full_like lift_fresh unbind flip roll repeat embedding
     new_empty new_zeros new_ones new_full fill_ zero_ unfold movedim diagonal scalar_tensor
-    _to_copy to""".split()
+    _to_copy""".split()
 )
 
 
@@ -32,14 +32,13 @@ class _Recorder(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         name = func.overloadpacket.__name__
         low = {t.dtype for t in _tensors(out) if t.dtype in LOW_PRECISION}
-        if low:
-            if name not in _MOVES:
-                self.rounded |= low
-            elif name == "_to_copy":  # a cast: a rounding when it goes down from a finer dtype
-                finer = [t for t in _tensors(args) if t.is_floating_point()]
-                if any(t.dtype not in LOW_PRECISION for t in finer):
-                    self.rounded |= low
+        if low and (name not in _MOVES or self._from_finer(args)):
+            self.rounded |= low  # arithmetic, or a move that casts down (`_to_copy`, `copy_`)
         return out
+
+    @staticmethod
+    def _from_finer(args) -> bool:
+        return any(t.is_floating_point() and t.dtype not in LOW_PRECISION for t in _tensors(args))
 
 
 def _tensors(value) -> list[torch.Tensor]:
@@ -51,13 +50,16 @@ def _tensors(value) -> list[torch.Tensor]:
 
 
 def coarsest_rounding(model: torch.nn.Module, inputs: list) -> torch.dtype | None:
-    """bf16 or fp16 when running `model(*inputs)` rounds to it (bf16 when both), else None.
-    None too when the reference cannot run under the recorder (the default tolerances stand)."""
+    """Runs `model(*inputs)` once (the judge's warm-up run): bf16 or fp16 when it rounds to it
+    (bf16 when both), else None. A reference that cannot run under the recorder is run again
+    without it (its own failure propagates) and keeps the default tolerances (None)."""
     recorder = _Recorder()
     try:
         with torch.no_grad(), recorder:
             model(*inputs)
     except Exception:
+        with torch.no_grad():
+            model(*inputs)
         return None
     if torch.bfloat16 in recorder.rounded:
         return torch.bfloat16

@@ -38,7 +38,7 @@ from kbot.search.final import (
     sweep_summary,
     sweep_winner,
 )
-from kbot.search.inflight import Abandoned, call_bounded
+from kbot.search.inflight import Abandoned, prepare_evaluator
 from kbot.search.loop import CandidateEvaluator, LoopResult, SearchLoop
 from kbot.search.options import Budget, OptimizeOptions
 from kbot.search.progress import NullProgress, Progress
@@ -137,7 +137,7 @@ def optimize(
         # The sweep's sizes and their inputs (child processes, before the search's clock starts)
         points = sweep_points(problem, run_dir / SWEEP_FOLDER, options.sweep_points)
         with factory(device, options.gpus, options.seeds) as evaluator:
-            prepared = _prepare(evaluator, problem, stop)
+            prepared = prepare_evaluator(evaluator, problem, stop)
             loop = SearchLoop(
                 store, run_id, problem, env_key, device, options, proposers, evaluator,
                 progress=progress, spent_before_s=spent_before_s, stop_request=stop,
@@ -183,27 +183,6 @@ def optimize(
             store.update_run(run_id, spent_s=result.elapsed_s)
         return _finish(store, run_id, run_dir, problem, device_name, options, result, finalists,
                        progress, sized, target, swept)  # fmt: skip
-
-
-def _prepare(evaluator: CandidateEvaluator, problem: ProblemSpec, stop: StopRequest) -> str:
-    """The evaluator's one-time costs for this problem (its workers, the reference, on a GPU
-    the torch.compile baselines of every case), paid before the search's clock starts so that a
-    time budget buys evaluations of candidates. A note for the report."""
-    prepare = getattr(evaluator, "prepare", None)
-    if prepare is None:
-        return ""
-    started = time.monotonic()
-    try:
-        failure = call_bounded(
-            lambda: prepare(problem), None, lambda: stop.requested,
-            getattr(evaluator, "abort", None) or getattr(evaluator, "close", None),
-        )  # fmt: skip
-    except Abandoned:
-        return "evaluator preparation stopped"
-    spent = time.monotonic() - started
-    if failure:
-        return f"evaluator preparation failed after {spent:.0f} s: {failure}"
-    return f"evaluator started and baselines built in {spent:.0f} s, before the time budget's clock"
 
 
 def evaluation_options(device: str, gpus: tuple[int, ...], seeds: int) -> EvalOptions:

@@ -2,6 +2,7 @@
 `.type_as(x)` for bf16 x, times an fp32 weight) is judged with bf16's tolerance; one computed in
 fp32 from bf16 inputs without such a rounding keeps fp32's."""
 
+import pytest
 import torch
 
 from kbot.evaluate.compare import compare_outputs
@@ -49,12 +50,13 @@ def test_arithmetic_in_half_precision_is_a_rounding():
     assert coarsest_rounding(HalfArithmetic(), [x]) is torch.float16
 
 
-def test_a_reference_that_fails_under_the_recorder_keeps_the_default():
+def test_a_reference_that_fails_raises_its_own_error():
     class Broken(torch.nn.Module):
         def forward(self, x):
             raise RuntimeError("no")
 
-    assert coarsest_rounding(Broken(), [torch.randn(2)]) is None
+    with pytest.raises(RuntimeError, match="no"):
+        coarsest_rounding(Broken(), [torch.randn(2)])
 
 
 def test_one_bf16_ulp_in_an_fp32_output_passes_only_with_the_rounding_known():
