@@ -4,9 +4,10 @@ the hidden marker."""
 
 from __future__ import annotations
 
+import posixpath
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kbot import __version__
@@ -18,6 +19,7 @@ from kbot.publish.plan import Layout, PublishPlan, plan_publication
 from kbot.publish.pr_template import follow_template
 from kbot.publish.reference import (
     binds,
+    check_names,
     import_sections,
     parametrize_sizes,
     py_literal,
@@ -66,13 +68,14 @@ def render_publication(plan: PublishPlan) -> Publication:
         "parity_test.py.j2",
         **context,
         entry=integration.entry,
-        import_sections=import_sections(
+        **_imports(
             ["import os", "import pytest", "import torch", *context["reference_imports"],
              *context["package_imports"], kernel_line,
              *([integration.entry.import_line] if integration.entry else [])],
-            package,
+            package, layout, layout.parity_path, plan.spec.repo_root,
         ),
     )  # fmt: skip
+    check_names(parity, context["reference_body"], layout.parity_path)
     original = integration.original
     rebinds = original is not None and binds(run.problem.source, "_reference")
     existing = _existing_context(integration, plan.spec)
@@ -86,13 +89,14 @@ def render_publication(plan: PublishPlan) -> Publication:
         base_sha=plan.base_sha[:12],
         target_name=plan.target.qualname,
         existing=existing,
-        import_sections=import_sections(
+        **_imports(
             ["import argparse", *(["import importlib"] if existing else []), "import torch",
              *context["reference_imports"], *context["package_imports"], kernel_line,
              *([existing["import_line"]] if existing else [])],
-            package,
+            package, layout, layout.bench_path, plan.spec.repo_root,
         ),
     )  # fmt: skip
+    check_names(bench, context["reference_body"], layout.bench_path, rebinds=("_reference",))
     files = (
         FileChange(layout.kernel_path, run.kernel_source, created=True),
         *integration.changes,
@@ -163,6 +167,33 @@ def _default_tolerance(dtype: str) -> tuple[float, float]:
     from kbot.evaluate.compare import DEFAULT_TOLERANCES
 
     return DEFAULT_TOLERANCES.get(getattr(torch, dtype, None), (1e-2, 1.6e-2))
+
+
+def _imports(
+    lines: list[str], package: str, layout: Layout, path: str, repo_root: Path
+) -> dict[str, Any]:
+    """A file's import sections, isort-ordered. When the import root is not an installable
+    project (gpt-fast's flat `model.py`, a folder of scripts), nothing puts it on the path for
+    pytest or for `python FILE`: the file then puts it there itself, and the imports of modules
+    that live there follow that line (`late_imports`, marked for flake8's E402)."""
+    if layout.installable:
+        return {"import_sections": import_sections(lines, package), "path_setup": None}
+    folder = repo_root / layout.import_root
+
+    def local(line: str) -> bool:
+        name = line.split()[1].split(".")[0]
+        return name == package or (folder / f"{name}.py").is_file() or (folder / name).is_dir()
+
+    late = [line for section in import_sections(filter(local, lines), package) for line in section]
+    relative = posixpath.relpath(layout.import_root or ".", str(PurePosixPath(path).parent))
+    root = f"`{layout.import_root}`" if layout.import_root else "the repository's root"
+    return {
+        "import_sections": import_sections(
+            [*(line for line in lines if not local(line)), "import os", "import sys"], package
+        ),
+        "path_setup": {"root": root, "relative": relative},
+        "late_imports": [f"{line}  # noqa: E402" for line in late],
+    }
 
 
 def _case_key(case: Any) -> str:

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kbot.publish.adapters.source import AdapterError
+
 # Imports the templates write themselves.
 _OWN_IMPORTS = {"import os", "import pytest", "import argparse", "import triton", "import torch"}
 
@@ -85,6 +87,30 @@ def _is_docstring(node: ast.stmt) -> bool:
         and isinstance(node.value, ast.Constant)
         and isinstance(node.value.value, str)
     )
+
+
+def check_names(rendered: str, body: str, path: str, rebinds: tuple[str, ...] = ()) -> None:
+    """Refuses a file in which the reference's code and the template's own code bind the same
+    top-level name (a problem's `_reference` once met the parity test's helper of that name,
+    and the test called the wrong one). `rebinds` are names the template rebinds on purpose."""
+    template = rendered.replace(body, "\n", 1) if body.strip() else rendered
+    clash = (_top_level_names(body) & _top_level_names(template)) - set(rebinds)
+    if clash:
+        raise AdapterError(
+            f"{path}: the problem's reference binds {', '.join(sorted(clash))}, which kbot's "
+            "template for this file defines too; rename it in the problem file"
+        )
+
+
+def _top_level_names(source: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
 
 
 def binds(source: str, name: str) -> bool:
