@@ -29,13 +29,13 @@ from kbot.scan import ScanOptions, scan
 from kbot.scan.extract import EmitStatus, emit_problems
 from kbot.scan.model_config import load_model_config
 
-MODEL = '''import torch
+MODEL = """import torch
 
 
 def apply_rotary_emb(x, cos, sin):
     x1, x2 = x.chunk(2, dim=-1)
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
-'''
+"""
 
 
 def _git(cwd: Path, *args: str) -> None:
