@@ -177,6 +177,8 @@ real-repos)
             [ -f "$body" ] && cp "$body" "$OUT/rr/$name-$(basename "$(dirname "$body")").md"
         done
     done
+    # Only a few files come back from $OUT: the logs and bodies travel as one archive.
+    tar -C "$OUT" -czf "$OUT/rr.tgz" rr && rm -rf "$OUT/rr"
     sed -n '/^| repo/,/^$/p' "$OUT/real_repos.md"
     ;;
 *)

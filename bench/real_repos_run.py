@@ -110,11 +110,14 @@ STUBS = Path(__file__).parent / "stubs"  # its sitecustomize.py stands in for mi
 MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
-def stubs_needed(base: Path, modules: list[str], env: dict) -> list[str]:
+def stubs_needed(
+    base: Path, modules: list[str], env: dict, known: tuple[str, ...] = ()
+) -> list[str]:
     """Third-party packages without which the original modules do not import here, found one
-    at a time (a package the repository guards with try/except ImportError is never named,
-    so its fallback path stays what it is on a machine without it)."""
-    stubs: list[str] = []
+    at a time from the `known` ones (a package the repository guards with try/except
+    ImportError is never named, so its fallback path stays what it is on a machine without
+    it)."""
+    stubs: list[str] = list(known)
     for name in modules:
         for _ in range(12):
             code, out = _child(
@@ -137,8 +140,11 @@ def _stubbed(env: dict, stubs: list[str]) -> dict:
     return {**env, "PYTHONPATH": path, "KBOT_BENCH_STUBS": ",".join(stubs)}
 
 
-def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path) -> dict:
-    """One drafted PR in the patched checkout: its parity test and its patched modules."""
+def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path, seen: dict) -> dict:
+    """One drafted PR in the patched checkout: its parity test and its patched modules.
+    `seen` carries what earlier drafts of the run found at the same base commit (the stubs,
+    whether each original module imports): on lightllm each import took seconds, and the
+    checks of two drafts outlasted the repository's share of the call."""
     record = json.loads((drafts / "pr.json").read_text())
     files = record["files"]
     tree = scratch / record["branch"].replace("/", "-")
@@ -157,7 +163,11 @@ def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path) -> dict:
         and not Path(item["path"]).name.startswith(("test_", "bench_"))
         and (name := _module_name(item["path"])) is not None
     ]
-    stubs = stubs_needed(base, patched_modules, env)
+    unseen = [name for name in patched_modules if name not in seen.setdefault("probed", set())]
+    stubs = stubs_needed(base, unseen, env, tuple(seen.get("stubs", ())))
+    seen["stubs"] = stubs
+    seen["probed"].update(unseen)
+    seen.setdefault("originals", {})
     env = _stubbed(env, stubs)
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
               "--rootdir", "."]  # fmt: skip
@@ -167,7 +177,10 @@ def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path) -> dict:
     modules = {}
     for name in patched_modules:
         patched, why = _child([sys.executable, "-c", IMPORT_CHECK, name], tree, env, 300)
-        original, _ = _child([sys.executable, "-c", IMPORT_CHECK, name], base, env, 300)
+        if patched != 0 and name not in seen["originals"]:
+            original, _ = _child([sys.executable, "-c", IMPORT_CHECK, name], base, env, 300)
+            seen["originals"][name] = original
+        original = seen["originals"].get(name, 0)
         if patched == 0:
             modules[name] = "imports"
         elif original != 0:
@@ -207,10 +220,11 @@ def run_stage(copy: Path, path: Path, work: Path, env: dict, deadline: float) ->
     scratch.mkdir(parents=True, exist_ok=True)
     clone = kbot_work / "publish" / "repo"
     result["drafts"] = []
+    seen: dict = {}
     for t in drafted:
         drafts = kbot_work / "publish" / t["op"]
         if not (drafts / "pr.json").is_file():
             result["drafts"].append({"op": t["op"], "parity": "no pr.json", "modules": {}})
             continue
-        result["drafts"].append({"op": t["op"], **check_draft(clone, drafts, env, scratch)})
+        result["drafts"].append({"op": t["op"], **check_draft(clone, drafts, env, scratch, seen)})
     return result

@@ -65,3 +65,23 @@ def test_the_report_counts_each_stage_and_says_why_targets_stopped(tmp_path):
 def test_a_checkout_at_another_commit_is_refused(tmp_path):
     report = _run(tmp_path, "b" * 40)
     assert "is at aaaaaaaaaaaa, not the pinned commit" in report
+
+
+def test_a_draft_whose_original_does_not_import_here_counts_on_neither_side():
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from real_repos import UNCHECKABLE, _run_cells
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    drafts = [
+        {"op": "a", "parity": "passed", "modules": {"pkg.a": "imports"}},
+        {
+            "op": "b",
+            "parity": "ImportError: cannot import name 'X'",
+            "modules": {"pkg.b": UNCHECKABLE},
+        },
+        {"op": "c", "parity": "TypeError: bad", "modules": {"pkg.c": "imports"}},
+    ]
+    cells = _run_cells({"accepted": 3, "finished": True, "drafts": drafts})
+    unchecked = " (1 not checkable here: the original does not import)"
+    assert cells == ["3", 3, f"1 of 2{unchecked}", f"2 of 2{unchecked}"]
