@@ -182,10 +182,19 @@ def is_rotary_table(name: str) -> bool:
 
 # The layouts kbot.scan.extract tries in turn, until the reference runs its first cases:
 # per-head tensors (query, key; x of a rotary op given a table) and the tables beside them.
-LAYOUTS = ("flat", "split", "split_full", "heads_first", "batch_first", "batch_first_pairs")
+LAYOUTS = (
+    "flat",
+    "split",
+    "split_full",
+    "split_2d",
+    "heads_first",
+    "batch_first",
+    "batch_first_pairs",
+)
 _PER_HEAD_LAYOUT = {
     "split": ("[T, {heads}, head_dim]", lambda t, h, d: (t, h, d)),
     "split_full": ("[T, {heads}, head_dim]", lambda t, h, d: (t, h, d)),
+    "split_2d": ("[T, {heads}, head_dim]", lambda t, h, d: (t, h, d)),
     "heads_first": ("[1, {heads}, T, head_dim]", lambda t, h, d: (1, h, t, d)),
     "batch_first": ("[1, T, {heads}, head_dim]", lambda t, h, d: (1, t, h, d)),
     "batch_first_pairs": ("[1, T, {heads}, head_dim]", lambda t, h, d: (1, t, h, d)),
@@ -194,6 +203,8 @@ _TABLE_LAYOUT = {
     "flat": ("[T, head_dim / 2]", lambda t, d: (t, d // 2)),
     "split": ("[T, 1, head_dim / 2]", lambda t, d: (t, 1, d // 2)),
     "split_full": ("[T, 1, head_dim]", lambda t, d: (t, 1, d)),
+    # Qwen2-VL's vision rotary: full-width tables that the op unsqueezes against the heads.
+    "split_2d": ("[T, head_dim]", lambda t, d: (t, d)),
     "heads_first": ("[T, head_dim]", lambda t, d: (t, d)),
 }
 # Frequency tables: (shape, as what, dtype, shape); complex64 becomes float32 angles for a table

@@ -1,7 +1,9 @@
 """The first cases of emitted problems, run once in a child process (the project's code runs
 there, as in kbot.scan.extract.check_imports): inputs that kbot inferred rather than read
 (`--model-config`) must be ones the reference takes before a problem is handed on. The first
-case and the smallest other one run, so a layout that only broadcasts at one token is caught."""
+case and the smallest other one run, so a layout that only broadcasts at one token is caught,
+and so is one whose output grows faster than the case from one to the other (a [T, 1, 1, D]
+table against [T, H, D] heads runs at every T, as a [T, T, H, D] product)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,20 @@ import json, sys, traceback
 import torch
 from kbot.problem import load_problem
 from kbot.problem.runtime import case_inputs, import_file, init_inputs
+def _volume(case):
+    volume = 1
+    for value in case.values():
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            volume *= value
+    return volume
+def _numel(value):
+    if isinstance(value, torch.Tensor):
+        return value.numel()
+    if isinstance(value, (list, tuple)):
+        return sum(_numel(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_numel(v) for v in value.values())
+    return 0
 out = {}
 for number, path in enumerate(json.loads(sys.argv[1])):
     case = None
@@ -27,9 +43,17 @@ for number, path in enumerate(json.loads(sys.argv[1])):
         # Then the smallest other case: a layout that runs at T=1 only by broadcasting
         # (a [1, ...] table against any head count) fails there.
         todo = [first] + sorted(others, key=lambda c: sum(c.values()))[:1]
+        sizes = []
         with torch.no_grad():
             for case in todo:
-                model(*case_inputs(module, case))
+                sizes.append((_volume(case), _numel(model(*case_inputs(module, case)))))
+        if len(sizes) == 2 and 0 not in sizes[0] and 0 not in sizes[1]:
+            grew_case, grew_out = sizes[1][0] / sizes[0][0], sizes[1][1] / sizes[0][1]
+            if grew_out > grew_case * 1.01:
+                raise ValueError(
+                    f"its output grew {grew_out:.0f}x from its first case to one {grew_case:.0f}x "
+                    "its size: the inputs broadcast against each other across tokens"
+                )
         out[path] = None
     except BaseException as exc:
         said = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]

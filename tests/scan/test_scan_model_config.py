@@ -266,6 +266,19 @@ def apply_rope(x, cos, sin):
     half = x.size(-1) // 2
     swapped = torch.cat((x[..., half:].neg(), x[..., :half]), dim=-1)
     return torch.addcmul(x * cos, swapped, sin).to(x.dtype)
+
+
+def apply_rotary_pos_emb_vision(q, k, cos, sin):
+    """Tables [T, head_dim] that it unsqueezes against the heads: a [T, 1, head_dim] table runs
+    here too, at every T, by broadcasting into a [T, T, heads, head_dim] product."""
+    cos, sin = cos.unsqueeze(-2).float(), sin.unsqueeze(-2).float()
+
+    def turned(x):
+        half = x.shape[-1] // 2
+        return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+    rotated = [(x.float() * cos + turned(x.float()) * sin).to(x.dtype) for x in (q, k)]
+    return rotated[0], rotated[1]
 '''
 
 
@@ -279,6 +292,11 @@ def test_rotary_tables_take_the_layout_the_reference_accepts(tmp_path):
     assert "x [T, 32, 128] bfloat16 ([T, num_attention_heads, head_dim])" in half.inputs_from
     assert "cos [T, 1, 64] float32 ([T, 1, head_dim / 2]" in half.inputs_from
     assert "cos [T, 1, 128] float32 ([T, 1, head_dim]" in full.inputs_from
+    # The layout whose output grows as T squared runs too: the smoke run refuses it.
+    vision = emitted["apply_rotary_pos_emb_vision"]
+    assert vision.status == EmitStatus.EMITTED, vision.message
+    assert "q [T, 32, 128] bfloat16" in vision.inputs_from
+    assert "cos [T, 128] float32 ([T, head_dim]" in vision.inputs_from
 
 
 def test_positions_take_the_hugging_face_batch_of_one_when_the_reference_needs_it(tmp_path):
