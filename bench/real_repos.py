@@ -225,7 +225,11 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="the rows as JSON too")
     parser.add_argument("--run", action="store_true", help="also kbot run --dry-run (GPU host)")
     parser.add_argument("--budget", type=float, default=30.0, help="search seconds per target")
-    parser.add_argument("--proposers", default="codegen,tune")
+    parser.add_argument(
+        "--proposers", default="",
+        help="comma-separated; default: kbot's own default (codegen, tune, inductor), as a "
+        "maintainer's run has it",
+    )  # fmt: skip
     parser.add_argument(
         "--time-limit", type=float, default=0.0,
         help="seconds for the whole call (0: none); a repository not reached is left for --resume",

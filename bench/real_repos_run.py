@@ -51,7 +51,8 @@ def write_config(entry: dict, root: Path, dest: Path, budget_s: float, proposers
         config.setdefault("scan", {})["model_config"] = entry["model_config"]
     search = config.setdefault("search", {})
     search["time_budget_s"] = budget_s
-    search["proposers"] = proposers.split(",")
+    if proposers:
+        search["proposers"] = proposers.split(",")
     dest.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return dest
 
