@@ -196,7 +196,7 @@ def _class_source(
             ]
         parts.append(_indent(ast.unparse(copy)))
         free |= free_names(init)
-    else:
+    elif not local:  # with a base of its module kept, the base's __init__ is inherited
         parts.append(_indent("def __init__(self):\n    super().__init__()"))
     for method in keep:
         if method.name == "__init__":
@@ -306,15 +306,12 @@ class _ModuleDefs:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 out.insert(0, self._import_line(node, name))
             elif isinstance(node, ast.ClassDef):
-                if node.decorator_list or any(
-                    isinstance(b, ast.Name) and b.id == name for b in node.bases
-                ):
-                    # A decorator's effect, or the earlier binding a rebound name derives from
-                    # (`class Impl(Impl, nn.Module)` over an imported Impl), is not copied.
+                if node.decorator_list:
                     raise RebuildError(
-                        f"{self.file}: the op uses class `{name}` of its module, decorated or "
-                        "deriving from an earlier class of that name; make the module importable"
+                        f"{self.file}: the op uses class `{name}` of its module, which is "
+                        "decorated; make the module importable"
                     )
+                node = self._without_package_bases(node)
                 out.append(ast.unparse(node))
                 pending.extend(sorted((free_names(node) | _decorator_names(node)) - done))
             else:
@@ -329,6 +326,37 @@ class _ModuleDefs:
         imports = [t for t in out if t.startswith(("import ", "from "))]
         rest = [t for t in out if t not in imports]
         return list(dict.fromkeys(imports)) + list(reversed(rest))
+
+    def _without_package_bases(self, cls: ast.ClassDef) -> ast.ClassDef:
+        """A copy of `cls` without the bases it cannot reach: an interface imported from the
+        project's own package, or the earlier class its name rebinds (lmdeploy's `class
+        Impl(Impl, nn.Module)` over the package's abstract Impl). Its own __init__ and methods,
+        which set the state a subclass reads, are kept; the first-cases run then shows whether
+        the op needed what was dropped. With no base left it derives from nn.Module."""
+        kept = [
+            base
+            for base in cls.bases
+            if not (
+                isinstance(base, ast.Name) and (base.id == cls.name or self._from_package(base.id))
+            )
+        ]
+        if len(kept) == len(cls.bases):
+            return cls
+        copy = ast.parse(ast.unparse(cls)).body[0]
+        copy.bases = kept or [ast.parse("nn.Module", mode="eval").body]
+        return copy
+
+    def _from_package(self, name: str) -> bool:
+        node = self.defs.get(name)
+        if isinstance(node, ast.ImportFrom):
+            return bool(node.level) or (node.module or "").split(".")[0] in self.package_roots
+        if isinstance(node, ast.Import):
+            return any(
+                (a.asname or a.name).split(".")[0] == name
+                and a.name.split(".")[0] in self.package_roots
+                for a in node.names
+            )
+        return False
 
     def _import_line(self, node: ast.Import | ast.ImportFrom, name: str) -> str:
         for alias in node.names:

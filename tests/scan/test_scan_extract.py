@@ -3,6 +3,7 @@ import sys
 import types
 
 import torch
+from torch import nn
 
 from kbot.scan import ScanOptions, TargetHint, scan
 from kbot.scan.extract import EmitStatus, emit_problems
@@ -324,15 +325,20 @@ def test_a_class_name_rebound_to_its_own_subclass_does_not_recurse():
     assert torch.equal(namespace[rebuilt.callable_name]()(torch.ones(2)), torch.full((2,), 2.0))
 
 
-def test_a_base_that_derives_from_an_earlier_class_of_its_name_is_not_copied():
-    # lmdeploy: `class Impl(Impl, nn.Module)` over an Impl imported from the package. The copy
-    # cannot reach the package's Impl, so the base is dropped as before (the smoke run then
-    # shows whether the op needed it), never copied with a base it cannot define.
+def test_a_base_that_derives_from_the_packages_class_of_its_name_is_copied_without_it():
+    # lmdeploy: `class Impl(Impl, nn.Module)` over an abstract Impl imported from the package,
+    # whose __init__ sets the state its subclasses read (LlamaDynamicNTKScalingRotaryEmbedding
+    # reads self.base). The copy cannot reach the package's Impl: that base alone is dropped,
+    # and the module's own Impl, __init__ included, is kept.
 
     source = (
         "from torch import nn\nfrom pkg.base import Impl\n\n\nclass Impl(Impl, nn.Module):\n"
         "    def __init__(self, k):\n        super().__init__()\n        self.k = k\n\n\n"
-        "class Scaled(Impl):\n    def forward(self, x):\n        return x * 3\n"
+        "class Scaled(Impl):\n    def forward(self, x):\n        return x * self.k\n"
     )
     rebuilt = _rebuilt(source, "Scaled", package_roots={"pkg"})
-    assert "class Impl" not in rebuilt.source and "class _Reference(nn.Module)" in rebuilt.source
+    assert "from pkg" not in rebuilt.source
+    namespace: dict = {}
+    exec(compile("import torch\nfrom torch import nn\n" + rebuilt.source, "m", "exec"), namespace)
+    assert torch.equal(namespace[rebuilt.callable_name](3)(torch.ones(2)), torch.full((2,), 3.0))
+    assert isinstance(namespace[rebuilt.callable_name](3), nn.Module)
