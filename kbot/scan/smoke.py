@@ -14,7 +14,7 @@ from pathlib import Path
 
 _TIMEOUT_S = 300.0
 _SCRIPT = """
-import json, sys, traceback
+import json, os, sys, traceback
 import torch
 from kbot.problem import load_problem
 from kbot.problem.runtime import case_inputs, import_file, init_inputs
@@ -57,6 +57,10 @@ for number, path in enumerate(json.loads(sys.argv[1])):
         out[path] = None
     except BaseException as exc:
         said = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        if not str(exc).strip():  # a bare `assert`: the line that raised says what it wanted
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            said = (f"{type(exc).__name__} at {os.path.basename(frame.filename)}:{frame.lineno}: "
+                    f"{(frame.line or '').strip()}")[:300]
         if case is not None and case != spec.cases[0]:
             said += " (on case " + ", ".join(f"{k}={v}" for k, v in case.items()) + ")"
         out[path] = said

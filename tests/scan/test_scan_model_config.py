@@ -279,6 +279,12 @@ def apply_rotary_pos_emb_vision(q, k, cos, sin):
 
     rotated = [(x.float() * cos + turned(x.float()) * sin).to(x.dtype) for x in (q, k)]
     return rotated[0], rotated[1]
+
+
+def apply_rotary_emb_5d(x, cos, sin):
+    """Wants a layout kbot does not know, and says so with a bare assert."""
+    assert x.dim() == 5
+    return x * cos + x * sin
 '''
 
 
@@ -297,6 +303,11 @@ def test_rotary_tables_take_the_layout_the_reference_accepts(tmp_path):
     assert vision.status == EmitStatus.EMITTED, vision.message
     assert "q [T, 32, 128] bfloat16" in vision.inputs_from
     assert "cos [T, 128] float32 ([T, head_dim]" in vision.inputs_from
+    # A bare assert says nothing: the skip quotes the line that raised.
+    five = emitted["apply_rotary_emb_5d"]
+    assert five.status == EmitStatus.SKIPPED
+    assert "raised AssertionError at rope.py:" in five.message
+    assert ": assert x.dim() == 5;" in five.message
 
 
 def test_positions_take_the_hugging_face_batch_of_one_when_the_reference_needs_it(tmp_path):
