@@ -21,7 +21,12 @@ from kbot.propose.codegen.trace import Unsupported, trace_problem
 
 PROBLEMS = Path(__file__).parent / "problems"
 BENCH = Path(__file__).parents[2] / "bench" / "problems"
-PAIRS = ["cat_pairs_rope_4d", "cat_pairs_product_and_sum", "rope_neox_positions"]
+PAIRS = [
+    "cat_pairs_rope_4d",
+    "cat_pairs_product_and_sum",
+    "rope_neox_positions",
+    "stack_pairs_rope_interleaved",
+]
 REFUSED = {
     "cat_unequal_pieces": "pieces are not of one width",
     "cat_rows_dim0": "joins dim 0 of 2, not the last",
@@ -67,7 +72,9 @@ def test_rope_pairs_kernel_loads_each_input_once_and_cos_sin_once_per_token():
     assert kernel.count("_round_to_bf16(") == 4  # cos, sin, and the two pieces
 
 
-@pytest.mark.parametrize("name", ["cat_pairs_rope_4d", "cat_pairs_product_and_sum"])
+@pytest.mark.parametrize(
+    "name", ["cat_pairs_rope_4d", "cat_pairs_product_and_sum", "stack_pairs_rope_interleaved"]
+)
 def test_pairs_kernel_gives_the_pointwise_kernels_bits(name, load_candidate, device):
     """Same lowering, same roundings: on the interpreter the outputs are bit-identical (on a
     GPU the compiler may contract a product and a sum differently in the two kernels)."""

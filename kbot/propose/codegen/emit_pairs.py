@@ -25,7 +25,7 @@ import torch
 import torch.fx
 
 from kbot.propose.codegen.emitted import Emitted, Tunable
-from kbot.propose.codegen.indexing import Ix, shape_of
+from kbot.propose.codegen.indexing import ZERO, Ix, shape_of
 from kbot.propose.codegen.kernel import KernelSource
 from kbot.propose.codegen.lowering import KernelBody
 from kbot.propose.codegen.ops import FLOAT_TYPES, dtype_of
@@ -59,6 +59,11 @@ class CatOfPieces:
     output: torch.fx.Node  # what is stored
     cat: torch.fx.Node  # cat(pieces, -1), the output up to reshapes and a cast
     pieces: tuple[torch.fx.Node, ...]  # of one shape
+    # A stack (`torch.stack(pieces, -1)`, as gpt-fast's interleaved RoPE writes its pairs) is a
+    # cat of pieces one wide: the tile is then a piece without that dim, and piece k is stored
+    # at index k of it, interleaved.
+    stacked: bool
+    tile: tuple  # the shape a program tiles: a piece's, without a stack's one-wide dim
 
 
 def cat_of_pieces(traced: TracedProblem, schedule: Schedule) -> CatOfPieces:
@@ -89,7 +94,11 @@ def cat_of_pieces(traced: TracedProblem, schedule: Schedule) -> CatOfPieces:
     width = shape_of(pieces[0])[-1] if pieces else 0
     if len(pieces) < 2 or not all(sizes.equal(shape_of(p)[-1], width) for p in pieces):
         raise Unsupported(f"pairs: {node.name}'s pieces are not of one width")
-    return CatOfPieces(output, node, pieces)
+    stacked = sizes.equal(width, 1)
+    tile = tuple(shape_of(pieces[0])[:-1] if stacked else shape_of(pieces[0]))
+    if not tile:
+        raise Unsupported(f"pairs: {node.name} stacks scalars")
+    return CatOfPieces(output, node, pieces, stacked, tile)
 
 
 def _numel_hint(node: object) -> int:
@@ -120,7 +129,7 @@ def emit_pairs(
     body.extern_args.update(extern_args or {})
     body.gpu_math = gpu_math
     (name,) = register_outputs(body, schedule)
-    shape = shape_of(found.pieces[0])
+    shape, stacked = found.tile, found.stacked
     rank = len(shape)
     mid = rank >= 3  # a next-to-last dim of its own tile axis
     body.reserve("rows", ROW_GUARD, "mids", MID_GUARD, "cols", COL_GUARD)
@@ -148,13 +157,21 @@ def emit_pairs(
         index[rank - 2] = Ix("mids", (MID_GUARD,))
     index[rank - 1] = Ix("cols", (COL_GUARD,))
     at = tuple(index[d] for d in range(rank))
-    values = [body.value(piece, at) for piece in found.pieces]
+    values = [body.value(piece, at + ((ZERO,) if stacked else ())) for piece in found.pieces]
     body.comment_source(found.cat)
     cat_shape, out_shape = shape_of(found.cat), shape_of(found.output)
+    narrowed = dtype_of(found.output)
+    if narrowed in (torch.bfloat16, torch.float16) and dtype_of(found.cat) != narrowed:
+        # The cast between the cat and the output, rounded as the pointwise lowering rounds it
+        # (the interpreter's plain cast to bf16 does not round to nearest).
+        values = [body.rounded(value, narrowed) for value in values]
     for k, value in enumerate(values):
-        start = body.size(size_expr(shape[-1]) * k)
-        column = Ix("cols" if start == "0" else f"{start} + cols", (COL_GUARD,))
-        target = at[:-1] + (column,)
+        if stacked:
+            target = at + (Ix(str(k)),)
+        else:
+            start = body.size(size_expr(shape[-1]) * k)
+            column = Ix("cols" if start == "0" else f"{start} + cols", (COL_GUARD,))
+            target = at[:-1] + (column,)
         if not _same_shape(cat_shape, out_shape):
             target = reshape_index(body, out_shape, cat_shape, target)
         store(body, name, found.output, target, value)

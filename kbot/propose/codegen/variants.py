@@ -24,7 +24,7 @@ from kbot.propose.codegen.emit_staged import emit_staged
 from kbot.propose.codegen.emit_tiled import emit_tiled_reduction
 from kbot.propose.codegen.emitted import Emitted
 from kbot.propose.codegen.groups import grouped_variants
-from kbot.propose.codegen.lowering import ONE_PASS_ONLY, shape_of
+from kbot.propose.codegen.lowering import ONE_PASS_ONLY
 from kbot.propose.codegen.size_classes import DECODE_MAX_ROWS, by_batch_size
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
@@ -211,10 +211,7 @@ def _with_pairs(base: list[Variant], traced: TracedProblem, schedule: Schedule) 
     pairs schedule second: its prefill tile, then (one group) its decode tile up to
     DECODE_MAX_ROWS rows. Groups share one tile, sized for the largest group's pieces."""
     try:
-        shapes = [
-            shape_of(cat_of_pieces(traced, group).pieces[0])
-            for group in schedule.groups or (schedule,)
-        ]
+        shapes = [cat_of_pieces(traced, group).tile for group in schedule.groups or (schedule,)]
     except Unsupported:
         return base
     shape = max(shapes, key=lambda s: _hint(s[-1]) * (_hint(s[-2]) if len(s) >= 3 else 1))
