@@ -74,6 +74,7 @@ def plan_publication(
             f"{run.path} has no target.json, so kbot does not know which op to patch; "
             "optimize a problem extracted by `kbot scan` (or `kbot run`)"
         )
+    _refuse_slower(run)
     call = parse_kernel_call(run.candidate_source, run.path / "best_candidate.py")
     target_path = scanned_prefix + run.target.file
     target_file = repo_root / target_path
@@ -192,6 +193,29 @@ def _nearest(repo_root: Path, start: PurePosixPath, prefix: str, names: tuple[st
 def _module(path: str, import_root: str) -> str:
     inside = path[len(import_root) :] if path.startswith(import_root) else path
     return inside[: -len(".py")].replace("/", ".")
+
+
+def _refuse_slower(run: RunDir) -> None:
+    """No PR for a kernel measured at every case and faster than the path it replaces at
+    none: a guard keeping the original path at every size would dispatch to nothing, and one
+    without it would make every size slower."""
+    by_size = run.report.get("by_size")
+    if not isinstance(by_size, dict) or not by_size.get("slower_everywhere"):
+        return
+    original = by_size.get("original_path") or "eager"
+    times = ", ".join(
+        f"{c.get('label')}: {_us(c.get('kbot_us'))} vs "
+        f"{_us(c.get('compile_us' if original == 'torch.compile' else 'eager_us'))}"
+        for c in by_size.get("cases") or []
+    )
+    raise AdapterError(
+        f"{run.path.name}: the kernel was not faster than {original} at any measured size "
+        f"(µs, kbot vs {original}: {times}); no PR, the original path stays"
+    )
+
+
+def _us(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) else "not timed"
 
 
 def _refuse_overwrite(repo_root: Path, kernel_path: str) -> None:

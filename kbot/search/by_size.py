@@ -188,6 +188,9 @@ def by_size_report(
         "variants": variants,
         "cases": cases,
         "kernel_ranges": kernel_ranges,
+        # Every case measured and none faster than the original path: there is nothing to
+        # dispatch to, and no PR (kbot.publish.plan refuses one).
+        "slower_everywhere": bool(original) and all(original.values()),
         "kernel_condition": (
             " or ".join(range_condition(size, lo, hi) for lo, hi in kernel_ranges)
             if kernel_ranges and size

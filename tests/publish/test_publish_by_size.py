@@ -8,8 +8,11 @@ import dataclasses
 import json
 from pathlib import Path
 
+import pytest
+
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import load_problem
+from kbot.publish.adapters.source import AdapterError
 from kbot.publish.artifacts import build_publication
 from kbot.publish.rundir import load_run_dir
 from kbot.search.archive import Entry
@@ -83,6 +86,30 @@ def test_pr_body_names_each_sizes_kernel_and_draws_the_chart(make_run, target_re
     patched = "".join(f.content for f in publication.files if "fused_norm" in f.path)
     guard = patched.split("if ", 1)[1].split(":\n", 1)[0]
     assert ".shape[0] > 4" in guard, guard
+
+
+def test_no_pr_for_a_kernel_slower_than_the_original_path_at_every_size(make_run, target_repo):
+    run_dir = make_run("fused_op")
+    report = _with_by_size(run_dir)
+    assert not report["by_size"]["slower_everywhere"]  # T=16 and T=64 take the kernel
+    for case in report["verdict"]["cases"]:
+        case["timing"]["speedup_vs_eager"] = 1.0  # a tie everywhere: the original path stays
+    verdict = Verdict.from_json(report["verdict"])
+    problem = load_problem(run_dir / "problem.py")
+    source = (run_dir / "best_candidate.py").read_text()
+    entry = _entry("a" * 64, "codegen", verdict, source)
+    winners = [
+        CaseWinner(dict(c), case_label(c), entry, verdict, case_score(verdict, case_label(c)))
+        for c in problem.cases
+    ]
+    key, sizes = size_key(problem)
+    plan = SizePlan(winners, key, sizes, [Variant("v1", entry.sha256, "codegen", source)], None, "")
+    report["by_size"] = by_size_report(problem, plan, verdict, composed=False)
+    assert report["by_size"]["slower_everywhere"] and report["by_size"]["kernel_ranges"] is None
+    (run_dir / "report.json").write_text(json.dumps(report))
+    with pytest.raises(AdapterError, match=r"not faster than eager at any measured size \(µs, "
+                       r"kbot vs eager: T=1: 2\.10 vs 12\.00, .*no PR"):  # fmt: skip
+        build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
 
 
 def test_no_section_for_one_untimed_kernel(make_run, target_repo):
