@@ -29,7 +29,8 @@ def by_size_context(report: dict[str, Any]) -> dict[str, Any] | None:
     condition = by_size.get("kernel_condition")
     if condition:
         replaced = (
-            "torch.compile (the op runs under `@torch.compile`)"
+            "torch.compile (the op runs compiled: under `@torch.compile`, or inside a "
+            "model or step function the repository compiles whole)"
             if by_size.get("original_path") == "torch.compile"
             else "the original code"
         )

@@ -251,6 +251,7 @@ def _target_meta(
         "entry": finding.entry,
         "kind": finding.kind.value,
         "also_found_as": [k.value for k in finding.also_found_as],
+        "compiled_by": finding.compiled_by,
         "op_base": finding.op_base,
         "has_fast_path": finding.has_fast_path,
         "fast_path": finding.fast_path,

@@ -175,6 +175,9 @@ class Finding:
     status: Status = Status.TARGET
     skip_reason: str = ""
     also_found_as: tuple[Kind, ...] = ()  # other patterns that matched the same callable
+    # For an op found by name: where the repository compiles a model or step function whole
+    # ("generate.py:209"), so the op runs under torch.compile and a kernel must beat that.
+    compiled_by: str = ""
     hint: TargetHint | None = None  # the .kbot.yml entry for this op, if any
     profile: ProfileStats | None = None
     unique_name: str = ""  # set by scan(): `name`, made unique across the result

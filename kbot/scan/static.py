@@ -65,12 +65,15 @@ def scan_static(
     skips: list[FileSkip] = []
     unparsed: dict[str, Path] = {}
     files = 0
+    compiled_at = ""
     for rel, path in python_files(root, options.exclude):
         files += 1
         source = read_source(rel, path)
         if isinstance(source, FileSkip):
             skips.append(source)
-        elif could_hold_target(rel, source, options.compile_decorators):
+            continue
+        compiled_at = compiled_at or _whole_compile(rel, source)
+        if could_hold_target(rel, source, options.compile_decorators):
             _add(parse_source(rel, path, source), all_facts, skips, options)
         else:
             unparsed[rel] = path
@@ -89,8 +92,29 @@ def scan_static(
         candidates.append(candidate)
         hints.setdefault(candidate.key, []).append(hint)
     findings = _merge(candidates, hints, options, index)
+    if compiled_at:
+        findings = [
+            replace(f, compiled_by=compiled_at)
+            if Kind.NAMED_OP in (f.kind, *f.also_found_as)
+            else f
+            for f in findings
+        ]
     findings.sort(key=lambda f: (f.file, f.line))
     return findings, skips, files
+
+
+# `model = torch.compile(model)`, `decode_one_token = torch.compile(decode_one_token, ...)`: a
+# call (not a decorator) that compiles a model or step function the repository runs whole.
+_WHOLE_COMPILE = re.compile(r"(?m)^(?!\s*@).*?(?<![\w.])torch\.compile\(\s*[A-Za-z_][\w.]*\s*[,)]")
+
+
+def _whole_compile(rel: str, source: str) -> str:
+    """`file:line` of the first torch.compile of a model or function outside the tests."""
+    parts = rel.split("/")
+    if any(p in ("tests", "test") for p in parts[:-1]) or parts[-1].startswith("test_"):
+        return ""
+    found = _WHOLE_COMPILE.search(source)
+    return f"{rel}:{source.count(chr(10), 0, found.start()) + 1}" if found else ""
 
 
 def _add(

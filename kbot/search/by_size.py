@@ -110,10 +110,12 @@ ORIGINAL_PATHS = ("eager", "torch.compile")
 
 def original_path_of(target: dict[str, Any] | None) -> str:
     """What the code as written runs: torch.compile for a `@torch.compile` reference (the
-    scan's kind, or one it was also found as), else eager PyTorch."""
+    scan's kind, or one it was also found as) and for an op found by name in a repository
+    that compiles its model or step function whole (`compiled_by`), else eager PyTorch."""
     target = target or {}
     kinds = {target.get("kind"), *(target.get("also_found_as") or ())}
-    return "torch.compile" if "torch_compile" in kinds else "eager"
+    compiled = "torch_compile" in kinds or bool(target.get("compiled_by"))
+    return "torch.compile" if compiled else "eager"
 
 
 def _original_faster(timing: Any, original_path: str) -> bool:

@@ -152,6 +152,7 @@ def test_pr_body_names_torch_compile_as_the_path_a_compiled_op_keeps(make_run, t
     (run_dir / "report.json").write_text(json.dumps(report))
     body = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
     assert (
-        "At some sizes the kernel was not faster than torch.compile (the op runs under "
-        "`@torch.compile`), so the integration runs it only when `x.shape[0] > 4`"
+        "At some sizes the kernel was not faster than torch.compile (the op runs compiled: "
+        "under `@torch.compile`, or inside a model or step function the repository compiles "
+        "whole), so the integration runs it only when `x.shape[0] > 4`"
     ) in body

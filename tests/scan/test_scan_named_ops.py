@@ -111,3 +111,29 @@ def test_a_named_op_gets_cases_from_a_model_config(tmp_path):
     assert rope.status == EmitStatus.EMITTED, rope.message
     assert "x [T, 32, 128] bfloat16" in rope.inputs_from
     assert "cos [T, 1, 64] float32" in rope.inputs_from
+
+
+def test_a_repository_that_compiles_its_model_whole_runs_named_ops_compiled(tmp_path):
+    # gpt-fast compiles decode_one_token in generate.py: its RMSNorm runs under torch.compile,
+    # so a kernel for it must beat torch.compile (kbot.search.by_size.original_path_of).
+    from kbot.search.by_size import original_path_of
+
+    root = _tree(tmp_path)
+    plain = scan(root, ScanOptions())
+    assert all(f.compiled_by == "" for f in plain.findings)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_speed.py").write_text("import torch\nstep = torch.compile(step)\n")
+    assert all(f.compiled_by == "" for f in scan(root, ScanOptions()).findings)  # a test's
+    (root / "generate.py").write_text(
+        "import torch\n\n\n@torch.compile(dynamic=True)\ndef sample(x):\n    return x\n\n\n"
+        "def main(step):\n    step = torch.compile(step, mode='reduce-overhead')\n"
+    )
+    result = scan(root, ScanOptions())
+    named = [f for f in result.findings if f.kind == Kind.NAMED_OP]
+    assert named and all(f.compiled_by == "generate.py:10" for f in named)
+    others = [f for f in result.findings if Kind.NAMED_OP not in (f.kind, *f.also_found_as)]
+    assert all(f.compiled_by == "" for f in others)
+    assert original_path_of({"kind": "named_op", "compiled_by": "generate.py:10"}) == (
+        "torch.compile"
+    )
+    assert original_path_of({"kind": "named_op", "compiled_by": ""}) == "eager"
