@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from kbot.errors import KbotError
 from kbot.evaluate.verdict import NOT_TIMED
 from kbot.publish.lifecycle import RunState
+from kbot.publish.plan import SlowerEverywhereError
 from kbot.publish.publisher import PublishOutcome, PublishSettings, publish_run
 from kbot.publish.summary import RunRow
 
@@ -153,6 +154,12 @@ def run_pipeline(
                 adapter=adapters.get(item.name, "auto"),
                 state=state,
             )
+        except SlowerEverywhereError as exc:  # a measured result, not a failure
+            rows.append(
+                RunRow(item.target, item.name, "publish", optimized.summary, "skipped", str(exc),
+                       run_dir=str(optimized.run_dir))
+            )  # fmt: skip
+            continue
         except KbotError as exc:
             rows.append(
                 RunRow(item.target, item.name, "publish", optimized.summary, "failed", str(exc))

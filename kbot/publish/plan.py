@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from kbot.errors import KbotError
 from kbot.publish.adapters import ADAPTERS, AdapterInput, Integration, choose_adapter
 from kbot.publish.adapters.source import AdapterError
 from kbot.publish.callsite import KernelCall, parse_kernel_call
@@ -195,6 +196,10 @@ def _module(path: str, import_root: str) -> str:
     return inside[: -len(".py")].replace("/", ".")
 
 
+class SlowerEverywhereError(KbotError):
+    """The kernel was faster than the path it replaces at no measured size: no PR."""
+
+
 def _refuse_slower(run: RunDir) -> None:
     """No PR for a kernel measured at every case and faster than the path it replaces at
     none: a guard keeping the original path at every size would dispatch to nothing, and one
@@ -208,7 +213,7 @@ def _refuse_slower(run: RunDir) -> None:
         f"{_us(c.get('compile_us' if original == 'torch.compile' else 'eager_us'))}"
         for c in by_size.get("cases") or []
     )
-    raise AdapterError(
+    raise SlowerEverywhereError(
         f"{run.path.name}: the kernel was not faster than {original} at any measured size "
         f"(µs, kbot vs {original}: {times}); no PR, the original path stays"
     )

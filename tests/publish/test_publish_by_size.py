@@ -12,8 +12,8 @@ import pytest
 
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import load_problem
-from kbot.publish.adapters.source import AdapterError
 from kbot.publish.artifacts import build_publication
+from kbot.publish.plan import SlowerEverywhereError
 from kbot.publish.rundir import load_run_dir
 from kbot.search.archive import Entry
 from kbot.search.by_size import SizePlan, by_size_report
@@ -107,7 +107,7 @@ def test_no_pr_for_a_kernel_slower_than_the_original_path_at_every_size(make_run
     report["by_size"] = by_size_report(problem, plan, verdict, composed=False)
     assert report["by_size"]["slower_everywhere"] and report["by_size"]["kernel_ranges"] is None
     (run_dir / "report.json").write_text(json.dumps(report))
-    with pytest.raises(AdapterError, match=r"not faster than eager at any measured size \(µs, "
+    with pytest.raises(SlowerEverywhereError, match=r"not faster than eager at any measured size \(µs, "
                        r"kbot vs eager: T=1: 2\.10 vs 12\.00, .*no PR"):  # fmt: skip
         build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
 

@@ -147,3 +147,27 @@ def test_kbot_run_rejects_a_file_path(tmp_path):
     (tmp_path / "x.py").write_text("")
     with pytest.raises(UsageError, match="not a folder"):
         run_command.run(_args(run_command, [str(tmp_path / "x.py")]))
+
+
+def test_run_pipeline_skips_a_kernel_slower_everywhere_without_failing(tmp_path):
+    from kbot.publish.plan import SlowerEverywhereError
+
+    config = load_config(tmp_path)
+    problem = tmp_path / "op.py"
+    meta = tmp_path / "op.target.json"
+    problem.write_text("")
+    meta.write_text("{}")
+
+    def extract(path, config, work_dir):
+        return [Extracted("op", "m.py::op", problem, meta, "")]
+
+    def optimize(problem, target, config, work_dir):
+        return Optimized(tmp_path, True, "winner: 0.80x vs torch.compile")
+
+    def publish(*args, **kwargs):
+        raise SlowerEverywhereError("op: the kernel was not faster than torch.compile at any size")
+
+    (row,) = run_pipeline(tmp_path, config, tmp_path / "work", False, extract, optimize, publish,
+                          log=open("/dev/null", "w"))  # fmt: skip
+    assert (row.stage, row.action) == ("publish", "skipped")
+    assert "not faster than torch.compile at any size" in row.detail
