@@ -17,10 +17,17 @@ def _kernel() -> str:
 
 
 def test_an_fp32_prefix_sum_is_accepted_against_the_float64_reference(evaluator):
-    verdict = evaluator.evaluate(load_problem(PROBLEM), _kernel())
-    assert verdict.accepted, [str(r) for r in verdict.reasons]
-    rescued = [c.correctness.float32_reference_trials for c in verdict.cases]
-    assert any(rescued), rescued  # the fp32 reference alone rejects it on these inputs
+    # The judge draws its inputs from the OS, so a draw on which the fp32 reference alone
+    # passes every trial is possible (seen once in a full run): each evaluation must accept,
+    # and one of three must have needed the float64 reference.
+    rescued: list[list[int]] = []
+    for _ in range(3):
+        verdict = evaluator.evaluate(load_problem(PROBLEM), _kernel())
+        assert verdict.accepted, [str(r) for r in verdict.reasons]
+        rescued.append([c.correctness.float32_reference_trials for c in verdict.cases])
+        if any(rescued[-1]):
+            break
+    assert any(any(r) for r in rescued), rescued
 
 
 def test_a_prefix_sum_a_tenth_of_a_percent_off_matches_neither_reference(evaluator):
