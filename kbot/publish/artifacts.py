@@ -72,7 +72,7 @@ def render_publication(plan: PublishPlan) -> Publication:
             ["import os", "import pytest", "import torch", *context["reference_imports"],
              *context["package_imports"], kernel_line,
              *([integration.entry.import_line] if integration.entry else [])],
-            package, layout, layout.parity_path, plan.spec.repo_root,
+            package, layout, layout.parity_path,
         ),
     )  # fmt: skip
     check_names(parity, context["reference_body"], layout.parity_path)
@@ -93,7 +93,7 @@ def render_publication(plan: PublishPlan) -> Publication:
             ["import argparse", *(["import importlib"] if existing else []), "import torch",
              *context["reference_imports"], *context["package_imports"], kernel_line,
              *([existing["import_line"]] if existing else [])],
-            package, layout, layout.bench_path, plan.spec.repo_root,
+            package, layout, layout.bench_path,
         ),
     )  # fmt: skip
     check_names(bench, context["reference_body"], layout.bench_path, rebinds=("_reference",))
@@ -169,20 +169,17 @@ def _default_tolerance(dtype: str) -> tuple[float, float]:
     return DEFAULT_TOLERANCES.get(getattr(torch, dtype, None), (1e-2, 1.6e-2))
 
 
-def _imports(
-    lines: list[str], package: str, layout: Layout, path: str, repo_root: Path
-) -> dict[str, Any]:
+def _imports(lines: list[str], package: str, layout: Layout, path: str) -> dict[str, Any]:
     """A file's import sections, isort-ordered. When the import root is not an installable
     project (gpt-fast's flat `model.py`, a folder of scripts), nothing puts it on the path for
     pytest or for `python FILE`: the file then puts it there itself, and the imports of modules
     that live there follow that line (`late_imports`, marked for flake8's E402)."""
     if layout.installable:
         return {"import_sections": import_sections(lines, package), "path_setup": None}
-    folder = repo_root / layout.import_root
 
     def local(line: str) -> bool:
         name = line.split()[1].split(".")[0]
-        return name == package or (folder / f"{name}.py").is_file() or (folder / name).is_dir()
+        return name == package or name in layout.local_modules
 
     late = [line for section in import_sections(filter(local, lines), package) for line in section]
     relative = posixpath.relpath(layout.import_root or ".", str(PurePosixPath(path).parent))

@@ -37,6 +37,9 @@ class Layout:
     # installable: then the repository's tests import it as installed; otherwise the PR's parity
     # test and benchmark put the import root on sys.path themselves.
     installable: bool
+    # Not installable: the top-level module names in the import root (its `.py` files and
+    # folders), which the parity test and benchmark import after putting it on sys.path.
+    local_modules: frozenset[str]
     kernel_path: str
     parity_path: str
     bench_path: str
@@ -156,14 +159,24 @@ def _layout(repo_root: Path, prefix: str, target_path: str, op: str, adapter: st
     import_root = _import_root(repo_root, target_dir)
     tests = _nearest(repo_root, target_dir, prefix, ("tests", "test")) or f"{import_root}tests"
     benches = _nearest(repo_root, target_dir, prefix, ("benchmarks", "benchmark", "bench"))
+    installable = any((repo_root / f"{import_root}{name}").is_file() for name in _PROJECT_FILES)
     return Layout(
         scanned_prefix=prefix,
         target_path=target_path,
         import_root=import_root,
-        installable=any((repo_root / f"{import_root}{name}").is_file() for name in _PROJECT_FILES),
+        installable=installable,
+        local_modules=frozenset() if installable else _top_level_modules(repo_root / import_root),
         kernel_path=str(kernel_dir / f"triton_{op}.py"),
         parity_path=f"{tests}/test_{op}_triton_parity.py",
         bench_path=f"{benches or import_root + 'benchmarks'}/bench_{op}_triton.py",
+    )
+
+
+def _top_level_modules(folder: Path) -> frozenset[str]:
+    return frozenset(
+        p.stem if p.suffix == ".py" else p.name
+        for p in folder.iterdir()
+        if (p.suffix == ".py" and p.is_file()) or (p.is_dir() and p.name.isidentifier())
     )
 
 
