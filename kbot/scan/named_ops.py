@@ -26,9 +26,14 @@ _NOT_OP_WORDS = {
     "test", "tests", "meta", "fake", "checker", "check", "config", "build", "make", "setup",
     "annotate", "backward", "bwd", "kernel", "scaling", "cache", "init", "context", "register",
 }  # fmt: skip
-_NOT_OP_FOLDERS = {
-    "test", "tests", "unit_tests", "testing", "benchmarks", "benchmark", "examples", "docs",
-}  # fmt: skip
+_TEST_FOLDERS = {"test", "tests", "unit_tests", "testing"}
+_NOT_OP_FOLDERS = _TEST_FOLDERS | {"benchmarks", "benchmark", "examples", "docs"}
+
+
+def in_tests(rel: str) -> bool:
+    """A file of the repository's tests: under a test folder, or named `test_*.py`."""
+    parts = rel.split("/")
+    return bool(set(parts[:-1]) & _TEST_FOLDERS) or parts[-1].startswith("test_")
 
 
 def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
@@ -40,9 +45,9 @@ def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
         parts = facts.file.rel.split("/")
         folders = set(parts[:-1])
         # kernels/, triton_kernel/: a kernel library already (its torch twins are test oracles)
-        if folders & _NOT_OP_FOLDERS or any("kernel" in f for f in folders):
+        if in_tests(facts.file.rel) or folders & _NOT_OP_FOLDERS:
             continue
-        if parts[-1].startswith("test_"):
+        if any("kernel" in f for f in folders):
             continue
         for info in facts.classes:
             forward = info.methods.get("forward")

@@ -20,7 +20,7 @@ from kbot.scan.findings import (
     TargetHint,
 )
 from kbot.scan.flags import analyse_flags
-from kbot.scan.named_ops import named_op_candidates
+from kbot.scan.named_ops import in_tests, named_op_candidates
 from kbot.scan.patterns import (
     Candidate,
     ClassIndex,
@@ -110,8 +110,7 @@ _WHOLE_COMPILE = re.compile(r"(?m)^(?!\s*@).*?(?<![\w.])torch\.compile\(\s*[A-Za
 
 def _whole_compile(rel: str, source: str) -> str:
     """`file:line` of the first torch.compile of a model or function outside the tests."""
-    parts = rel.split("/")
-    if any(p in ("tests", "test") for p in parts[:-1]) or parts[-1].startswith("test_"):
+    if in_tests(rel):
         return ""
     found = _WHOLE_COMPILE.search(source)
     return f"{rel}:{source.count(chr(10), 0, found.start()) + 1}" if found else ""
