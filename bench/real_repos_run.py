@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -141,7 +142,16 @@ def _stubbed(env: dict, stubs: list[str]) -> dict:
     return {**env, "PYTHONPATH": path, "KBOT_BENCH_STUBS": ",".join(stubs)}
 
 
-def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path, seen: dict) -> dict:
+@dataclass
+class BaseFacts:
+    """What the drafts of one run found at their shared base commit."""
+
+    stubs: list[str] = field(default_factory=list)  # packages stubbed for the originals
+    probed: set[str] = field(default_factory=set)  # modules the stub search has imported
+    originals: dict[str, int] = field(default_factory=dict)  # module -> its import's exit code
+
+
+def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path, seen: BaseFacts) -> dict:
     """One drafted PR in the patched checkout: its parity test and its patched modules.
     `seen` carries what earlier drafts of the run found at the same base commit (the stubs,
     whether each original module imports): on lightllm each import took seconds, and the
@@ -164,11 +174,9 @@ def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path, seen: dict)
         and not Path(item["path"]).name.startswith(("test_", "bench_"))
         and (name := _module_name(item["path"])) is not None
     ]
-    unseen = [name for name in patched_modules if name not in seen.setdefault("probed", set())]
-    stubs = stubs_needed(base, unseen, env, tuple(seen.get("stubs", ())))
-    seen["stubs"] = stubs
-    seen["probed"].update(unseen)
-    seen.setdefault("originals", {})
+    unseen = [name for name in patched_modules if name not in seen.probed]
+    stubs = seen.stubs = stubs_needed(base, unseen, env, tuple(seen.stubs))
+    seen.probed.update(unseen)
     env = _stubbed(env, stubs)
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
               "--rootdir", "."]  # fmt: skip
@@ -178,10 +186,10 @@ def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path, seen: dict)
     modules = {}
     for name in patched_modules:
         patched, why = _child([sys.executable, "-c", IMPORT_CHECK, name], tree, env, 300)
-        if patched != 0 and name not in seen["originals"]:
+        if patched != 0 and name not in seen.originals:
             original, _ = _child([sys.executable, "-c", IMPORT_CHECK, name], base, env, 300)
-            seen["originals"][name] = original
-        original = seen["originals"].get(name, 0)
+            seen.originals[name] = original
+        original = seen.originals.get(name, 0)
         if patched == 0:
             modules[name] = "imports"
         elif original != 0:
@@ -221,7 +229,7 @@ def run_stage(copy: Path, path: Path, work: Path, env: dict, deadline: float) ->
     scratch.mkdir(parents=True, exist_ok=True)
     clone = kbot_work / "publish" / "repo"
     result["drafts"] = []
-    seen: dict = {}
+    seen = BaseFacts()
     for t in drafted:
         drafts = kbot_work / "publish" / t["op"]
         if not (drafts / "pr.json").is_file():
