@@ -11,6 +11,7 @@
 #   bash bench/device_run.sh redteam       # tests/evaluate/test_redteam.py on the GPU
 #   bash bench/device_run.sh soak          # bench/evaluator_soak.py (SOAK_RESUME=log continues)
 #   bash bench/device_run.sh isolation     # bench/startup_cost.py + bench/isolation_cost.py
+#   bash bench/device_run.sh launch        # bench/launch_overhead.py (LAUNCH_PROBLEMS)
 #   bash bench/device_run.sh real-repos    # bench/real_repos.py --run over .device/ext.tgz
 #       (the checkouts, carried; never committed), resumed from .device/rr-work (RR_ONLY,
 #       RR_BUDGET, RR_LIMIT, RR_PER_REPO)
@@ -155,6 +156,13 @@ isolation)
     timeout 120 python3 bench/startup_cost.py --device cuda 2>&1 | tee "$OUT/startup.md"
     timeout 400 python3 bench/isolation_cost.py --device cuda --repeats 1 --batch 6 2>&1 \
         | tee "$OUT/isolation.md" | tail -8
+    ;;
+launch)
+    # Host time per call (the launcher) beside the graph time, decode cases (issue 15, item 4).
+    timeout 500 python3 bench/launch_overhead.py ${LAUNCH_PROBLEMS:+--problems "$LAUNCH_PROBLEMS"} \
+        --out "$OUT/launch.md" > "$OUT/launch.log" 2>&1
+    echo "launch_overhead exit $?"
+    grep -v '^|---' "$OUT/launch.md" 2> /dev/null || tail -20 "$OUT/launch.log"
     ;;
 real-repos)
     # kbot's children must not import a stale copy: the tree's kbot comes first on PYTHONPATH.

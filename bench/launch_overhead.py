@@ -1,0 +1,195 @@
+"""What an eager caller pays per call (issue 15, item 4): host time of the Python launcher
+against the kernel's own time, for eager PyTorch, torch.compile and kbot codegen's kernel.
+
+For each problem of bench/problems (or those named) and each decode case (T <= 64), in this
+process, outside kbot's evaluator:
+
+- graph µs: the call replayed in a CUDA graph (`triton.testing.do_bench_cudagraph`): the
+  kernels alone, what the search ranks;
+- host µs: CPU time to issue one call (`time.perf_counter` around the call, no synchronisation;
+  the median of many), the floor of what an eager caller pays when the GPU keeps up;
+- loop µs: wall time per call of N calls back to back, synchronised once at the end: what a
+  decode loop that calls the op eagerly sees (the larger of host and GPU time, roughly);
+- audit events per call of the kbot kernel (a counting `sys.addaudithook`, added last since
+  it cannot be removed): each one runs a Python hook under kbot's sandbox, so a launcher that
+  raises them costs more inside the evaluator than in the user's process.
+
+kbot's kernel is codegen's first variant per problem (no search): the launcher is the same
+for every variant of a schedule, and the launcher is what this measures.
+
+    python bench/launch_overhead.py [--problems rmsnorm,rope_neox] [--calls 2000] [--out F.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def host_us(call, n: int) -> float:
+    """Median CPU µs to issue one call (no synchronisation in between)."""
+    samples = []
+    for _ in range(n):
+        start = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - start)
+    return 1e6 * statistics.median(samples)
+
+
+def loop_us(call, n: int, torch) -> float:
+    """Wall µs per call of `n` back-to-back calls, synchronised at the end."""
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(n):
+        call()
+    torch.cuda.synchronize()
+    return 1e6 * (time.perf_counter() - start) / n
+
+
+def load_kernel(spec, folder: Path):
+    from kbot.problem.runtime import import_file
+    from kbot.propose.codegen.proposer import generate
+
+    candidate = generate(spec, limit=1)[0]
+    path = folder / f"{spec.name}_kbot.py"
+    path.write_text(candidate.source, encoding="utf-8")
+    return import_file(path, prefix="kbot_launch")
+
+
+def measure(problem: Path, calls: int, folder: Path) -> list[dict]:
+    import torch
+    import triton.testing
+
+    from kbot.problem.runtime import import_file, init_inputs, seeded_inputs
+    from kbot.problem.spec import load_problem
+
+    spec = load_problem(problem)
+    module = import_file(problem)
+    kernel = load_kernel(spec, folder)
+    rows = []
+    for case in spec.cases:
+        if case.get("T", 1) > 64:
+            continue
+        torch.manual_seed(0)
+        with torch.device("cuda"):
+            model = module.Model(*init_inputs(module)).eval()
+            ours = kernel.ModelNew(*init_inputs(module)).eval()
+        ours.load_state_dict(model.state_dict(), strict=False)
+        inputs = seeded_inputs(module, case, seed=1, device="cuda")
+        compiled = torch.compile(model)
+        impls = {"eager": model, "torch.compile": compiled, "kbot": ours}
+        row = {"op": spec.name, "case": case}
+        with torch.no_grad():
+            for name, fn in impls.items():
+                call = lambda fn=fn, inputs=inputs: fn(*inputs)
+                for _ in range(5):
+                    call()
+                torch.cuda.synchronize()
+                row[name] = {
+                    "graph": 1e3 * triton.testing.do_bench_cudagraph(call, rep=50),
+                    "host": host_us(call, calls),
+                    "loop": loop_us(call, calls, torch),
+                }
+        row["call"] = lambda ours=ours, inputs=inputs: ours(*inputs)
+        rows.append(row)
+    return rows
+
+
+def count_audit_events(rows: list[dict], torch) -> None:
+    """Audit events raised by one call of each kbot kernel (the hook stays for good: run last)."""
+    counter = {"on": False, "n": 0, "names": {}}
+
+    def hook(event, args):
+        if counter["on"]:
+            counter["n"] += 1
+            counter["names"][event] = counter["names"].get(event, 0) + 1
+
+    sys.addaudithook(hook)
+    with torch.no_grad():
+        for row in rows:
+            counter.update(on=True, n=0, names={})
+            for _ in range(100):
+                row["call"]()
+            counter["on"] = False
+            row["audit_per_call"] = counter["n"] / 100
+            row["audit_names"] = sorted(counter["names"], key=counter["names"].get)[-3:]
+            # The same calls with the hook in place: what kbot's sandbox adds on top of it
+            # (its own hook also checks each event against the policy).
+            row["kbot_host_hooked"] = host_us(row["call"], 500)
+
+
+def table(rows: list[dict]) -> list[str]:
+    lines = [
+        "| op | case | eager graph / host / loop µs | torch.compile graph / host / loop µs "
+        "| kbot graph / host / loop µs | kbot host with an audit hook µs | audit events per kbot call |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        cells = [
+            " / ".join(f"{row[name][k]:.1f}" for k in ("graph", "host", "loop"))
+            for name in ("eager", "torch.compile", "kbot")
+        ]
+        case = ", ".join(f"{k}={v}" for k, v in row["case"].items())
+        lines.append(
+            f"| {row['op']} | {case} | {' | '.join(cells)} | {row['kbot_host_hooked']:.1f} "
+            f"| {row['audit_per_call']:g} ({', '.join(row['audit_names']) or 'none'}) |"
+        )
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", default="", help="comma list of bench/problems names")
+    parser.add_argument("--calls", type=int, default=2000, help="calls per host/loop sample")
+    parser.add_argument("--out", type=Path, help="write the Markdown here too")
+    args = parser.parse_args()
+    import torch
+    import triton
+
+    if not torch.cuda.is_available():
+        print("launch_overhead: needs a CUDA GPU (it times launches on one)", file=sys.stderr)
+        return 2
+    names = [n for n in args.problems.split(",") if n]
+    problems = sorted((ROOT / "bench" / "problems").glob("*.py"))
+    if names:
+        problems = [p for p in problems if p.stem in names]
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as folder:
+        for problem in problems:
+            try:
+                rows += measure(problem, args.calls, Path(folder))
+            except Exception as exc:  # one op's failure is a line of the report, not the end
+                print(f"{problem.stem}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        count_audit_events(rows, torch)
+    smi = subprocess.run(
+        ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    lines = [
+        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {smi}; torch {torch.__version__}; "
+        f"Triton {triton.__version__}; Python {platform.python_version()}; "
+        f"`python bench/launch_overhead.py {' '.join(sys.argv[1:])}`",
+        "",
+        *table(rows),
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
