@@ -69,6 +69,17 @@ class Param:
 
 
 @dataclass(frozen=True)
+class ConfigArg:
+    """A constructor argument that is a configuration object (kbot.scan.config_args): built as
+    `build(field=value, ...)` from `fields`, a dataclass of the op's source, or, with no fields,
+    an attribute bag of the model configuration's values."""
+
+    param: str
+    build: str  # "_Target.Config", "types.SimpleNamespace", ...: an expression of the problem
+    fields: tuple[Param, ...] = ()
+
+
+@dataclass(frozen=True)
 class InputMeta:
     """One tensor (or scalar) argument as seen in the profile."""
 
@@ -168,6 +179,7 @@ class Finding:
     params: tuple[Param, ...]  # arguments of the reference callable (without self)
     init_params: tuple[Param, ...] = ()  # constructor arguments of an op class (without self)
     init_source: str = ""  # the class's __init__, for mapping profiled state back to arguments
+    init_configs: tuple[ConfigArg, ...] = ()  # constructor arguments that are config objects
     has_fast_path: bool = False
     fast_path: str = ""  # e.g. "forward_cuda calls sgl_kernel.rmsnorm (line 40)"
     op_base: str = ""  # root base class of the op family, e.g. "CustomOp"

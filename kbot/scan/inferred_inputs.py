@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from kbot.scan.findings import Finding, ScanOptions
+from kbot.scan.findings import ConfigArg, Finding, ScanOptions
 from kbot.scan.inputs import (
     TOKEN_DIM,
     InputArg,
@@ -65,6 +65,8 @@ def _model_config_plan(
         if known is not None:
             init[param.name] = known.value
             said.append(f"{param.name}={known.value!r} ({known.because})")
+    for config_arg in finding.init_configs:
+        init[config_arg.param] = _config_fields(finding, config_arg, config, words, said)
     args: list[InputArg] = []
     for param in finding.params:
         if param.name.startswith("*"):
@@ -102,6 +104,33 @@ def _model_config_plan(
     init_args, init_names = init_arguments(finding, init)
     source = f"--model-config {config.name}: " + "; ".join(said)
     return InputPlan(tuple(args), init_args, init_names, cases, source)
+
+
+def _config_fields(
+    finding: Finding, config_arg: ConfigArg, config, words: str, said: list[str]
+) -> dict[str, Any]:
+    """A configuration object's fields by name (a dataclass's fields sized like constructor
+    arguments; every required one must be known), or every value of the model configuration
+    for an attribute bag."""
+    from kbot.scan.model_config import scalar_value
+
+    if not config_arg.fields:
+        said.append(f"{config_arg.param}: a namespace of --model-config {config.name}'s values")
+        return dict(config.raw)
+    fields: dict[str, Any] = {}
+    for field in config_arg.fields:
+        known = scalar_value(config, field.name, words)
+        if known is not None and not _axis_like(field.default):
+            fields[field.name] = known.value
+            said.append(f"{config_arg.param}.{field.name}={known.value!r} ({known.because})")
+        elif field.default is None:
+            raise InputsUnknown(
+                f"cannot build {finding.qualname} for {finding.name}: --model-config "
+                f"{config.name} does not say what field `{field.name}` of its `{config_arg.param}` "
+                f"is; add it under `init: {{{config_arg.param}: {{{field.name}: ...}}}}` of its "
+                ".kbot.yml target"
+            )
+    return fields
 
 
 def _axis_like(default: str | None) -> bool:

@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from kbot.scan.findings import Finding, InputMeta, Param, ScanOptions
+from kbot.scan.findings import ConfigArg, Finding, InputMeta, Param, ScanOptions
 
 TOKEN_DIM = "T"  # the case variable for the leading (token) dimension of profiled inputs
 _MAX_PROFILED_CASES = 6
@@ -37,6 +37,18 @@ class InputArg:
     def per_case(self) -> bool:
         """Whether get_inputs() makes it: a tensor, or a scalar that follows the case."""
         return self.shape is not None or self.case_variable is not None
+
+
+@dataclass(frozen=True)
+class ConfigValue:
+    """A configuration object among the constructor arguments: its repr is the expression the
+    problem file's get_init_inputs() builds it with, `_Target.Config(dim=128, theta=10000.0)`."""
+
+    build: str
+    fields: tuple[tuple[str, Any], ...]
+
+    def __repr__(self) -> str:
+        return f"{self.build}({', '.join(f'{k}={v!r}' for k, v in self.fields)})"
 
 
 @dataclass(frozen=True)
@@ -151,8 +163,11 @@ def init_arguments(
     given = [i for i, p in enumerate(finding.init_params) if p.name in init]
     last = max(given, default=-1)
     values: list[Any] = []
+    configs = {c.param: c for c in finding.init_configs}
     for param in finding.init_params[: last + 1]:
-        if param.name in init:
+        if param.name in configs and isinstance(init.get(param.name), dict):
+            values.append(config_value(finding, configs[param.name], init[param.name]))
+        elif param.name in init:
             values.append(init[param.name])
         elif param.default is not None:
             try:
@@ -168,6 +183,28 @@ def init_arguments(
         if param.default is None and not param.name.startswith("*"):
             raise InputsUnknown(_missing_init(finding, param.name))
     return tuple(values), tuple(p.name for p in finding.init_params[: last + 1])
+
+
+def config_value(finding: Finding, config: ConfigArg, given: dict[str, Any]) -> ConfigValue:
+    """`given` (field -> value) as the object the constructor takes; for a dataclass, every
+    field without a default must be given and no other name may be."""
+    names = [f.name for f in config.fields]
+    if config.fields:
+        unknown = [k for k in given if k not in names]
+        if unknown:
+            raise InputsUnknown(
+                f"{finding.name}: {unknown} are not fields of {config.build.removeprefix('_Target.')} "
+                f"(the `{config.param}` of {finding.qualname}; its fields: {', '.join(names)})"
+            )
+        missing = [f.name for f in config.fields if f.default is None and f.name not in given]
+        if missing:
+            raise InputsUnknown(
+                f"cannot build {finding.qualname} for {finding.name}: field(s) "
+                f"{', '.join(f'`{m}`' for m in missing)} of its `{config.param}` are unknown; "
+                f"add them under `init: {{{config.param}: {{...}}}}` of its .kbot.yml target"
+            )
+        given = {k: given[k] for k in names if k in given}
+    return ConfigValue(config.build, tuple(given.items()))
 
 
 def _missing_init(finding: Finding, name: str) -> str:

@@ -13,7 +13,7 @@ skip reason that names the `.kbot.yml` key to add.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,7 @@ SCALAR_NAMES: dict[str, str] = {
                     "rms_norm_eps"),
     **dict.fromkeys(("base", "rope_theta", "theta", "rope_base"), "rope_theta"),
     **dict.fromkeys(("max_position_embeddings", "max_position", "max_seq_len",
+                     "max_seq_length", "max_context_length", "context_length",
                      "max_positions"), "max_position_embeddings"),
 }  # fmt: skip
 
@@ -91,6 +92,9 @@ _LINEAR = ("linear", "proj", "matmul", "gemm")
 class ModelConfig:
     name: str  # the preset's name or the config file's path, as given
     values: dict[str, Any]  # FIELDS (head_dim filled in) and torch_dtype
+    # Every scalar of the config (or preset) as given, FIELDS completed: what a module that
+    # takes the whole configuration object reads (`config.rope_scaling`, `config.hidden_act`).
+    raw: dict[str, Any] = field(default_factory=dict)
 
     def value(self, field: str) -> Any:
         return self.values[field]
@@ -107,7 +111,8 @@ class Inferred:
 def load_model_config(spec: str) -> ModelConfig:
     """A preset's name or a config.json path; UsageError saying what is wrong otherwise."""
     if spec in PRESETS:
-        return ModelConfig(spec, _complete(dict(PRESETS[spec]), spec))
+        values = _complete(dict(PRESETS[spec]), spec)
+        return ModelConfig(spec, values, _raw(PRESETS[spec], values))
     path = Path(spec)
     if not path.is_file():
         raise UsageError(
@@ -123,7 +128,17 @@ def load_model_config(spec: str) -> ModelConfig:
         raise UsageError(
             f"--model-config {spec}: no integer `hidden_size`; give a Hugging Face config.json"
         )
-    return ModelConfig(spec, _complete(data, spec))
+    values = _complete(data, spec)
+    return ModelConfig(spec, values, _raw(data, values))
+
+
+def _raw(data: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """The config's own scalars and plain lists/dicts (`rope_scaling`), with the completed
+    FIELDS; nested model configs and None values are left out."""
+    plain = (bool, int, float, str, list, dict)
+    kept = {k: v for k, v in data.items() if k.isidentifier() and isinstance(v, plain)}
+    kept = {k: v for k, v in kept.items() if not k.endswith("_config")}
+    return {**kept, **values}
 
 
 def _complete(data: dict[str, Any], spec: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kbot.errors import ConfigError
+from kbot.scan.config_args import config_args
 from kbot.scan.facts import FileFacts, FunctionNode, collect_facts
 from kbot.scan.findings import (
     CLASS_ENTRIES,
@@ -186,6 +187,9 @@ def _merge(
         problem = next((c.problem for c in group if c.problem), "")
         flags = analyse_flags(func) if func is not None else ()
         init_facts, init = _constructor(main, index)
+        chain = []
+        if main.cls is not None:
+            chain = index.ancestors(main.facts, main.cls) if index else [(main.facts, main.cls)]
         finding = Finding(
             file=main.facts.file.rel,
             line=_line(main, func),
@@ -196,6 +200,7 @@ def _merge(
             params=function_params(func) if func else (),
             init_params=function_params(init) if init else (),
             init_source=function_source(init_facts, init) if init else "",
+            init_configs=config_args(init_facts, init, chain) if init else (),
             has_fast_path=fast is not None,
             fast_path=fast.fast_path
             if fast
