@@ -12,6 +12,8 @@
 #   bash bench/device_run.sh soak          # bench/evaluator_soak.py (SOAK_RESUME=log continues)
 #   bash bench/device_run.sh isolation     # bench/startup_cost.py + bench/isolation_cost.py
 #   bash bench/device_run.sh launch        # bench/launch_overhead.py (LAUNCH_PROBLEMS)
+#   bash bench/device_run.sh kernelbench   # kbot bench kernelbench over .device/kb (KB_LEVEL,
+#       KB_PROBLEMS, KB_BUDGET, KB_LIMIT), resumed from .device/kb-work
 #   bash bench/device_run.sh real-repos    # bench/real_repos.py --run over .device/ext.tgz
 #       (the checkouts, carried; never committed), resumed from .device/rr-work (RR_ONLY,
 #       RR_BUDGET, RR_LIMIT, RR_PER_REPO)
@@ -163,6 +165,19 @@ launch)
         --out "$OUT/launch.md" > "$OUT/launch.log" 2>&1
     echo "launch_overhead exit $?"
     grep -v '^|---' "$OUT/launch.md" 2> /dev/null || tail -20 "$OUT/launch.log"
+    ;;
+kernelbench)
+    # KB_LEVEL / KB_PROBLEMS of the KernelBench copy in .device/kb (level folders, carried;
+    # never committed), resumed from .device/kb-work while the machine stays warm.
+    mkdir -p .device/kb-work
+    $stop "${KB_LIMIT:-540}" python3 -m kbot bench kernelbench --root .device/kb \
+        --level "${KB_LEVEL:-2}" --problems "${KB_PROBLEMS:?set KB_PROBLEMS}" \
+        --time-budget-per-problem "${KB_BUDGET:-45s}" --device cuda \
+        --work-dir .device/kb-work --resume > "$OUT/kb.log" 2>&1
+    echo "kernelbench exit $?"
+    cp .device/kb-work/kernelbench.md .device/kb-work/kernelbench.json "$OUT/" 2> /dev/null
+    tail -5 "$OUT/kb.log"
+    sed -n '/^| problem/,/^$/p' "$OUT/kernelbench.md" 2> /dev/null | head -60
     ;;
 real-repos)
     # kbot's children must not import a stale copy: the tree's kbot comes first on PYTHONPATH.
