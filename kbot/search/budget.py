@@ -8,8 +8,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from kbot.search.options import Budget
+from kbot.search.options import Budget, OptimizeOptions
+
+if TYPE_CHECKING:
+    from kbot.search.fitness import Fitness
 
 
 class StopReason(str, enum.Enum):
@@ -125,6 +129,19 @@ class BudgetTracker:
         if used <= 0:
             return None
         return max(0.0, self.elapsed_s() * (1 - used) / used)
+
+
+def early_stop(
+    best: Fitness | None, stale_generations: int, options: OptimizeOptions
+) -> StopReason | None:
+    """After a generation: the best so far reached the roofline stop fraction, or `patience`
+    generations in a row brought no improvement."""
+    if best is not None and best.roofline_fraction is not None:
+        if best.roofline_fraction >= options.roofline_stop_fraction:
+            return StopReason.ROOFLINE
+    if stale_generations >= options.patience:
+        return StopReason.PATIENCE
+    return None
 
 
 class StopRequest:

@@ -27,7 +27,8 @@ from kbot.search.inflight import Abandoned, call_bounded
 from kbot.search.sweep import SweepPoint, run_sweep
 
 if TYPE_CHECKING:
-    from kbot.search.loop import CandidateEvaluator, LoopResult, SearchLoop
+    from kbot.search.evaluating import CandidateEvaluator
+    from kbot.search.loop import LoopResult, SearchLoop
     from kbot.search.store import Store
 
 COMPOSE_KIND = "compose"
@@ -111,13 +112,16 @@ def by_size_candidate(
     verdict = store.cached_verdict(sha, problem.source_sha256, env_key, kind=COMPOSE_KIND)
     single = winner
     if verdict is None:
+        evaluation = loop.evaluation
         if winner[2].timed:
             pair = [source, winner[1].source]
-            verdict, again = loop.bounded(lambda: loop.evaluator.remeasure(problem, pair))
+            verdict, again = evaluation.bounded(
+                lambda: evaluation.evaluator.remeasure(problem, pair)
+            )
             single = (fitness_of(again, winner[1].source), winner[1], again)
         else:
-            verdict = loop.bounded(
-                lambda: loop.evaluator.evaluate(problem, source, "composed_by_size.py")
+            verdict = evaluation.bounded(
+                lambda: evaluation.evaluator.evaluate(problem, source, "composed_by_size.py")
             )
         store.put_verdict(run_id, sha, problem.source_sha256, env_key, verdict, kind=COMPOSE_KIND)
     fitness = fitness_of(verdict, source)
@@ -170,8 +174,8 @@ def sweep_winner(
     if deadline is not None:
         grace = SWEEP_GRACE_SHARE * (tracker.budget.time_s or 0.0)
         deadline = max(deadline, tracker.clock() + grace)
-    reuse = not loop.evaluator_closed
-    with nullcontext(loop.evaluator) if reuse else fresh_evaluator() as sweeper:
+    reuse = not loop.evaluation.closed
+    with nullcontext(loop.evaluation.evaluator) if reuse else fresh_evaluator() as sweeper:
         cancel = getattr(sweeper, "abort", None) or getattr(sweeper, "close", None)
 
         def check(variant: ProblemSpec, source: str, name: str) -> Verdict:

@@ -30,6 +30,7 @@ from kbot.search.archive import Entry
 from kbot.search.artifacts import prepare_run_dir, write_winner
 from kbot.search.budget import STOP_MESSAGES, StopReason, StopRequest
 from kbot.search.by_size import original_path_of
+from kbot.search.evaluating import CandidateEvaluator
 from kbot.search.final import (
     BySize,
     by_size_candidate,
@@ -39,7 +40,7 @@ from kbot.search.final import (
     sweep_winner,
 )
 from kbot.search.inflight import Abandoned, prepare_evaluator
-from kbot.search.loop import CandidateEvaluator, LoopResult, SearchLoop
+from kbot.search.loop import LoopResult, SearchLoop
 from kbot.search.options import Budget, OptimizeOptions
 from kbot.search.progress import NullProgress, Progress
 from kbot.search.report import build_report
@@ -304,7 +305,8 @@ def _remeasure_finalists(
     if not elites or not any(e.fitness.timed for e in elites):
         return []
     sources = [e.source for e in elites]
-    verdicts = list(loop.bounded(lambda: loop.evaluator.remeasure(problem, sources)))
+    evaluation = loop.evaluation
+    verdicts = list(evaluation.bounded(lambda: evaluation.evaluator.remeasure(problem, sources)))
     for entry, verdict in zip(elites, verdicts):
         store.put_verdict(
             run_id, entry.sha256, problem.source_sha256, env_key, verdict, kind="remeasure"
