@@ -109,7 +109,7 @@ class ProposeOutcome:
 class Proposer(Protocol):
     """`name` keys the registry. A proposer whose seeds are slow to make may also set
     `late_seed = True`: the search then asks it for seeds in generation 1, after the others'
-    seeds are measured (search/loop.py). One that waits on a remote model may set
+    seeds are measured (search/gathering.py). One that waits on a remote model may set
     `overlaps_evaluation = True`: the search then asks it in a background thread while it
     evaluates the others' candidates (search/overlap.py); its `propose` must then be safe to
     call off the main thread (it is, when it only reads `context`)."""
