@@ -40,7 +40,7 @@ def config_args(
         nested = next(
             (c for _, info in chain for c in _nested_classes(info) if c.name == name), None
         )
-        if nested is not None and _is_dataclass(nested):
+        if nested is not None and is_dataclass(nested):
             found.append(ConfigArg(param.name, f"_Target.{name}", _fields(nested)))
             continue
         top = next(
@@ -51,7 +51,7 @@ def config_args(
             ),
             None,
         )
-        if top is not None and _is_dataclass(top):
+        if top is not None and is_dataclass(top):
             build = f"_Target.__init__.__globals__[{name!r}]"
             found.append(ConfigArg(param.name, build, _fields(top)))
         elif param.name.lower() in CONFIG_NAMES and param.default is None:
@@ -74,12 +74,13 @@ def _nested_classes(info: ClassInfo) -> list[ast.ClassDef]:
     return [n for n in info.node.body if isinstance(n, ast.ClassDef)]
 
 
-def _is_dataclass(node: ast.ClassDef) -> bool:
-    for decorator in node.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if ast.unparse(target).rsplit(".", 1)[-1] == "dataclass":
-            return True
-    return False
+def is_dataclass(node: ast.ClassDef) -> bool:
+    """Decorated with `@dataclass` (or `@dataclasses.dataclass(...)`) and nothing else."""
+    names = [
+        ast.unparse(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1]
+        for d in node.decorator_list
+    ]
+    return bool(names) and all(n == "dataclass" for n in names)
 
 
 def _fields(node: ast.ClassDef) -> tuple[Param, ...]:

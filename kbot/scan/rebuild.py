@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from dataclasses import dataclass
 
+from kbot.scan.config_args import is_dataclass
 from kbot.scan.eager import strip_compile
 from kbot.scan.facts import module_imports
 from kbot.scan.findings import Finding
@@ -208,7 +210,21 @@ def _class_source(
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             parts.insert(1, _indent(ast.unparse(node)))
             free |= free_names(node)
+    # The config dataclass the constructor takes (`RoPE.Config`), which the problem builds.
+    nested = {c.build.removeprefix("_Target.") for c in finding.init_configs}
+    free |= {_global_name(c.build) for c in finding.init_configs if _global_name(c.build)}
+    for node in cls.body:
+        if isinstance(node, ast.ClassDef) and node.name in nested:
+            copy = defs.without_package_bases(node, fallback=None)
+            parts.insert(1, _indent(ast.unparse(copy)))
+            free |= free_names(copy) | _decorator_names(copy)
     return "\n\n".join(parts), free
+
+
+def _global_name(build: str) -> str:
+    """`_Target.__init__.__globals__['Settings']` -> `Settings`: a config class of the module."""
+    match = re.fullmatch(r"_Target\.__init__\.__globals__\[['\"](\w+)['\"]\]", build)
+    return match.group(1) if match else ""
 
 
 def _indent(text: str) -> str:
@@ -306,12 +322,12 @@ class _ModuleDefs:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 out.insert(0, self._import_line(node, name))
             elif isinstance(node, ast.ClassDef):
-                if node.decorator_list:
+                if node.decorator_list and not is_dataclass(node):
                     raise RebuildError(
                         f"{self.file}: the op uses class `{name}` of its module, which is "
                         "decorated; make the module importable"
                     )
-                node = self._without_package_bases(node)
+                node = self.without_package_bases(node)
                 out.append(ast.unparse(node))
                 pending.extend(sorted((free_names(node) | _decorator_names(node)) - done))
             else:
@@ -327,23 +343,27 @@ class _ModuleDefs:
         rest = [t for t in out if t not in imports]
         return list(dict.fromkeys(imports)) + list(reversed(rest))
 
-    def _without_package_bases(self, cls: ast.ClassDef) -> ast.ClassDef:
+    def without_package_bases(
+        self, cls: ast.ClassDef, fallback: str | None = "nn.Module"
+    ) -> ast.ClassDef:
         """A copy of `cls` without the bases it cannot reach: an interface imported from the
-        project's own package, or the earlier class its name rebinds (lmdeploy's `class
-        Impl(Impl, nn.Module)` over the package's abstract Impl). Its own __init__ and methods,
-        which set the state a subclass reads, are kept; the first-cases run then shows whether
-        the op needed what was dropped. With no base left it derives from nn.Module."""
+        project's own package (`Impl`, or `Module.Config` through it), or the earlier class its
+        name rebinds (lmdeploy's `class Impl(Impl, nn.Module)` over the package's abstract
+        Impl). Its own __init__ and methods, which set the state a subclass reads, are kept;
+        the first-cases run then shows whether the op needed what was dropped. With no base
+        left it derives from `fallback` (nothing for None)."""
         kept = [
             base
             for base in cls.bases
             if not (
-                isinstance(base, ast.Name) and (base.id == cls.name or self._from_package(base.id))
+                (isinstance(base, ast.Name) and base.id == cls.name)
+                or self._from_package(ast.unparse(base).split(".")[0])
             )
         ]
         if len(kept) == len(cls.bases):
             return cls
         copy = ast.parse(ast.unparse(cls)).body[0]
-        copy.bases = kept or [ast.parse("nn.Module", mode="eval").body]
+        copy.bases = kept or ([ast.parse(fallback, mode="eval").body] if fallback else [])
         return copy
 
     def _from_package(self, name: str) -> bool:

@@ -91,11 +91,41 @@ class WindowedRMSNorm(nn.Module):
 """
 
 
+# A module the problem cannot import (its package base is missing here, as torchtitan's
+# `spmd_types` is on a machine without it): the op is rebuilt from source, its nested config
+# dataclass with it, less the package base it cannot reach.
+UNIMPORTABLE = """
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .missing_protocols import Module
+
+
+class ScaledRMSNorm(Module):
+    @dataclass(kw_only=True, slots=True)
+    class Config(Module.Config):
+        dim: int
+        eps: float = 1e-6
+
+    def __init__(self, config: Config):
+        super().__init__()
+        self.eps = config.eps
+        self.weight = nn.Parameter(torch.ones(config.dim))
+
+    def forward(self, x):
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype) * self.weight
+"""
+
+
 def _repo(tmp_path, kbot_yml: str = ""):
     root = tmp_path / "repo"
     (root / "engine").mkdir(parents=True)
     (root / "engine" / "__init__.py").write_text("")
     (root / "engine" / "norms.py").write_text(OPS)
+    (root / "engine" / "titan.py").write_text(UNIMPORTABLE)
     if kbot_yml:
         (root / ".kbot.yml").write_text(textwrap.dedent(kbot_yml))
     return root
@@ -145,6 +175,14 @@ def test_config_objects_are_built_from_the_model_config(tmp_path):
     assert "types.SimpleNamespace(" in text and "vision_config" not in text
     assert "config: a namespace of --model-config" in text
     assert torch.is_tensor(out) and out.shape == (3, 256)
+    # rebuilt from source: the nested Config is copied without its unreachable package base
+    assert emitted["scaled_rms_norm"].status == EmitStatus.EMITTED, emitted[
+        "scaled_rms_norm"
+    ].message
+    text = emitted["scaled_rms_norm"].path.read_text()
+    assert "The op is rebuilt from source" in text and "class Config:" in text
+    _, model, out = _run(emitted["scaled_rms_norm"])
+    assert model.eps == 1e-5 and out.shape == (3, 256)
 
 
 def test_a_field_nobody_sizes_is_a_skip_naming_the_kbot_yml_key(tmp_path):
