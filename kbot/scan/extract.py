@@ -23,7 +23,7 @@ from kbot.scan.inputs import InputPlan, InputsUnknown, plan_inputs
 from kbot.scan.location import ImportLocation, import_location
 from kbot.scan.rebuild import RebuildError, rebuild_reference
 from kbot.scan.render import render_problem
-from kbot.scan.smoke import run_first_cases
+from kbot.scan.smoke import Refusal, run_first_cases
 from kbot.scan.table import target_id
 
 _IMPORT_CHECK_TIMEOUT_S = 120.0
@@ -174,7 +174,7 @@ def _checked_inferred(
             if refused is None:
                 continue
             finding = result.targets[n]
-            if plan.retry is not None:
+            if plan.retry is not None and not refused.needs:
                 retry[n] = plan.retry
                 emitted[n] = _emit_one(
                     finding, plan.retry, result.root, out_dir, locations[finding.file],
@@ -184,15 +184,29 @@ def _checked_inferred(
             for written in (emitted[n].path, emitted[n].target_json):
                 Path(written).unlink(missing_ok=True)
             emitted[n] = EmittedProblem(
-                finding.name,
-                target_id(finding),
-                EmitStatus.SKIPPED,
-                f"running its first cases on the inputs {plan.source} raised {refused}; give "
-                "its inputs under `inputs:` of its .kbot.yml target (or make the module run "
-                "here)",
+                finding.name, target_id(finding), EmitStatus.SKIPPED, _refused(refused, plan)
             )
         todo = retry
     return emitted
+
+
+def _refused(refused: Refusal, plan: InputPlan) -> str:
+    """Why a problem whose first cases raised is skipped, and what would fix it: installing
+    what the module needs or scanning on a GPU host, else inputs given in .kbot.yml."""
+    if refused.needs.startswith("package"):
+        return (
+            f"its module needs {refused.needs}, which is not installed here ({refused.said}); "
+            "install the repository's requirements where kbot scans, and scan again"
+        )
+    if refused.needs:
+        return (
+            f"its reference needs {refused.needs} to run ({refused.said}); scan on a machine "
+            "with one"
+        )
+    return (
+        f"running its first cases on the inputs {plan.source} raised {refused.said}; give "
+        "its inputs under `inputs:` of its .kbot.yml target (or make the module run here)"
+    )
 
 
 def _emit_one(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 _TIMEOUT_S = 300.0
@@ -63,12 +64,29 @@ for number, path in enumerate(json.loads(sys.argv[1])):
                     f"{(frame.line or '').strip()}")[:300]
         if case is not None and case != spec.cases[0]:
             said += " (on case " + ", ".join(f"{k}={v}" for k, v in case.items()) + ")"
-        out[path] = said
+        # What no input could change: a package the module imports, a GPU the reference wants.
+        needs = ""
+        text = str(exc)
+        if isinstance(exc, ModuleNotFoundError) and exc.name:
+            needs = "package `" + exc.name.split(".")[0] + "`"
+        elif ("not compiled with CUDA" in text or "NVIDIA driver" in text
+              or "no CUDA GPUs" in text or "CUDA is not available" in text):
+            needs = "a CUDA GPU"
+        out[path] = {"said": said, "needs": needs}
 print("KBOT-SMOKE" + json.dumps(out))
 """
 
 
-def run_first_cases(paths: list[Path]) -> dict[str, str | None]:
+@dataclass(frozen=True)
+class Refusal:
+    """What a problem's first cases raised; `needs` names what this machine lacks when no
+    other input could help (`package `tyro``, `a CUDA GPU`), else it is empty."""
+
+    said: str
+    needs: str = ""
+
+
+def run_first_cases(paths: list[Path]) -> dict[str, Refusal | None]:
     """path -> None when the problem's Model ran its first cases, else what it raised. A child
     that crashes or overruns says so for every path (the caller keeps those problems: kbot
     could not check them, which is not the reference refusing its inputs)."""
@@ -84,5 +102,6 @@ def run_first_cases(paths: list[Path]) -> dict[str, str | None]:
         return {}
     for line in done.stdout.splitlines():
         if line.startswith("KBOT-SMOKE"):
-            return json.loads(line[len("KBOT-SMOKE") :])
+            ran = json.loads(line[len("KBOT-SMOKE") :])
+            return {path: Refusal(**said) if said else None for path, said in ran.items()}
     return {}
