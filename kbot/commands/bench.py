@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> CommandResult:
     from kbot.config import load_config
     from kbot.config_schema import SchemaError, parse_duration_s
     from kbot.problem.spec import EXTERN_OPS
+    from kbot.search.environment import resolve_device
     from kbot.search.options import options_from_config
-    from kbot.search.runner import resolve_device
 
     root = Path(args.root).expanduser().resolve()
     levels = parse_levels(args.level)

@@ -13,14 +13,13 @@ from typing import Any
 from kbot.evaluate.verdict import NOT_TIMED
 from kbot.problem import ProblemSpec
 from kbot.search.artifacts import run_dir_of
+from kbot.search.environment import environment_key, resolve_device
 from kbot.search.options import OptimizeOptions
 from kbot.search.runner import (
     STORE_NAME,
-    environment_key,
     evaluation_options,
     options_from_json,
     options_to_json,
-    resolve_device,
 )
 from kbot.search.store import Store
 

@@ -8,7 +8,7 @@ import pytest
 from kbot.evaluate.options import EvalOptions
 from kbot.evaluate.verdict import Reason, Stage, Verdict
 from kbot.propose.base import source_hash
-from kbot.search import Budget, OptimizeOptions, optimize, runner
+from kbot.search import Budget, OptimizeOptions, environment, optimize
 from kbot.search.store import Store
 
 
@@ -54,9 +54,9 @@ def test_a_stored_evaluator_failure_is_not_served(tmp_path, problem):
 
 def test_the_key_names_kbot_its_evaluator_code_and_the_options_that_change_a_verdict():
     base = EvalOptions(device="cuda", gpus=(0,))
-    key = runner.environment_key("NVIDIA H200", base)
-    assert key == runner.environment_key("NVIDIA H200", EvalOptions(device="cuda", gpus=(0,)))
-    assert f"kbot=0.1.0+{runner.evaluator_code_digest()}" in key
+    key = environment.environment_key("NVIDIA H200", base)
+    assert key == environment.environment_key("NVIDIA H200", EvalOptions(device="cuda", gpus=(0,)))
+    assert f"kbot=0.1.0+{environment.evaluator_code_digest()}" in key
     changed = {
         "seeds": 7,
         "time": False,
@@ -66,13 +66,15 @@ def test_the_key_names_kbot_its_evaluator_code_and_the_options_that_change_a_ver
         "timing_budget_s": 2.0,
         "sandbox": "off",
     }
-    assert set(changed) == set(runner.VERDICT_OPTIONS)
+    assert set(changed) == set(environment.VERDICT_OPTIONS)
     for name, value in changed.items():
-        other = runner.environment_key("NVIDIA H200", dataclasses.replace(base, **{name: value}))
+        other = environment.environment_key(
+            "NVIDIA H200", dataclasses.replace(base, **{name: value})
+        )
         assert other != key, name
-    assert runner.environment_key("NVIDIA A100", base) != key
+    assert environment.environment_key("NVIDIA A100", base) != key
     # which GPU of the same kind ran it does not matter
-    assert runner.environment_key("NVIDIA H200", dataclasses.replace(base, gpus=(1, 2))) == key
+    assert environment.environment_key("NVIDIA H200", dataclasses.replace(base, gpus=(1, 2))) == key
 
 
 def test_other_evaluator_code_or_version_does_not_reuse_verdicts(
@@ -88,9 +90,9 @@ def test_other_evaluator_code_or_version_does_not_reuse_verdicts(
 
     first = run()
     assert first and run() == []  # the same code and options reuse every verdict
-    monkeypatch.setattr(runner, "evaluator_code_digest", lambda: "0123456789ab")
+    monkeypatch.setattr(environment, "evaluator_code_digest", lambda: "0123456789ab")
     assert run() == first  # other evaluator code evaluates again
-    monkeypatch.setattr(runner, "__version__", "0.2.0")
+    monkeypatch.setattr(environment, "__version__", "0.2.0")
     assert run() == first
     seeds = dataclasses.replace(options, seeds=6)
     evaluator = fakes.FakeEvaluator()
