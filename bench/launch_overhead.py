@@ -29,11 +29,41 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+
+IMPLEMENTATIONS = ("eager", "torch.compile", "kbot")
+
+
+@dataclass(frozen=True)
+class Timing:
+    graph: float  # µs per call under CUDA-graph replay
+    host: float  # median CPU µs to issue one call
+    loop: float  # wall µs per call of back-to-back calls
+
+    def cell(self) -> str:
+        return f"{self.graph:.1f} / {self.host:.1f} / {self.loop:.1f}"
+
+
+@dataclass
+class Row:
+    """One decode case of one op: each implementation's timing, then (count_audit_events) the
+    audit events one kbot call raises and its host time with a hook installed."""
+
+    op: str
+    case: dict[str, Any]
+    call: Callable[[], Any]  # one call of kbot's kernel on the case's inputs
+    timings: dict[str, Timing] = field(default_factory=dict)  # by IMPLEMENTATIONS name
+    audit_per_call: float = 0.0
+    audit_names: list[str] = field(default_factory=list)  # the three most frequent
+    kbot_host_hooked: float = 0.0
 
 
 def host_us(call, n: int) -> float:
@@ -66,7 +96,7 @@ def load_kernel(spec, folder: Path):
     return import_file(path, prefix="kbot_launch")
 
 
-def measure(problem: Path, calls: int, folder: Path) -> list[dict]:
+def measure(problem: Path, calls: int, folder: Path) -> list[Row]:
     import torch
     import triton.testing
 
@@ -87,25 +117,24 @@ def measure(problem: Path, calls: int, folder: Path) -> list[dict]:
         ours.load_state_dict(model.state_dict(), strict=False)
         inputs = seeded_inputs(module, case, seed=1, device="cuda")
         compiled = torch.compile(model)
-        impls = {"eager": model, "torch.compile": compiled, "kbot": ours}
-        row = {"op": spec.name, "case": case}
+        impls = dict(zip(IMPLEMENTATIONS, (model, compiled, ours)))
+        row = Row(spec.name, case, lambda ours=ours, inputs=inputs: ours(*inputs))
         with torch.no_grad():
             for name, fn in impls.items():
                 call = lambda fn=fn, inputs=inputs: fn(*inputs)
                 for _ in range(5):
                     call()
                 torch.cuda.synchronize()
-                row[name] = {
-                    "graph": 1e3 * triton.testing.do_bench_cudagraph(call, rep=50),
-                    "host": host_us(call, calls),
-                    "loop": loop_us(call, calls, torch),
-                }
-        row["call"] = lambda ours=ours, inputs=inputs: ours(*inputs)
+                row.timings[name] = Timing(
+                    graph=1e3 * triton.testing.do_bench_cudagraph(call, rep=50),
+                    host=host_us(call, calls),
+                    loop=loop_us(call, calls, torch),
+                )
         rows.append(row)
     return rows
 
 
-def count_audit_events(rows: list[dict], torch) -> None:
+def count_audit_events(rows: list[Row], torch) -> None:
     """Audit events raised by one call of each kbot kernel (the hook stays for good: run last)."""
     counter = {"on": False, "n": 0, "names": {}}
 
@@ -119,30 +148,27 @@ def count_audit_events(rows: list[dict], torch) -> None:
         for row in rows:
             counter.update(on=True, n=0, names={})
             for _ in range(100):
-                row["call"]()
+                row.call()
             counter["on"] = False
-            row["audit_per_call"] = counter["n"] / 100
-            row["audit_names"] = sorted(counter["names"], key=counter["names"].get)[-3:]
+            row.audit_per_call = counter["n"] / 100
+            row.audit_names = sorted(counter["names"], key=counter["names"].get)[-3:]
             # The same calls with the hook in place: what kbot's sandbox adds on top of it
             # (its own hook also checks each event against the policy).
-            row["kbot_host_hooked"] = host_us(row["call"], 500)
+            row.kbot_host_hooked = host_us(row.call, 500)
 
 
-def table(rows: list[dict]) -> list[str]:
+def table(rows: list[Row]) -> list[str]:
     lines = [
         "| op | case | eager graph / host / loop µs | torch.compile graph / host / loop µs "
         "| kbot graph / host / loop µs | kbot host with an audit hook µs | audit events per kbot call |",
         "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        cells = [
-            " / ".join(f"{row[name][k]:.1f}" for k in ("graph", "host", "loop"))
-            for name in ("eager", "torch.compile", "kbot")
-        ]
-        case = ", ".join(f"{k}={v}" for k, v in row["case"].items())
+        cells = " | ".join(row.timings[name].cell() for name in IMPLEMENTATIONS)
+        case = ", ".join(f"{k}={v}" for k, v in row.case.items())
         lines.append(
-            f"| {row['op']} | {case} | {' | '.join(cells)} | {row['kbot_host_hooked']:.1f} "
-            f"| {row['audit_per_call']:g} ({', '.join(row['audit_names']) or 'none'}) |"
+            f"| {row.op} | {case} | {cells} | {row.kbot_host_hooked:.1f} "
+            f"| {row.audit_per_call:g} ({', '.join(row.audit_names) or 'none'}) |"
         )
     return lines
 
@@ -163,7 +189,7 @@ def main() -> int:
     problems = sorted((ROOT / "bench" / "problems").glob("*.py"))
     if names:
         problems = [p for p in problems if p.stem in names]
-    rows: list[dict] = []
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory() as folder:
         for problem in problems:
             try:

@@ -24,7 +24,6 @@ from kbot.scan.patterns import function_params
 CONFIG_NAMES = frozenset(
     ("config", "cfg", "conf", "model_config", "model_cfg", "args", "model_args", "params")
 )
-NAMESPACE = "types.SimpleNamespace"
 
 
 def config_args(
@@ -41,7 +40,7 @@ def config_args(
             (c for _, info in chain for c in _nested_classes(info) if c.name == name), None
         )
         if nested is not None and is_dataclass(nested):
-            found.append(ConfigArg(param.name, f"_Target.{name}", _fields(nested)))
+            found.append(ConfigArg(param.name, name, nested=True, fields=_fields(nested)))
             continue
         top = next(
             (
@@ -52,10 +51,9 @@ def config_args(
             None,
         )
         if top is not None and is_dataclass(top):
-            build = f"_Target.__init__.__globals__[{name!r}]"
-            found.append(ConfigArg(param.name, build, _fields(top)))
+            found.append(ConfigArg(param.name, name, fields=_fields(top)))
         elif param.name.lower() in CONFIG_NAMES and param.default is None:
-            found.append(ConfigArg(param.name, NAMESPACE))
+            found.append(ConfigArg(param.name))
     return tuple(found)
 
 

@@ -70,13 +70,24 @@ class Param:
 
 @dataclass(frozen=True)
 class ConfigArg:
-    """A constructor argument that is a configuration object (kbot.scan.config_args): built as
-    `build(field=value, ...)` from `fields`, a dataclass of the op's source, or, with no fields,
-    an attribute bag of the model configuration's values."""
+    """A constructor argument that is a configuration object (kbot.scan.config_args): a
+    dataclass of the op's source, built from its `fields`, or (no `class_name`) an attribute
+    bag of the model configuration's values."""
 
     param: str
-    build: str  # "_Target.Config", "types.SimpleNamespace", ...: an expression of the problem
+    class_name: str = ""  # the dataclass, "" for an attribute bag
+    nested: bool = False  # defined in the op's class (or an ancestor), not at module level
     fields: tuple[Param, ...] = ()
+
+    @property
+    def build(self) -> str:
+        """The expression a problem file calls to build it: `_Target.Config`, the dataclass
+        from the constructor's module, or `types.SimpleNamespace`."""
+        if not self.class_name:
+            return "types.SimpleNamespace"
+        if self.nested:
+            return f"_Target.{self.class_name}"
+        return f"_Target.__init__.__globals__[{self.class_name!r}]"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ to be tried in turn until the reference runs (kbot.scan.extract).
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kbot.scan.findings import ConfigArg, Finding, ScanOptions
 from kbot.scan.inputs import (
@@ -18,6 +18,9 @@ from kbot.scan.inputs import (
     check_case_variables,
     init_arguments,
 )
+
+if TYPE_CHECKING:
+    from kbot.scan.model_config import ModelConfig
 
 
 def from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
@@ -107,14 +110,14 @@ def _model_config_plan(
 
 
 def _config_fields(
-    finding: Finding, config_arg: ConfigArg, config, words: str, said: list[str]
+    finding: Finding, config_arg: ConfigArg, config: ModelConfig, words: str, said: list[str]
 ) -> dict[str, Any]:
     """A configuration object's fields by name (a dataclass's fields sized like constructor
     arguments; every required one must be known), or every value of the model configuration
     for an attribute bag."""
     from kbot.scan.model_config import scalar_value
 
-    if not config_arg.fields:
+    if not config_arg.class_name:
         said.append(f"{config_arg.param}: a namespace of --model-config {config.name}'s values")
         return dict(config.raw)
     fields: dict[str, Any] = {}

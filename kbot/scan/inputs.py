@@ -189,11 +189,11 @@ def config_value(finding: Finding, config: ConfigArg, given: dict[str, Any]) -> 
     """`given` (field -> value) as the object the constructor takes; for a dataclass, every
     field without a default must be given and no other name may be."""
     names = [f.name for f in config.fields]
-    if config.fields:
+    if config.class_name:
         unknown = [k for k in given if k not in names]
         if unknown:
             raise InputsUnknown(
-                f"{finding.name}: {unknown} are not fields of {config.build.removeprefix('_Target.')} "
+                f"{finding.name}: {unknown} are not fields of {config.class_name} "
                 f"(the `{config.param}` of {finding.qualname}; its fields: {', '.join(names)})"
             )
         missing = [f.name for f in config.fields if f.default is None and f.name not in given]

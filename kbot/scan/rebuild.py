@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import re
 from dataclasses import dataclass
 
 from kbot.scan.config_args import is_dataclass
@@ -211,20 +210,14 @@ def _class_source(
             parts.insert(1, _indent(ast.unparse(node)))
             free |= free_names(node)
     # The config dataclass the constructor takes (`RoPE.Config`), which the problem builds.
-    nested = {c.build.removeprefix("_Target.") for c in finding.init_configs}
-    free |= {_global_name(c.build) for c in finding.init_configs if _global_name(c.build)}
+    nested = {c.class_name for c in finding.init_configs if c.nested}
+    free |= {c.class_name for c in finding.init_configs if c.class_name and not c.nested}
     for node in cls.body:
         if isinstance(node, ast.ClassDef) and node.name in nested:
             copy = defs.without_package_bases(node, fallback=None)
             parts.insert(1, _indent(ast.unparse(copy)))
             free |= free_names(copy) | _decorator_names(copy)
     return "\n\n".join(parts), free
-
-
-def _global_name(build: str) -> str:
-    """`_Target.__init__.__globals__['Settings']` -> `Settings`: a config class of the module."""
-    match = re.fullmatch(r"_Target\.__init__\.__globals__\[['\"](\w+)['\"]\]", build)
-    return match.group(1) if match else ""
 
 
 def _indent(text: str) -> str:

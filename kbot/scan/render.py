@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from kbot.scan.config_args import NAMESPACE
 from kbot.scan.eager import IMPORTED_HELPERS
 from kbot.scan.findings import Finding, Flag
 from kbot.scan.inputs import InputArg, InputPlan
@@ -132,7 +131,7 @@ def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt
             lines.append("_reference = inspect.unwrap(_eager(_Target))")
         return "\n".join(lines)
     assert rebuilt is not None
-    if any(c.build == NAMESPACE for c in finding.init_configs):
+    if any(not c.class_name for c in finding.init_configs):
         lines.append("import types")
     lines += [
         "import torch",

@@ -5,6 +5,7 @@ holds taken from it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from kbot.evaluate.verdict import Verdict
@@ -33,28 +34,19 @@ class CandidateEvaluator(Protocol):
     ) -> Verdict: ...
 
 
+@dataclass(eq=False)  # compared by identity: one per run
 class BoundedEvaluator:
     """The run's evaluator, shared by the loop and what follows it (finalists, per-size module,
     shape sweep). Once a call is abandoned the evaluator is closed (`closed`)."""
 
-    def __init__(
-        self,
-        evaluator: CandidateEvaluator,
-        store: Store,
-        problem: ProblemSpec,
-        env_key: str,
-        options: OptimizeOptions,
-        tracker: BudgetTracker,
-        stop_request: StopRequest,
-    ) -> None:
-        self.evaluator = evaluator
-        self.store = store
-        self.problem = problem
-        self.env_key = env_key
-        self.options = options
-        self.tracker = tracker
-        self.stop_request = stop_request
-        self.closed = False  # an evaluation was abandoned and the evaluator closed
+    evaluator: CandidateEvaluator
+    store: Store
+    problem: ProblemSpec
+    env_key: str
+    options: OptimizeOptions
+    tracker: BudgetTracker
+    stop_request: StopRequest
+    closed: bool = field(default=False, init=False)  # a call was abandoned, the evaluator closed
 
     def bounded(self, call: Callable[[], T]) -> T:
         """`call()` (an evaluator call), abandoned at the time budget's end or on a stop

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from kbot.problem import ProblemSpec
 from kbot.propose.base import Proposal, ProposeContext, ProposeOutcome, Proposer
@@ -27,41 +27,29 @@ from kbot.search.selection import select_parents
 from kbot.search.store import RunCandidate, Store
 
 
+@dataclass(eq=False)  # compared by identity: one per run
 class Gathering:
     """Asks the proposers for the run's candidates, generation by generation; keeps the notes
     on them that end in the run's message."""
 
-    def __init__(
-        self,
-        store: Store,
-        run_id: str,
-        problem: ProblemSpec,
-        device: str,
-        options: OptimizeOptions,
-        proposers: Sequence[Proposer],
-        population: Population,
-        tracker: BudgetTracker,
-        stop_request: StopRequest,
-        progress: Progress,
-    ) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.problem = problem
-        self.device = device
-        self.options = options
-        self.proposers = list(proposers)
-        self.population = population
-        self.tracker = tracker
-        self.stop_request = stop_request
-        self.progress = progress
-        self.notes: list[str] = []  # proposers' skipped reasons and failures
-        # "time" or "stop" once a proposer was given up mid-call (see _ask)
-        self.abandoned: str | None = None
-        self.standing = ProposerStanding()
-        # this generation's asks to proposers that wait on a model (kbot.search.overlap)
-        self.background: BackgroundAsks | None = None
-        self._background_generation = 0
-        self.recorded_late = 0  # candidates the background asks brought this generation
+    store: Store
+    run_id: str
+    problem: ProblemSpec
+    device: str
+    options: OptimizeOptions
+    proposers: list[Proposer]
+    population: Population
+    tracker: BudgetTracker
+    stop_request: StopRequest
+    progress: Progress
+    notes: list[str] = field(init=False, default_factory=list)  # skipped reasons and failures
+    # "time" or "stop" once a proposer was given up mid-call (see _ask)
+    abandoned: str | None = field(init=False, default=None)
+    standing: ProposerStanding = field(init=False, default_factory=ProposerStanding)
+    # this generation's asks to proposers that wait on a model (kbot.search.overlap)
+    background: BackgroundAsks | None = field(init=False, default=None)
+    _background_generation: int = field(init=False, default=0)
+    recorded_late: int = field(init=False, default=0)  # the background asks' candidates
 
     def propose(self, generation: int) -> list[RunCandidate]:
         """Asks the proposers in line and returns their candidates, recorded; asks to

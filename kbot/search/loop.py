@@ -73,7 +73,7 @@ class SearchLoop:
             store, run_id, problem, options, self.tracker, self.progress, trajectories
         )
         self.gathering = Gathering(
-            store, run_id, problem, device, options, proposers, self.population,
+            store, run_id, problem, device, options, list(proposers), self.population,
             self.tracker, self.stop_request, self.progress,
         )  # fmt: skip
         self.evaluation = BoundedEvaluator(

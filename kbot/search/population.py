@@ -7,7 +7,7 @@ fine-tuning and reports progress; closing a generation writes its summary to the
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import ProblemSpec
@@ -31,31 +31,25 @@ class GenerationSummary:
     accepted: int
 
 
+@dataclass(eq=False)  # compared by identity: one per run
 class Population:
     """The run's evaluated entries; `admit` is the only way in."""
 
-    def __init__(
-        self,
-        store: Store,
-        run_id: str,
-        problem: ProblemSpec,
-        options: OptimizeOptions,
-        tracker: BudgetTracker,
-        progress: Progress,
-        trajectories: TrajectoryLog | None,
-    ) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.problem = problem
-        self.options = options
-        self.tracker = tracker
-        self.progress = progress
-        self.trajectories = trajectories
-        self.archive = Archive()
-        self.islands = Islands(options.islands)
-        self.entries: dict[str, Entry] = {}
-        self.rejected: list[Entry] = []
-        self.first_accepted_s: float | None = None  # run time when the first was accepted
+    store: Store
+    run_id: str
+    problem: ProblemSpec
+    options: OptimizeOptions
+    tracker: BudgetTracker
+    progress: Progress
+    trajectories: TrajectoryLog | None
+    archive: Archive = field(init=False, default_factory=Archive)
+    islands: Islands = field(init=False)
+    entries: dict[str, Entry] = field(init=False, default_factory=dict)
+    rejected: list[Entry] = field(init=False, default_factory=list)
+    first_accepted_s: float | None = field(init=False, default=None)  # when the first was accepted
+
+    def __post_init__(self) -> None:
+        self.islands = Islands(self.options.islands)
 
     def admit(self, generation: int, candidate: RunCandidate, verdict: Verdict) -> bool:
         """Adds an evaluated candidate to the archive and islands; True if it improved the best."""
