@@ -166,7 +166,8 @@ isolation)
     ;;
 launch)
     # Host time per call (the launcher) beside the graph time, decode cases (issue 15, item 4).
-    timeout 500 python3 bench/launch_overhead.py ${LAUNCH_PROBLEMS:+--problems "$LAUNCH_PROBLEMS"} \
+    timeout "${LAUNCH_LIMIT:-500}" python3 bench/launch_overhead.py \
+        ${LAUNCH_PROBLEMS:+--problems "$LAUNCH_PROBLEMS"} --time-limit "${LAUNCH_STOP:-0}" \
         --out "$OUT/launch.md" > "$OUT/launch.log" 2>&1
     echo "launch_overhead exit $?"
     grep -v '^|---' "$OUT/launch.md" 2> /dev/null || tail -20 "$OUT/launch.log"
@@ -180,7 +181,9 @@ kernelbench)
         --time-budget-per-problem "${KB_BUDGET:-45s}" --device cuda \
         --work-dir .device/kb-work --resume > "$OUT/kb.log" 2>&1
     echo "kernelbench exit $?"
-    cp .device/kb-work/kernelbench.md .device/kb-work/kernelbench.json "$OUT/" 2> /dev/null
+    # kernelbench.jsonl continues the run on a later machine: carry it back in .device/kb-work.
+    cp .device/kb-work/kernelbench.md .device/kb-work/kernelbench.json \
+        .device/kb-work/kernelbench.jsonl "$OUT/" 2> /dev/null
     tail -5 "$OUT/kb.log"
     sed -n '/^| problem/,/^$/p' "$OUT/kernelbench.md" 2> /dev/null | head -60
     ;;

@@ -178,6 +178,9 @@ def main() -> int:
     parser.add_argument("--problems", default="", help="comma list of bench/problems names")
     parser.add_argument("--calls", type=int, default=2000, help="calls per host/loop sample")
     parser.add_argument("--out", type=Path, help="write the Markdown here too")
+    parser.add_argument(
+        "--time-limit", type=float, default=0, help="start no further problem after these seconds"
+    )
     args = parser.parse_args()
     import torch
     import triton
@@ -190,8 +193,12 @@ def main() -> int:
     if names:
         problems = [p for p in problems if p.stem in names]
     rows: list[Row] = []
+    began = time.monotonic()
     with tempfile.TemporaryDirectory() as folder:
         for problem in problems:
+            if args.time_limit and time.monotonic() - began > args.time_limit:
+                print(f"{problem.stem}: not measured (--time-limit reached)", file=sys.stderr)
+                continue
             try:
                 rows += measure(problem, args.calls, Path(folder))
             except Exception as exc:  # one op's failure is a line of the report, not the end
