@@ -175,13 +175,18 @@ launch)
 kernelbench)
     # KB_LEVEL / KB_PROBLEMS of the KernelBench copy in .device/kb (level folders, carried;
     # never committed), resumed from .device/kb-work while the machine stays warm.
+    # A fresh machine continues from the results log committed with bench/results (KB_LOG).
     mkdir -p .device/kb-work
+    log="${KB_LOG:-bench/results/kernelbench_device_log.jsonl}"
+    if [ ! -s .device/kb-work/kernelbench.jsonl ] && [ -s "$log" ]; then
+        cp "$log" .device/kb-work/kernelbench.jsonl
+    fi
     $stop "${KB_LIMIT:-540}" python3 -m kbot bench kernelbench --root .device/kb \
         --level "${KB_LEVEL:-2}" --problems "${KB_PROBLEMS:?set KB_PROBLEMS}" \
         --time-budget-per-problem "${KB_BUDGET:-45s}" --device cuda \
         --work-dir .device/kb-work --resume > "$OUT/kb.log" 2>&1
     echo "kernelbench exit $?"
-    # kernelbench.jsonl continues the run on a later machine: carry it back in .device/kb-work.
+    # kernelbench.jsonl continues the run on a later machine: copy it over KB_LOG's file.
     cp .device/kb-work/kernelbench.md .device/kb-work/kernelbench.json \
         .device/kb-work/kernelbench.jsonl "$OUT/" 2> /dev/null
     tail -5 "$OUT/kb.log"

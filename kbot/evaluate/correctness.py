@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from kbot.evaluate.compare import as_outputs, compare_outputs
+from kbot.evaluate.compare import as_outputs, compare_outputs, error_norms
 from kbot.evaluate.verdict import CaseCorrectness, Reason
 from kbot.problem.runtime import DISTRIBUTIONS, apply_distribution, seeded_inputs
 
@@ -119,6 +119,7 @@ def check_case(
                     atol_per_rms=True,
                     truncating_casts=truncating,
                     rounded_to=rounded_to,
+                    reference_noise=error_norms(references, exact),
                 )  # fmt: skip
             )
             if retry is not None and retry.failure is None:

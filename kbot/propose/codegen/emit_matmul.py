@@ -48,7 +48,20 @@ def view_source(node: object, traced: TracedProblem, sizes: SizeNames) -> str:
     raise Unsupported(f"a matmul operand computed by {node.target} (only views are replayed)")
 
 
-def extern_call(matmul: torch.fx.Node, extern_ops, traced, sizes) -> str:  # type: ignore[no-untyped-def]
+def channels_last_conv(matmul: torch.fx.Node) -> bool:
+    """A 2-d or 3-d convolution (not transposed), which cuDNN may run faster in channels-last."""
+    if matmul.target != aten.convolution.default or matmul.args[6]:
+        return False
+    return len(shape_of(matmul)) in (4, 5)
+
+
+def extern_call(  # type: ignore[no-untyped-def]
+    matmul: torch.fx.Node, extern_ops, traced, sizes, channels_last: bool = False
+) -> str:
+    """The launcher's call of the declared op. `channels_last`: a convolution's input and
+    weight are made channels-last first (one copy each), so cuDNN runs its NHWC kernels and
+    returns a channels-last result, which the epilogue reads by its strides and writes out in
+    the reference's layout."""
     a, b = matmul.args[0], matmul.args[1]
     if matmul.target == aten.mm.default:
         if (
@@ -67,6 +80,11 @@ def extern_call(matmul: torch.fx.Node, extern_ops, traced, sizes) -> str:  # typ
     x, w, bias, stride, padding, dilation, transposed, output_padding, groups = matmul.args
     rank = len(shape_of(matmul)) - 2
     bias_src = view_source(bias, traced, sizes) if bias is not None else "None"
+    x_src, w_src = view_source(x, traced, sizes), view_source(w, traced, sizes)
+    if channels_last and channels_last_conv(matmul):
+        layout = "torch.channels_last" if rank == 2 else "torch.channels_last_3d"
+        x_src = f"{x_src}.contiguous(memory_format={layout})"
+        w_src = f"{w_src}.contiguous(memory_format={layout})"
     if transposed:  # torch's argument order differs: output_padding, groups, then dilation
         return (
             f"torch.nn.functional.conv_transpose{rank}d({view_source(x, traced, sizes)}, "
@@ -74,9 +92,8 @@ def extern_call(matmul: torch.fx.Node, extern_ops, traced, sizes) -> str:  # typ
             f"{list(output_padding)}, {groups}, {list(dilation)})"
         )
     return (
-        f"torch.nn.functional.conv{rank}d({view_source(x, traced, sizes)}, "
-        f"{view_source(w, traced, sizes)}, {bias_src}, {list(stride)}, {list(padding)}, "
-        f"{list(dilation)}, {groups})"
+        f"torch.nn.functional.conv{rank}d({x_src}, {w_src}, {bias_src}, {list(stride)}, "
+        f"{list(padding)}, {list(dilation)}, {groups})"
     )
 
 
@@ -87,15 +104,24 @@ def emit_extern(
     op: str,
     extern_ops: tuple[str, ...],
     epilogue,  # type: ignore[no-untyped-def]
+    channels_last: bool = False,
 ) -> Emitted:
     """The declared op in the launcher, then the epilogue kernel reading its result."""
-    call = extern_call(schedule.matmul, extern_ops, traced, sizes)
+    call = extern_call(schedule.matmul, extern_ops, traced, sizes, channels_last)
     emitted = epilogue(traced, schedule, sizes, op, {schedule.matmul.name: EXTERN_RESULT})
     emitted.launcher[:0] = [
         f"# {schedule.matmul.target} runs as the declared extern op; the epilogue is fused below.",
+        *(
+            ["# In channels-last, as torch.compile lays out small convolutions; the epilogue",
+             "# reads the result by its strides, a tile of channels at a time."]
+            if channels_last
+            else []
+        ),
         f"{EXTERN_RESULT} = {call}",
-    ]
+    ]  # fmt: skip
     emitted.params["extern"] = True
+    if channels_last:
+        emitted.params["channels_last"] = True
     emitted.params["schedule"] = f"extern_{emitted.params['schedule']}"
     return emitted
 

@@ -32,12 +32,14 @@ def emit_pointwise(
     num_warps: int,
     extern_args: dict[str, str] | None = None,
     gpu_math: bool = False,
+    innermost_row_dim: int | None = None,
 ) -> Emitted:
+    """`innermost_row_dim`: see emit_row_indices (a channels-last input's channel dim)."""
     body = KernelBody(traced, sizes)
     body.extern_args.update(extern_args or {})
     body.gpu_math = gpu_math
     names = register_outputs(body, schedule)
-    row_index = emit_row_indices(body, schedule)
+    row_index = emit_row_indices(body, schedule, innermost_row_dim)
     body.emit("cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")
     body.emit("col_mask = cols < n_cols")
     full = full_index(schedule, row_index, body)

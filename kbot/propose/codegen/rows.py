@@ -32,14 +32,23 @@ def _group(expr: str) -> str:
     return expr if expr.isidentifier() or expr.isdigit() else f"({expr})"
 
 
-def emit_row_indices(body: KernelBody, schedule: Schedule) -> dict[int, Ix]:
-    """Program's rows, and each row dim's index decomposed from the flat row id."""
+def emit_row_indices(
+    body: KernelBody, schedule: Schedule, innermost_row_dim: int | None = None
+) -> dict[int, Ix]:
+    """Program's rows, and each row dim's index decomposed from the flat row id.
+    `innermost_row_dim`: that dim varies fastest along the rows (say channels, so that a
+    program's rows are neighbouring channels of a channels-last tensor); any order of the row
+    dims covers the same rows, since every index is then used through its dim's stride."""
     body.reserve("rows", "row_mask", "cols", "col_mask", "mask", "n_rows", "n_cols")
     body.emit("# int64 row ids: row * stride overflows int32 at prefill sizes.")
     body.emit("row_start = tl.program_id(0).to(tl.int64) * ROWS")
     body.emit("rows = row_start + tl.arange(0, ROWS)[:, None]")
     body.emit("row_mask = rows < n_rows")
-    return decompose_rows(body, schedule)
+    dims = row_dims(schedule)
+    if innermost_row_dim is not None and innermost_row_dim in dims:
+        dims = [d for d in dims if d != innermost_row_dim] + [innermost_row_dim]
+        body.emit(f"# Rows in ({', '.join(f'dim {d}' for d in dims)}) order, the last fastest.")
+    return split_rows(body, schedule.iter_shape, dims)
 
 
 def decompose_rows(body: KernelBody, schedule: Schedule) -> dict[int, Ix]:

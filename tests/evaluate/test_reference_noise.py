@@ -1,0 +1,68 @@
+"""An output that is all cancellation (the mean of a GroupNorm's output is 0 up to rounding) is
+the reference's own rounding noise: a correct kernel's noise differs from it by 100% in relative
+norm. Against the reference run in float64, a kernel may be a few times further than the
+reference as written is, and no further; constant and wrong outputs still fail."""
+
+import re
+from pathlib import Path
+
+import torch
+
+from kbot.evaluate.compare import REFERENCE_NOISE_MULTIPLE, compare_outputs, error_norms
+from kbot.problem import load_problem
+from kbot.propose.codegen import generate
+
+PROBLEM = Path(__file__).parents[1] / "codegen" / "problems" / "staged_groupnorm_mean_cancels.py"
+
+
+def _noise(seed: int, scale: float, n: int = 64) -> torch.Tensor:
+    return scale * torch.randn(
+        n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64
+    )
+
+
+def test_noise_within_the_references_own_error_passes_and_beyond_it_fails():
+    exact = _noise(0, 1e-17).float()
+    reference = (exact.double() + _noise(1, 1e-8)).float()
+    noise = error_norms((reference,), (exact,))
+    assert 0 < noise[0] < 1e-6
+    honest = (exact.double() + _noise(2, 2e-8)).float()
+    assert compare_outputs((honest,), (exact,), None, None).failure is not None  # rel norm ~1e9
+    assert compare_outputs((honest,), (exact,), None, None, reference_noise=noise).failure is None
+    far = (exact.double() + _noise(3, 2 * REFERENCE_NOISE_MULTIPLE * 1e-8)).float()
+    failure = compare_outputs((far,), (exact,), None, None, reference_noise=noise).failure
+    assert failure is not None and failure.rule == "mismatch"
+    assert "allowed by the reference's own rounding error" in failure.message
+    zeros = torch.zeros_like(exact)
+    failure = compare_outputs((zeros,), (exact,), None, None, reference_noise=noise).failure
+    assert failure is not None and failure.rule == "near-constant"
+
+
+def test_the_allowance_does_not_loosen_an_output_that_is_not_noise():
+    exact = torch.linspace(-1, 1, 64, dtype=torch.float64).float()
+    reference = (exact.double() + _noise(1, 1e-8)).float()
+    off = exact * 1.001
+    failure = compare_outputs(
+        (off,), (exact,), None, None, reference_noise=error_norms((reference,), (exact,))
+    ).failure
+    assert failure is not None and failure.rule == "mismatch"
+
+
+def test_a_groupnorm_mean_kernel_is_accepted_through_the_float64_reference(evaluator):
+    kernel = generate(load_problem(PROBLEM))[0].source
+    verdict = evaluator.evaluate(load_problem(PROBLEM), kernel)
+    assert verdict.accepted, [str(r) for r in verdict.reasons]
+    assert any(c.correctness.float32_reference_trials for c in verdict.cases)
+
+
+def test_a_groupnorm_mean_kernel_that_skips_the_centring_is_rejected(evaluator):
+    kernel = generate(load_problem(PROBLEM))[0].source
+    # Subtracting each group's mean before the affine is what makes the output cancel: without
+    # it the output is the inputs' mean over their spread, far from the reference's zero.
+    centring = re.findall(r"(\w+) = (\w+) - (mean_buf_\w+)\n", kernel)
+    assert len(centring) == 1, kernel
+    name, x, _ = centring[0]
+    wrong = re.sub(r"(\w+) = (\w+) - (mean_buf_\w+)\n", f"{name} = {x}\n", kernel)
+    verdict = evaluator.evaluate(load_problem(PROBLEM), wrong)
+    assert not verdict.accepted
+    assert verdict.reasons[0].rule == "mismatch", [str(r) for r in verdict.reasons]
