@@ -11,7 +11,8 @@
 #   bash bench/device_run.sh redteam       # tests/evaluate/test_redteam.py on the GPU
 #   bash bench/device_run.sh soak          # bench/evaluator_soak.py (SOAK_RESUME=log continues)
 #   bash bench/device_run.sh isolation     # bench/startup_cost.py + bench/isolation_cost.py
-#   bash bench/device_run.sh launch        # bench/launch_overhead.py (LAUNCH_PROBLEMS)
+#   bash bench/device_run.sh launch        # bench/launch_overhead.py (LAUNCH_PROBLEMS, LAUNCH_STOP,
+#       LAUNCH_LIMIT; LAUNCH_THROUGH=1 adds the evaluator's plain-launch columns)
 #   bash bench/device_run.sh kernelbench   # kbot bench kernelbench over .device/kb (KB_LEVEL,
 #       KB_PROBLEMS, KB_BUDGET, KB_LIMIT), resumed from .device/kb-work
 #   bash bench/device_run.sh real-repos    # bench/real_repos.py --run over .device/ext.tgz
@@ -168,6 +169,7 @@ launch)
     # Host time per call (the launcher) beside the graph time, decode cases (issue 15, item 4).
     timeout "${LAUNCH_LIMIT:-500}" python3 bench/launch_overhead.py \
         ${LAUNCH_PROBLEMS:+--problems "$LAUNCH_PROBLEMS"} --time-limit "${LAUNCH_STOP:-0}" \
+        ${LAUNCH_THROUGH:+--through-evaluator} \
         --out "$OUT/launch.md" > "$OUT/launch.log" 2>&1
     echo "launch_overhead exit $?"
     grep -v '^|---' "$OUT/launch.md" 2> /dev/null || tail -20 "$OUT/launch.log"

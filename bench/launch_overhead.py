@@ -17,7 +17,14 @@ process, outside kbot's evaluator:
 kbot's kernel is codegen's first variant per problem (no search): the launcher is the same
 for every variant of a schedule, and the launcher is what this measures.
 
+With `--through-evaluator`, each kernel is also evaluated by kbot's own evaluator, sandboxed
+and (`sandbox="off"`) not, and the plain-launch medians it reports for the kernel and for eager
+(what PR tables show as "plain-launch µs": CUDA events around each call in the candidate's
+child process) are put beside the host µs above, to tell the harness's share from the
+launcher's.
+
     python bench/launch_overhead.py [--problems rmsnorm,rope_neox] [--calls 2000] [--out F.md]
+        [--through-evaluator] [--time-limit S]
 """
 
 from __future__ import annotations
@@ -64,6 +71,9 @@ class Row:
     audit_per_call: float = 0.0
     audit_names: list[str] = field(default_factory=list)  # the three most frequent
     kbot_host_hooked: float = 0.0
+    # --through-evaluator: plain-launch medians (µs) kbot's evaluator reported, by sandbox mode
+    # ("sandboxed", "unsandboxed"), as (kbot kernel, eager)
+    evaluator_plain: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def host_us(call, n: int) -> float:
@@ -86,14 +96,40 @@ def loop_us(call, n: int, torch) -> float:
     return 1e6 * (time.perf_counter() - start) / n
 
 
-def load_kernel(spec, folder: Path):
-    from kbot.problem.runtime import import_file
+def kernel_source(spec) -> str:
     from kbot.propose.codegen.proposer import generate
 
-    candidate = generate(spec, limit=1)[0]
+    return generate(spec, limit=1)[0].source
+
+
+def load_kernel(spec, folder: Path):
+    from kbot.problem.runtime import import_file
+
     path = folder / f"{spec.name}_kbot.py"
-    path.write_text(candidate.source, encoding="utf-8")
+    path.write_text(kernel_source(spec), encoding="utf-8")
     return import_file(path, prefix="kbot_launch")
+
+
+def through_evaluator(problem: Path, rows: list[Row]) -> None:
+    """Each mode's plain-launch medians for this problem's decode rows, from kbot's evaluator."""
+    from kbot.evaluate import EvalOptions, Evaluator
+    from kbot.problem.spec import load_problem
+
+    spec = load_problem(problem)
+    source = kernel_source(spec)
+    for mode, sandbox in (("sandboxed", "auto"), ("unsandboxed", "off")):
+        with Evaluator(EvalOptions(device="cuda", sandbox=sandbox)) as evaluator:
+            verdict = evaluator.evaluate(spec, source)
+        for result in verdict.cases:
+            timing = result.timing
+            if timing is None or isinstance(timing, str):
+                continue
+            for row in rows:
+                if row.op == spec.name and row.case == result.case:
+                    row.evaluator_plain[mode] = (
+                        timing.candidate_plain.median_us,
+                        timing.eager_plain.median_us,
+                    )
 
 
 def measure(problem: Path, calls: int, folder: Path) -> list[Row]:
@@ -157,19 +193,29 @@ def count_audit_events(rows: list[Row], torch) -> None:
             row.kbot_host_hooked = host_us(row.call, 500)
 
 
-def table(rows: list[Row]) -> list[str]:
-    lines = [
+EVALUATOR_MODES = ("sandboxed", "unsandboxed")
+
+
+def table(rows: list[Row], through: bool = False) -> list[str]:
+    header = (
         "| op | case | eager graph / host / loop µs | torch.compile graph / host / loop µs "
-        "| kbot graph / host / loop µs | kbot host with an audit hook µs | audit events per kbot call |",
-        "|---|---|---|---|---|---|---|",
-    ]
+        "| kbot graph / host / loop µs | kbot host with an audit hook µs | audit events per kbot call |"
+    )
+    if through:
+        header += " evaluator plain µs, kbot / eager, sandboxed | the same, unsandboxed |"
+    lines = [header, "|---" * header.count(" | ") + "|---|"]
     for row in rows:
         cells = " | ".join(row.timings[name].cell() for name in IMPLEMENTATIONS)
         case = ", ".join(f"{k}={v}" for k, v in row.case.items())
-        lines.append(
+        line = (
             f"| {row.op} | {case} | {cells} | {row.kbot_host_hooked:.1f} "
             f"| {row.audit_per_call:g} ({', '.join(row.audit_names) or 'none'}) |"
         )
+        if through:
+            for mode in EVALUATOR_MODES:
+                kbot, eager = row.evaluator_plain.get(mode, (float("nan"), float("nan")))
+                line += f" {kbot:.1f} / {eager:.1f} |"
+        lines.append(line)
     return lines
 
 
@@ -180,6 +226,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="write the Markdown here too")
     parser.add_argument(
         "--time-limit", type=float, default=0, help="start no further problem after these seconds"
+    )
+    parser.add_argument(
+        "--through-evaluator",
+        action="store_true",
+        help="also report kbot's evaluator's plain-launch medians, sandboxed and not",
     )
     args = parser.parse_args()
     import torch
@@ -203,6 +254,14 @@ def main() -> int:
                 rows += measure(problem, args.calls, Path(folder))
             except Exception as exc:  # one op's failure is a line of the report, not the end
                 print(f"{problem.stem}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if args.through_evaluator:  # before the audit hook, which stays for good
+            for problem in problems:
+                try:
+                    through_evaluator(problem, rows)
+                except Exception as exc:  # noqa: BLE001 - the row says "nan"
+                    print(
+                        f"{problem.stem} (evaluator): {type(exc).__name__}: {exc}", file=sys.stderr
+                    )
         count_audit_events(rows, torch)
     smi = subprocess.run(
         ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
@@ -215,7 +274,7 @@ def main() -> int:
         f"Triton {triton.__version__}; Python {platform.python_version()}; "
         f"`python bench/launch_overhead.py {' '.join(sys.argv[1:])}`",
         "",
-        *table(rows),
+        *table(rows, args.through_evaluator),
     ]
     text = "\n".join(lines)
     print(text)
