@@ -17,7 +17,8 @@
 #       KB_PROBLEMS, KB_BUDGET, KB_LIMIT), resumed from .device/kb-work
 #   bash bench/device_run.sh real-repos    # bench/real_repos.py --run over .device/ext.tgz
 #       (the checkouts, carried; never committed), resumed from .device/rr-work (RR_ONLY,
-#       RR_BUDGET, RR_LIMIT, RR_PER_REPO)
+#       RR_BUDGET, RR_LIMIT, RR_PER_REPO); it returns rr-state.tgz, which a fresh machine
+#       resumes from when carried as .device/rr-state.tgz
 #
 # GPU_WORKERS (default 1; more put the gpu tests' files side by side, but tests that time kernels
 # then share the GPU and the evaluator's clock check rejects honest candidates, as seen on the
@@ -198,6 +199,11 @@ real-repos)
     # kbot's children must not import a stale copy: the tree's kbot comes first on PYTHONPATH.
     mkdir -p /tmp/ext .device/rr-work
     tar -C /tmp/ext -xzf .device/ext.tgz
+    # A fresh machine continues from the state an earlier machine returned (rr-state.tgz, kept
+    # as .device/rr-state.tgz and carried): kbot's stores and runs, the rows already measured.
+    if [ -z "$(ls -A .device/rr-work)" ] && [ -s .device/rr-state.tgz ]; then
+        tar -C .device/rr-work -xzf .device/rr-state.tgz
+    fi
     python3 bench/real_repos.py --ext /tmp/ext --work "$PWD/.device/rr-work" --run --resume \
         --budget "${RR_BUDGET:-30}" --time-limit "${RR_LIMIT:-500}" ${RR_ONLY:+--only "$RR_ONLY"} \
         ${RR_PER_REPO:+--per-repo "$RR_PER_REPO"} \
@@ -217,6 +223,9 @@ real-repos)
     done
     # Only a few files come back from $OUT: the logs and bodies travel as one archive.
     tar -C "$OUT" -czf "$OUT/rr.tgz" rr && rm -rf "$OUT/rr"
+    # What --resume needs on another machine, less the copies it makes again from ext.tgz.
+    tar -C .device/rr-work -czf "$OUT/rr-state.tgz" --exclude=./*/repo --exclude=./*/checks \
+        --exclude=./*/kbot/publish/repo .
     sed -n '/^| repo/,/^$/p' "$OUT/real_repos.md"
     ;;
 *)
