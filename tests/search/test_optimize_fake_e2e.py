@@ -81,7 +81,7 @@ def test_the_report_says_when_trials_matched_the_float32_reference(tmp_path, pro
 
     result = _optimize(tmp_path, problem, fakes.FakeEvaluator(), Rescued())
     markdown = result.report_md_path.read_text()
-    assert "matched the same reference run in float32" in markdown
+    assert "matched the same reference run one precision up" in markdown
     cases = json.loads(result.report_json_path.read_text())["cases"]
     assert all(c["correctness"]["float32_reference_trials"] == 2 for c in cases)
 
