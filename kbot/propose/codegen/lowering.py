@@ -115,7 +115,9 @@ class KernelBody:
         self.helpers: set[str] = set()  # @triton.jit helpers the kernel calls
         self.used_sizes: list[str] = []  # size names this kernel takes as arguments
         self.float_args: list[str] = []  # Model attributes passed as kernel floats (eps ...)
-        self._attr_by_value = {v: k for k, v in traced.float_attrs.items()}
+        # Constants that follow a float attribute (trace.py's second trace): written as it.
+        self._attr_constants = traced.attr_constants
+        self._lowering: list[str] = []  # the nodes being lowered, innermost last
         self._memo: dict[tuple, str] = {}
         self._taken: set[str] = set()
         self._commented: set[str] = set()
@@ -270,17 +272,22 @@ class KernelBody:
             return self.size(strip_to_float(val.node.expr))
         key = (node, idx)
         if key not in self._memo:
-            self._memo[key] = self._lower(node, idx)
+            self._lowering.append(node.name)
+            try:
+                self._memo[key] = self._lower(node, idx)
+            finally:
+                self._lowering.pop()
         return self._memo[key]
 
     def scalar(self, value: object) -> str:
         if isinstance(value, float) and not isinstance(value, bool):
-            attr = self._attr_by_value.get(value)
-            if attr is not None:
-                if attr not in self.float_args:
-                    self.float_args.append(attr)
-                    self.reserve(attr)
-                return attr
+            node = self._lowering[-1] if self._lowering else None
+            follows = self._attr_constants.lookup(node, value)
+            if follows is not None:
+                if follows.attr not in self.float_args:
+                    self.float_args.append(follows.attr)
+                    self.reserve(follows.attr)
+                return follows.expr
         if isinstance(value, torch.SymInt):
             return self.size(value)
         return literal(value)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -20,6 +19,13 @@ from torch import nn
 
 from kbot.problem import ProblemSpec
 from kbot.problem.runtime import case_inputs, import_file, init_inputs
+from kbot.propose.codegen.attr_constants import (
+    AttributeConstants,
+    attribute_constants,
+    float_attributes,
+    moved_values,
+    with_attributes,
+)
 from kbot.propose.codegen.inplace import rewrite_in_place
 
 aten = torch.ops.aten
@@ -49,6 +55,9 @@ class TracedProblem:
     float_attrs: dict[str, float]  # plain float attributes of Model (eps, softcap ...)
     case: dict[str, Any]  # the case that was traced
     path: str  # the problem file, to find reference lines in stack traces
+    # graph constants that follow a float attribute (kbot.propose.codegen.attr_constants),
+    # e.g. -7.0 in `clamp(min=-self.limit)` -> `(-limit)`
+    attr_constants: AttributeConstants = field(default_factory=AttributeConstants)
 
 
 def _decompositions() -> dict:
@@ -166,24 +175,33 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         forward_names += [f"arg{i}" for i in range(len(forward_names), len(args))]
     tensor_args = [a for a in args if isinstance(a, torch.Tensor)]
 
-    def forward(*tensors: torch.Tensor) -> Any:
-        params = dict(zip(state_names, tensors[: len(state_names)]))
-        rest = iter(tensors[len(state_names) :])
-        call_args = [next(rest) if isinstance(a, torch.Tensor) else a for a in args]
-        return torch.func.functional_call(model, params, tuple(call_args))
+    def forward_of(instance: nn.Module) -> Any:
+        def forward(*tensors: torch.Tensor) -> Any:
+            params = dict(zip(state_names, tensors[: len(state_names)]))
+            rest = iter(tensors[len(state_names) :])
+            call_args = [next(rest) if isinstance(a, torch.Tensor) else a for a in args]
+            return torch.func.functional_call(instance, params, tuple(call_args))
 
+        return forward
+
+    def trace(instance: nn.Module) -> torch.fx.GraphModule:
+        with contextlib.redirect_stdout(quiet):
+            return make_fx(
+                forward_of(instance),
+                decomposition_table=_decompositions(),
+                tracing_mode="symbolic",
+                record_stack_traces=True,
+            )(*state.values(), *tensor_args)
+
+    floats = float_attributes(model)
     old_duck = fx_config.use_duck_shape
     # Without duck sizing, T=4096 and hidden=4096 get distinct symbols, so a launcher never reads
     # the hidden size from the token dimension.
     fx_config.use_duck_shape = False
     try:
-        with contextlib.redirect_stdout(quiet):
-            gm = make_fx(
-                forward,
-                decomposition_table=_decompositions(),
-                tracing_mode="symbolic",
-                record_stack_traces=True,
-            )(*state.values(), *tensor_args)
+        gm = trace(model)
+        # The same forward with every float attribute moved: which constants follow which.
+        moved = trace(with_attributes(model, moved_values(floats))) if floats else None
     except Exception as exc:
         if "DataDependent" in type(exc).__name__:
             raise Unsupported(
@@ -197,6 +215,14 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
     # `x = x.float(); x.mul_(...)`: writes into the op's own temporaries are out-of-place ops.
     if rewrite_in_place(gm.graph):
         gm.recompile()
+    if moved is not None:
+        rewrite_in_place(moved.graph)
+    try:
+        constants = (
+            attribute_constants(gm.graph, moved.graph, floats) if moved else AttributeConstants()
+        )
+    except ValueError as exc:
+        raise Unsupported(str(exc)) from None
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     inputs: list[GraphInput] = []
@@ -215,11 +241,6 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
     outputs = tuple(result) if returns_tuple else (result,)
     if not all(isinstance(o, torch.fx.Node) for o in outputs):
         raise Unsupported("forward returns something other than tensors")
-    floats = {
-        k: float(v)
-        for k, v in vars(model).items()
-        if not k.startswith("_") and isinstance(v, float) and math.isfinite(v)
-    }
     # Forward args first: the launcher's signature is (forward args, params/buffers, attrs).
     return TracedProblem(
         graph=gm.graph,
@@ -229,6 +250,7 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         float_attrs=floats,
         case=case,
         path=str(spec.path.resolve()),
+        attr_constants=constants,
     )
 
 

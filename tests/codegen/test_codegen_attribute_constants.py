@@ -1,0 +1,86 @@
+"""Constants that tracing computes from the model's float attributes (`-self.limit`,
+`1 / self.temperature`) are written as those attributes in the kernel, so an instance built with
+other values computes with its own; a constant codegen cannot tie to an attribute is refused,
+never baked in."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from kbot.problem import load_problem
+from kbot.problem.runtime import import_file
+from kbot.propose.codegen import generate
+from kbot.propose.codegen.trace import Unsupported, trace_problem
+
+PROBLEMS = Path(__file__).parent / "problems"
+
+
+def _kernel_module(tmp_path: Path, problem: Path):
+    source = generate(load_problem(problem))[0].source
+    path = tmp_path / f"{problem.stem}_kernel.py"
+    path.write_text(source, encoding="utf-8")
+    return source, import_file(path)
+
+
+def test_a_negated_attribute_follows_the_instance(tmp_path):
+    problem = PROBLEMS / "clamp_negated_attribute.py"
+    source, kernel = _kernel_module(tmp_path, problem)
+    assert "(-limit)" in source and "-3.0" not in source
+    module = import_file(problem)
+    x = torch.randn(4, 96) * 4
+    for limit, scale in ((3.0, 0.5), (1.25, 2.0)):  # the second is not the traced instance
+        want = module.Model(limit, scale)(x)
+        got = kernel.ModelNew(limit, scale)(x)
+        torch.testing.assert_close(got, want)
+
+
+def _problem(tmp_path: Path, forward: str, init: str = "self.limit = 3.0") -> Path:
+    path = tmp_path / "attr_problem.py"
+    path.write_text(
+        "import math\nimport torch\nimport torch.nn as nn\n\n\n"
+        "class Model(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        f"        {init}\n\n"
+        f"    def forward(self, x):\n        return {forward}\n\n\n"
+        "def get_inputs():\n    return [torch.randn(4, 64)]\n\n\n"
+        "def get_init_inputs():\n    return []\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    "forward, why",
+    [
+        ("x * math.sqrt(self.limit)", "computed from the model's float attributes"),
+        ("x.clamp(min=3.0, max=self.limit)", "another constant of the same operation"),
+        # the moved limit (4.22) takes the other branch; a branch that only values the second
+        # trace does not try would take is not seen
+        ("x * 2 if self.limit < 4 else x.abs()", "takes another path"),
+    ],
+)
+def test_a_constant_it_cannot_tie_to_an_attribute_is_refused(tmp_path, forward, why):
+    with pytest.raises(Unsupported, match=why):
+        trace_problem(load_problem(_problem(tmp_path, forward)))
+
+
+def test_reciprocal_and_plain_attributes_are_written_as_the_attribute(tmp_path):
+    path = _problem(tmp_path, "x * (1.0 / self.limit) + self.limit")
+    source = generate(load_problem(path))[0].source
+    assert "(1.0 / limit)" in source and "3.0" not in source.split("class ModelNew")[0]
+
+
+def test_a_literal_equal_to_an_attribute_in_another_operation_stays_a_literal(tmp_path):
+    # GELU's decomposition multiplies by 0.5 and the model scales by its own 0.5: each constant
+    # is told apart by the operation that holds it.
+    path = _problem(tmp_path, "torch.nn.functional.gelu(x * self.limit)", init="self.limit = 0.5")
+    source, kernel = _kernel_module(tmp_path, path)
+    assert "* limit" in source and "0.5" in source.split("class ModelNew")[0]
+    module = import_file(path)
+    x = torch.randn(4, 64)
+    model = module.Model()
+    ours = kernel.ModelNew()
+    for limit in (0.5, 2.0):
+        model.limit = ours.limit = limit
+        torch.testing.assert_close(ours(x), model(x))
