@@ -8,8 +8,9 @@ attribute is written as that attribute (`limit`), its negation (`(-limit)`) or i
 (`(1.0 / limit)`), and passed to the kernel at launch. A constant that moved some other way
 (`math.sqrt(self.scale)`), or a number that is an attribute's value in one place and a plain
 literal in the same operation, is refused: codegen cannot say what the kernel should compute
-for another instance. So is a forward whose graph changes with the moved values (`if self.limit < 4`); a
-branch that only values other than the two traced would take is not seen.
+for another instance. An attribute that changes the graph when it is moved alone (a norm's `p = 2.0`, `if
+self.limit < 4`) is not moved: it stays specialised at the traced value, as before; a branch
+that only values other than the two traced would take is not seen.
 """
 
 from __future__ import annotations
@@ -33,12 +34,25 @@ _FORMS = (
 
 
 def float_attributes(model: nn.Module) -> dict[str, float]:
-    """Model's plain, finite float attributes (eps, softcap, limit ...)."""
-    return {
-        k: float(v)
-        for k, v in vars(model).items()
-        if not k.startswith("_") and isinstance(v, float) and math.isfinite(v)
-    }
+    """The plain, finite float attributes of Model and its submodules (eps, softcap, limit, an
+    `nn.LeakyReLU`'s negative_slope ...), by dotted path (`act.negative_slope`)."""
+    found: dict[str, float] = {}
+    args: set[str] = set()
+    for prefix, module in model.named_modules():
+        for name, value in vars(module).items():
+            if name.startswith("_") or not isinstance(value, float) or not math.isfinite(value):
+                continue
+            path = f"{prefix}.{name}" if prefix else name
+            if arg_name(path) in args:  # `a.b_c` and `a_b.c`: one kernel argument name
+                continue
+            args.add(arg_name(path))
+            found[path] = float(value)
+    return found
+
+
+def arg_name(path: str) -> str:
+    """The kernel's argument for an attribute path: `act.negative_slope` -> act_negative_slope."""
+    return path.replace(".", "_")
 
 
 def moved_values(floats: dict[str, float]) -> dict[str, float]:
@@ -47,17 +61,30 @@ def moved_values(floats: dict[str, float]) -> dict[str, float]:
 
 
 def with_attributes(model: nn.Module, values: dict[str, float]) -> nn.Module:
-    """A shallow copy of `model` (same parameters and buffers) with other float attributes."""
-    moved = copy.copy(model)
-    moved.__dict__ = dict(model.__dict__)
-    for name, value in values.items():
-        moved.__dict__[name] = value
+    """A shallow copy of `model` (same parameters and buffers) with other float attributes; each
+    submodule on an attribute's path is copied too, the others shared."""
+    moved = _shallow(model)
+    for path, value in values.items():
+        *parents, name = path.split(".")
+        module = moved
+        for part in parents:
+            child = _shallow(module._modules[part])
+            module._modules[part] = child
+            module = child
+        module.__dict__[name] = value
     return moved
+
+
+def _shallow(module: nn.Module) -> nn.Module:
+    copied = copy.copy(module)
+    copied.__dict__ = dict(module.__dict__)
+    copied._modules = dict(module._modules)
+    return copied
 
 
 @dataclass(frozen=True)
 class Follows:
-    attr: str  # the Model attribute, passed to the kernel as a float
+    attr: str  # the kernel argument that carries the attribute (arg_name of its path)
     expr: str  # how the kernel writes the constant: `limit`, `(-limit)`, `(1.0 / limit)`
 
 
@@ -83,15 +110,13 @@ def attribute_constants(
     why) where a constant follows attributes in a way codegen cannot write, or where one node
     holds a number both as a literal and as an attribute's value."""
     after = moved_values(floats)
-    nodes, moved_nodes = list(graph.nodes), list(moved.nodes)
-    if len(nodes) != len(moved_nodes) or any(
-        a.op != b.op or a.target != b.target for a, b in zip(nodes, moved_nodes)
-    ):
+    if not same_structure(graph, moved):
         names = ", ".join(sorted(floats))
         raise ValueError(
             f"forward takes another path when a float attribute changes ({names}): "
             "a kernel would only be right for this instance's values"
         )
+    nodes, moved_nodes = list(graph.nodes), list(moved.nodes)
     by_node: dict[str, dict[float, Follows]] = {}
     literal: set[float] = set()
     for node, twin in zip(nodes, moved_nodes):
@@ -125,6 +150,14 @@ def attribute_constants(
     return AttributeConstants(by_node, {v: f for v, f in by_value.items() if v not in ambiguous})
 
 
+def same_structure(graph: torch.fx.Graph, other: torch.fx.Graph) -> bool:
+    """The same operations in the same order (constants may differ)."""
+    nodes, others = list(graph.nodes), list(other.nodes)
+    return len(nodes) == len(others) and all(
+        a.op == b.op and a.target == b.target for a, b in zip(nodes, others)
+    )
+
+
 def _form(
     value: float, other: float, floats: dict[str, float], after: dict[str, float]
 ) -> Follows | None:
@@ -132,7 +165,7 @@ def _form(
         for template, fn in _FORMS:
             try:
                 if _close(fn(before), value) and _close(fn(after[name]), other):
-                    return Follows(name, template.format(a=name))
+                    return Follows(arg_name(name), template.format(a=arg_name(name)))
             except ZeroDivisionError:
                 continue
     return None

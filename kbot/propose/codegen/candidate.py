@@ -11,6 +11,7 @@ import re
 import torch
 
 from kbot.problem import ProblemSpec
+from kbot.propose.codegen.attr_constants import arg_name
 from kbot.propose.codegen.classify import Schedule
 from kbot.propose.codegen.emitted import Emitted
 from kbot.propose.codegen.lowering import shape_of
@@ -37,11 +38,12 @@ def launcher_params(traced: TracedProblem, emitted: Emitted) -> tuple[list[str],
         if forward_arg or graph_input.node_name in used:
             names.append(graph_input.arg_name)
             sources.append(graph_input.source)
+    paths = {arg_name(path): path for path in traced.float_attrs}
     for kernel in emitted.kernels:
         for attr in kernel.body.float_args:
             if attr not in names:
                 names.append(attr)
-                sources.append(f"self.{attr}")
+                sources.append(f"self.{paths.get(attr, attr)}")
     return names, sources
 
 

@@ -24,6 +24,7 @@ from kbot.propose.codegen.attr_constants import (
     attribute_constants,
     float_attributes,
     moved_values,
+    same_structure,
     with_attributes,
 )
 from kbot.propose.codegen.inplace import rewrite_in_place
@@ -52,7 +53,8 @@ class TracedProblem:
     inputs: tuple[GraphInput, ...]
     outputs: tuple[torch.fx.Node, ...]
     returns_tuple: bool
-    float_attrs: dict[str, float]  # plain float attributes of Model (eps, softcap ...)
+    # plain float attributes of Model and its submodules by path (eps, act.negative_slope ...)
+    float_attrs: dict[str, float]
     case: dict[str, Any]  # the case that was traced
     path: str  # the problem file, to find reference lines in stack traces
     # graph constants that follow a float attribute (kbot.propose.codegen.attr_constants),
@@ -200,8 +202,6 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
     fx_config.use_duck_shape = False
     try:
         gm = trace(model)
-        # The same forward with every float attribute moved: which constants follow which.
-        moved = trace(with_attributes(model, moved_values(floats))) if floats else None
     except Exception as exc:
         if "DataDependent" in type(exc).__name__:
             raise Unsupported(
@@ -215,12 +215,28 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
     # `x = x.float(); x.mul_(...)`: writes into the op's own temporaries are out-of-place ops.
     if rewrite_in_place(gm.graph):
         gm.recompile()
-    if moved is not None:
-        rewrite_in_place(moved.graph)
+
+    def moved_graph(attrs: dict[str, float]) -> torch.fx.Graph | None:
+        """The forward traced with `attrs` moved; None where that fails or changes the graph."""
+        fx_config.use_duck_shape = False
+        try:
+            graph = trace(with_attributes(model, moved_values(attrs))).graph
+        except Exception:  # noqa: BLE001 - an attribute the forward cannot take moved
+            return None
+        finally:
+            fx_config.use_duck_shape = old_duck
+        rewrite_in_place(graph)
+        return graph if same_structure(gm.graph, graph) else None
+
+    # The same forward with every float attribute moved: which constants follow which. An
+    # attribute that changes the graph when moved (a norm's p = 2.0) stays specialised, as the
+    # traced instance has it.
+    movable, moved = dict(floats), moved_graph(floats) if floats else None
+    if floats and moved is None:
+        movable = {k: v for k, v in floats.items() if moved_graph({k: v}) is not None}
+        moved = moved_graph(movable) if movable else None
     try:
-        constants = (
-            attribute_constants(gm.graph, moved.graph, floats) if moved else AttributeConstants()
-        )
+        constants = attribute_constants(gm.graph, moved, movable) if moved else AttributeConstants()
     except ValueError as exc:
         raise Unsupported(str(exc)) from None
 
