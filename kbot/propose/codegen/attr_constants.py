@@ -76,8 +76,7 @@ def with_attributes(model: nn.Module, values: dict[str, float]) -> nn.Module:
 
 
 def _shallow(module: nn.Module) -> nn.Module:
-    copied = copy.copy(module)
-    copied.__dict__ = dict(module.__dict__)
+    copied = copy.copy(module)  # a new __dict__; its _modules dict is still the original's
     copied._modules = dict(module._modules)
     return copied
 

@@ -187,19 +187,22 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         return forward
 
     def trace(instance: nn.Module) -> torch.fx.GraphModule:
-        with contextlib.redirect_stdout(quiet):
-            return make_fx(
-                forward_of(instance),
-                decomposition_table=_decompositions(),
-                tracing_mode="symbolic",
-                record_stack_traces=True,
-            )(*state.values(), *tensor_args)
+        old_duck = fx_config.use_duck_shape
+        # Without duck sizing, T=4096 and hidden=4096 get distinct symbols, so a launcher never
+        # reads the hidden size from the token dimension.
+        fx_config.use_duck_shape = False
+        try:
+            with contextlib.redirect_stdout(quiet):
+                return make_fx(
+                    forward_of(instance),
+                    decomposition_table=_decompositions(),
+                    tracing_mode="symbolic",
+                    record_stack_traces=True,
+                )(*state.values(), *tensor_args)
+        finally:
+            fx_config.use_duck_shape = old_duck
 
     floats = float_attributes(model)
-    old_duck = fx_config.use_duck_shape
-    # Without duck sizing, T=4096 and hidden=4096 get distinct symbols, so a launcher never reads
-    # the hidden size from the token dimension.
-    fx_config.use_duck_shape = False
     try:
         gm = trace(model)
     except Exception as exc:
@@ -210,21 +213,16 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         raise Unsupported(
             f"tracing forward failed ({type(exc).__name__}: {_first_line(exc)})"
         ) from None
-    finally:
-        fx_config.use_duck_shape = old_duck
     # `x = x.float(); x.mul_(...)`: writes into the op's own temporaries are out-of-place ops.
     if rewrite_in_place(gm.graph):
         gm.recompile()
 
     def moved_graph(attrs: dict[str, float]) -> torch.fx.Graph | None:
         """The forward traced with `attrs` moved; None where that fails or changes the graph."""
-        fx_config.use_duck_shape = False
         try:
             graph = trace(with_attributes(model, moved_values(attrs))).graph
         except Exception:  # noqa: BLE001 - an attribute the forward cannot take moved
             return None
-        finally:
-            fx_config.use_duck_shape = old_duck
         rewrite_in_place(graph)
         return graph if same_structure(gm.graph, graph) else None
 
