@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from kbot.evaluate.compare import as_outputs, compare_outputs
+from kbot.evaluate.gpu_lock import gpu_measurement, lock_inductor_benchmarks
 from kbot.evaluate.protocol import CandidateOutcome, Job
 from kbot.evaluate.remote import CandidateFailed, CandidateLost
 from kbot.evaluate.remote_timing import RemoteImplementation, RemoteLost
@@ -63,6 +64,8 @@ def prepare_baselines(job: Job, state: Any, problem, send) -> Baselines:
         baselines = Baselines(model)
         if job.compile_baselines:
             _raise_recompile_limit()
+            # their autotuning times kernels: never beside another process's measurement
+            lock_inductor_benchmarks(state.device)
             for name, mode in COMPILE_MODES.items():
                 baselines.compiled[name] = torch.compile(model, mode=mode, dynamic=False)
         state.cache[key] = baselines
@@ -104,10 +107,26 @@ def time_outcomes(
     send,
 ) -> list[CandidateOutcome]:
     """Times every accepted candidate (each in its own process) interleaved with the baselines
-    (here), case by case. What a candidate's process fails at rejects that candidate alone."""
+    (here), case by case, holding the GPU's measurement lock (kbot.evaluate.gpu_lock) so that
+    nothing else measures on it meanwhile. What a candidate's process fails at rejects that
+    candidate alone."""
     timed = [i for i, o in enumerate(outcomes) if o.accepted and loaded[i] is not None]
     if not timed:
         return outcomes
+    with gpu_measurement(state.device):
+        return _time_cases(job, state, problem, baselines, outcomes, loaded, send, timed)
+
+
+def _time_cases(
+    job: Job,
+    state: Any,
+    problem,
+    baselines: Baselines,
+    outcomes: list[CandidateOutcome],
+    loaded: list,
+    send,
+    timed: list[int],
+) -> list[CandidateOutcome]:
     budget = job.timing_budget_s * len(job.cases) * (HARD_CAP_FACTOR + 1)
     send({"event": "phase", "name": "timing", "timeout_s": job.candidate_timeout_s + budget})
     peaks, notes_peaks = _peaks(state.device)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,6 +48,9 @@ class ProposeContext:
     replies: ReplyLookup | None = None  # the store's reply cache; None: nothing cached
     tokens_left: int | None = None  # of the run's token budget; None: no limit
     usd_left: float | None = None  # of the run's money budget; None: no limit
+    # set when the run no longer wants this call's answer (a background ask past the budget):
+    # a proposer with a child process of its own stops it
+    cancelled: threading.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -111,8 +115,11 @@ class Proposer(Protocol):
     `late_seed = True`: the search then asks it for seeds in generation 1, after the others'
     seeds are measured (search/gathering.py). One that waits on a remote model may set
     `overlaps_evaluation = True`: the search then asks it in a background thread while it
-    evaluates the others' candidates (search/overlap.py); its `propose` must then be safe to
-    call off the main thread (it is, when it only reads `context`)."""
+    evaluates the others' candidates (search/overlap.py), seeds in generation 0 even when it is
+    also a late seeder, and sets `context.cancelled` when the answer is no longer wanted; its
+    `propose` must then be safe to call off the main thread (it is, when it only reads
+    `context`), and anything it runs on the GPU must hold the measurement lock
+    (kbot.evaluate.gpu_lock) around its own timing."""
 
     name: str
 

@@ -19,7 +19,7 @@ from kbot.search.archive import Entry
 from kbot.search.budget import BudgetTracker, StopRequest
 from kbot.search.inflight import Abandoned, call_bounded
 from kbot.search.options import OptimizeOptions
-from kbot.search.overlap import Answered, Ask, BackgroundAsks, overlaps_evaluation
+from kbot.search.overlap import Answered, Ask, BackgroundAsks, ContextFor, overlaps_evaluation
 from kbot.search.population import Population
 from kbot.search.progress import Progress
 from kbot.search.proposing import ProposerStanding, as_parent, inherit_schedule, left
@@ -49,6 +49,10 @@ class Gathering:
     # this generation's asks to proposers that wait on a model (kbot.search.overlap)
     background: BackgroundAsks | None = field(init=False, default=None)
     _background_generation: int = field(init=False, default=0)
+    # seeds of slow proposers that work beside the search (inductor compiling the problem):
+    # their candidates join whichever generation is running when they come, and a generation
+    # waits for them only when it has nothing else to evaluate
+    detached: BackgroundAsks | None = field(init=False, default=None)
     recorded_late: int = field(init=False, default=0)  # the background asks' candidates
 
     def propose(self, generation: int) -> list[RunCandidate]:
@@ -57,11 +61,15 @@ class Gathering:
         candidates join the generation as they come (`harvest`)."""
         placed: list[tuple[int, Proposal]] = []
         later: list[Ask] = []
+        detached: list[Ask] = []
         self.recorded_late = 0
         # Seeds: every proposer once, without parents; spread over the islands.
         for index, proposer in enumerate(self._seeders(generation)):
             if overlaps_evaluation(proposer):
-                later.append(Ask(proposer, (), -1, self.options.islands * 2))
+                slow = getattr(proposer, "late_seed", False)
+                (detached if slow else later).append(
+                    Ask(proposer, (), -1, self.options.islands * 2)
+                )
                 continue
             proposals = self._ask(proposer, (), generation, index, self.options.islands * 2)
             placed.extend((i % self.options.islands, p) for i, p in enumerate(proposals))
@@ -79,7 +87,7 @@ class Gathering:
                 if not parents:
                     continue
                 for proposer in self.proposers:
-                    if self.standing.is_dry(proposer.name):
+                    if self.standing.is_dry(proposer.name) or self._seeds_only(proposer):
                         continue
                     if overlaps_evaluation(proposer):
                         later.append(
@@ -92,28 +100,40 @@ class Gathering:
                     placed.extend((island, p) for p in proposals)
         recorded = self.store.record_proposals(self.run_id, generation, placed)
         if later and not self.abandoned:
-            tokens, usd = self.tracker.tokens, self.tracker.usd
-
-            def context_for(ask: Ask, spent_tokens: int, spent_usd: float) -> ProposeContext:
-                island = ask.island if ask.island >= 0 else 0
-                return self._context(
-                    ask.parents, generation, island, ask.max_proposals,
-                    tokens + spent_tokens, usd + spent_usd,
-                )  # fmt: skip
-
-            self.background = BackgroundAsks(later, context_for).start()
+            self.background = BackgroundAsks(later, self._context_for(generation)).start()
             self._background_generation = generation
+        if detached and not self.abandoned:
+            self.detached = BackgroundAsks(detached, self._context_for(generation)).start()
         return recorded
 
+    def _context_for(self, generation: int) -> ContextFor:
+        tokens, usd = self.tracker.tokens, self.tracker.usd
+
+        def context_for(ask: Ask, spent_tokens: int, spent_usd: float) -> ProposeContext:
+            island = ask.island if ask.island >= 0 else 0
+            return self._context(
+                ask.parents, generation, island, ask.max_proposals,
+                tokens + spent_tokens, usd + spent_usd,
+            )  # fmt: skip
+
+        return context_for
+
+    def _seeds_only(self, proposer: Proposer) -> bool:
+        """A slow seeder working beside the search (inductor) is asked for its seeds only."""
+        return getattr(proposer, "late_seed", False) and overlaps_evaluation(proposer)
+
     def harvest(self, generation: int) -> list[RunCandidate]:
-        """The candidates of the background asks answered since the last look, recorded."""
-        if self.background is None:
-            return []
+        """The candidates of the background asks answered since the last look, this
+        generation's and the detached seeds', recorded in this generation."""
         placed: list[tuple[int, Proposal]] = []
-        for answered in self.background.take_ready():
+        for answered in self.background.take_ready() if self.background is not None else []:
             placed.extend(self._placed(answered, generation))
-        if self.background.finished:
+        for answered in self.detached.take_ready() if self.detached is not None else []:
+            placed.extend(self._placed(answered, generation))
+        if self.background is not None and self.background.finished:
             self.background = None
+        if self.detached is not None and self.detached.finished:
+            self.detached = None
         if not placed:
             return []
         recorded = self.store.record_proposals(self.run_id, generation, placed)
@@ -132,41 +152,52 @@ class Gathering:
             return [(ask.island, p) for p in proposals]
         return [(i % self.options.islands, p) for i, p in enumerate(proposals)]  # seeds
 
-    def wait_for_model(self) -> str | None:
-        """Nothing left to evaluate but background asks under way: waits for the next answer.
+    def waiting(self, with_detached: bool) -> BackgroundAsks | None:
+        """The asks a generation with nothing left to evaluate waits for: its own background
+        asks, else (`with_detached`: it had no candidates of its own) the detached seeds."""
+        return self.background or (self.detached if with_detached else None)
+
+    def wait_for_model(self, asks: BackgroundAsks) -> str | None:
+        """Nothing left to evaluate but `asks` under way: waits for the next answer.
         "time" or "stop" when the run must end first (the asks are then cancelled)."""
-        assert self.background is not None
-        why = self.background.wait_next(
+        why = asks.wait_next(
             self.tracker.deadline(), lambda: self.stop_request.requested, self.tracker.clock
         )
         if why == "time":
-            self.note(f"{self._waiting_names()}: still proposing when the time budget ran out")
+            names = ", ".join(asks.proposer_names) or "a proposer"
+            self.note(f"{names}: still proposing when the time budget ran out")
         return why
 
-    def _waiting_names(self) -> str:
-        names = self.background.proposer_names if self.background is not None else []
-        return ", ".join(names) or "a proposer"
-
     def drain_background(self) -> None:
-        """At the run's end: no further ask starts, and what was answered (paid for) is
-        recorded, so a resumed run finds those replies in the store."""
-        if self.background is None:
-            return
-        self.background.cancel()
-        generation = self._background_generation
-        for answered in self.background.take_ready():
-            if answered.outcome is not None:
-                self._answered(
-                    answered.ask.proposer, answered.ask.parents, generation,
-                    answered.ask.max_proposals, answered.outcome,
-                )  # fmt: skip
-        self.background = None
+        """At the run's end: no further ask starts, the ones in flight are told to stop, and
+        what was answered (paid for) is recorded, so a resumed run finds those replies in the
+        store."""
+        for asks in (self.background, self.detached):
+            if asks is None:
+                continue
+            asks.cancel()
+            names = ", ".join(asks.proposer_names)
+            if not asks.finished and not any(n.startswith(f"{names}:") for n in self.notes):
+                self.note(f"{names}: still proposing when the run ended")
+            generation = self._background_generation
+            for answered in asks.take_ready():
+                if answered.outcome is not None:
+                    self._answered(
+                        answered.ask.proposer, answered.ask.parents, generation,
+                        answered.ask.max_proposals, answered.outcome,
+                    )  # fmt: skip
+        self.background = self.detached = None
 
     def _seeders(self, generation: int) -> list[Proposer]:
         """Proposers asked for seeds in this generation: all in generation 0, except slow ones
         (`late_seed`: inductor compiles the problem first), which seed in generation 1 so that
-        codegen's seeds are measured first — unless the run has one generation only."""
-        late = [p for p in self.proposers if getattr(p, "late_seed", False)]
+        codegen's seeds are measured first — unless the run has one generation only, or the
+        slow one works beside the evaluations (`overlaps_evaluation`) and so delays nothing."""
+        late = [
+            p
+            for p in self.proposers
+            if getattr(p, "late_seed", False) and not overlaps_evaluation(p)
+        ]
         if self.options.budget.generations == 1:
             late = []
         if generation == 0:

@@ -81,12 +81,14 @@ class SearchLoop:
         )
         self.fresh = 0
         self.cached = 0
+        self._next_generation = 0  # the generation after the last one started
         self.summaries: list[GenerationSummary] = []
 
     def run(self) -> LoopResult:
         try:
             with self.stop_request:
                 stop = self._generations()
+                stop = self._last_seeds(stop)
         except KeyboardInterrupt:  # a second Ctrl-C, or one outside the main thread's handler
             stop = StopReason.INTERRUPTED
         self.gathering.drain_background()
@@ -112,6 +114,7 @@ class SearchLoop:
         stale_generations = 0
         generations = self.options.budget.generations
         for generation in range(generations):
+            self._next_generation = generation + 1
             self.progress.generation_started(generation, generations)
             candidates = recorded.get(generation)
             if candidates is None:
@@ -123,7 +126,7 @@ class SearchLoop:
                     return StopReason.INTERRUPTED
                 if gathering.abandoned == "time":
                     return StopReason.TIME
-                if not candidates and gathering.background is None:
+                if not candidates and gathering.waiting(with_detached=True) is None:
                     return StopReason.EXHAUSTED
             improved, stop = self._evaluate_all(generation, candidates)
             if not stop and not candidates and not gathering.recorded_late:
@@ -143,6 +146,22 @@ class SearchLoop:
                 return stop
         return StopReason.GENERATIONS
 
+    def _last_seeds(self, stop: StopReason) -> StopReason:
+        """A search that ends on its own (generations, patience, nothing left) while detached
+        seeds are still coming (the inductor proposer compiling the problem) waits for them,
+        inside the time budget, and evaluates them as one more generation: torch.compile's own
+        kernel is the candidate most likely to hold its ground at every size."""
+        if stop not in (StopReason.GENERATIONS, StopReason.PATIENCE, StopReason.EXHAUSTED):
+            return stop
+        if self.gathering.detached is None:
+            return stop
+        generation = self._next_generation
+        self.progress.generation_started(generation, generation + 1)
+        _, late_stop = self._evaluate_all(generation, [])
+        if self.population.has_generation(generation):
+            self.summaries.append(self.population.close_generation(generation))
+        return late_stop or stop
+
     def _evaluate_all(
         self, generation: int, candidates: list[RunCandidate]
     ) -> tuple[bool, StopReason | None]:
@@ -154,9 +173,11 @@ class SearchLoop:
             queued = {c.sha256 for c in pending}
             pending += [c for c in gathering.harvest(generation) if c.sha256 not in queued]
             if index >= len(pending):
-                if gathering.background is None:
+                # a generation of its own candidates does not wait for the detached seeds
+                asks = gathering.waiting(with_detached=not candidates)
+                if asks is None:
                     break
-                why = gathering.wait_for_model()
+                why = gathering.wait_for_model(asks)
                 if why is not None:
                     return improved, StopReason.TIME if why == "time" else StopReason.INTERRUPTED
                 continue

@@ -31,3 +31,17 @@ def test_a_failing_capture_reports_the_childs_last_line(tmp_path):
 def test_a_capture_past_its_time_limit_is_killed():
     with pytest.raises(CaptureFailed, match="did not finish within 0 s"):
         capture_in_child(PROBLEM, timeout_s=0.01)
+
+
+def test_a_capture_the_run_no_longer_needs_is_killed():
+    """Beside the evaluations (a background ask), the run's end sets `cancelled`: the child is
+    killed at once instead of compiling on past the run."""
+    import threading
+    import time
+
+    cancelled = threading.Event()
+    threading.Timer(0.3, cancelled.set).start()
+    started = time.monotonic()
+    with pytest.raises(CaptureFailed, match="no longer needed"):
+        capture_in_child(PROBLEM, timeout_s=120, cancelled=cancelled)
+    assert time.monotonic() - started < 10

@@ -146,9 +146,12 @@ def capture_problem(problem_path: Path) -> dict:
     from torch._inductor.compile_fx import compile_fx
     from torch._inductor.utils import run_and_get_code
 
+    from kbot.evaluate.gpu_lock import lock_inductor_benchmarks
     from kbot.problem import load_problem
     from kbot.problem.runtime import case_inputs, import_file, init_inputs
 
+    # The capture may run beside the evaluator's measurements: its autotuning waits for them.
+    benchmarks_locked = lock_inductor_benchmarks(torch.device("cuda"))
     spec = load_problem(problem_path)
     module = import_file(problem_path, prefix="kbot_inductor_capture")
     shapes = _shapes(module, spec.cases)
@@ -193,6 +196,7 @@ def capture_problem(problem_path: Path) -> dict:
         "returns_tuple": returns_tuple,
         "output_count": len(outputs) if all(isinstance(o, torch.Tensor) for o in outputs) else None,
         "kernels": kernels,
+        "benchmarks_locked": benchmarks_locked,
         "code": GRAPH_SEPARATOR.join(codes),
     }
 

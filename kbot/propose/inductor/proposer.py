@@ -4,27 +4,34 @@ measured) and then has nothing new."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from kbot.propose.base import Proposal, ProposeContext, ProposeOutcome
 from kbot.propose.inductor.records import Unsupported, capture_from_json
 
 CPU_REASON = "inductor: needs a CUDA GPU (torch.compile's Triton backend); skipped on cpu"
+POLL_S = 0.1
 
 
 class CaptureFailed(Exception):
     """torch.compile failed, hung past its time limit, or wrote nothing, in the child."""
 
 
-def capture_in_child(problem_path: Path, timeout_s: float) -> dict:
+def capture_in_child(
+    problem_path: Path, timeout_s: float, cancelled: threading.Event | None = None
+) -> dict:
     """Runs the capture in `python -m kbot.propose.inductor.capture` with the evaluator's scrubbed
-    environment (no tokens) in its own process group, killed whole at the time limit."""
+    environment (no tokens) in its own process group, killed whole at the time limit or as soon
+    as `cancelled` is set."""
     from kbot.evaluate.credentials import scrub_environment
 
     with tempfile.TemporaryDirectory(prefix="kbot-inductor-") as folder:
@@ -32,6 +39,8 @@ def capture_in_child(problem_path: Path, timeout_s: float) -> dict:
         env = scrub_environment(dict(os.environ))
         package_root = str(Path(__file__).resolve().parents[3])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        # Beside the evaluations, its compile workers leave the candidates' compiles some cores.
+        env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, (os.cpu_count() or 2) // 4)))
         command = [
             sys.executable,
             "-m",
@@ -39,20 +48,24 @@ def capture_in_child(problem_path: Path, timeout_s: float) -> dict:
             str(Path(problem_path).resolve()),  # the child runs in its own folder
             str(out),
         ]
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=folder,
-            start_new_session=True,
-        )
-        try:
-            output, _ = process.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            raise CaptureFailed(f"torch.compile did not finish within {timeout_s:.0f} s") from None
+        with tempfile.TemporaryFile() as log:
+            process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=folder,
+                start_new_session=True,
+            )
+            ended = _wait(process, timeout_s, cancelled)
+            if ended != "exited":
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                if ended == "cancelled":
+                    raise CaptureFailed("stopped: the run no longer needed it")
+                raise CaptureFailed(f"torch.compile did not finish within {timeout_s:.0f} s")
+            log.seek(0)
+            output = log.read()
         if process.returncode != 0 or not out.is_file():
             lines = [
                 line for line in output.decode("utf-8", "replace").splitlines() if line.strip()
@@ -62,12 +75,37 @@ def capture_in_child(problem_path: Path, timeout_s: float) -> dict:
         return json.loads(out.read_text())
 
 
+def _wait(process: subprocess.Popen, timeout_s: float, cancelled: threading.Event | None) -> str:
+    """ "exited", "timeout" or "cancelled", whichever comes first."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            process.wait(timeout=POLL_S)
+            return "exited"
+        except subprocess.TimeoutExpired:
+            pass
+        if cancelled is not None and cancelled.is_set():
+            return "cancelled"
+        if time.monotonic() >= deadline:
+            return "timeout"
+
+
 class InductorProposer:
     name = "inductor"
-    # Seeds in generation 1: compiling the problem first delays the first verdict (H200,
-    # log_softmax_128k: first accepted at 128 s with it seeding first, 55 s without it).
+    # Compiling the problem in line delays the first verdict (H200, log_softmax_128k: first
+    # accepted at 128 s with it seeding first, 55 s without it). Where its autotuning can hold
+    # the GPU's measurement lock it compiles beside the evaluations from the start
+    # (`overlaps_evaluation`); elsewhere it seeds in line in generation 1.
     late_seed = True
     timeout_s: float = 300.0  # compiling and autotuning one problem; a default 10 min op budget
+
+    @functools.cached_property
+    def overlaps_evaluation(self) -> bool:
+        import torch
+
+        from kbot.evaluate.gpu_lock import inductor_benchmarks_lockable
+
+        return torch.cuda.is_available() and inductor_benchmarks_lockable()
 
     def propose(self, context: ProposeContext) -> ProposeOutcome:
         if context.device != "cuda":
@@ -80,7 +118,7 @@ class InductorProposer:
         from kbot.propose.inductor.extract import extract
 
         try:
-            meta = capture_in_child(context.problem.path, self.timeout_s)
+            meta = capture_in_child(context.problem.path, self.timeout_s, context.cancelled)
             capture = capture_from_json(meta.pop("code"), meta)
             source = extract(capture, context.problem)
         except CaptureFailed as exc:
