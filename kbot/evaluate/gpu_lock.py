@@ -47,16 +47,17 @@ def lock_path(device: Any) -> Path:
     return folder / f"{name}.lock"
 
 
-# Per process: lock file -> [descriptor, depth]. Re-entrant, since inductor's `benchmark` calls
-# its own `benchmark_gpu`, and a second flock from this process on another descriptor would wait
-# on the first forever.
+# Per process: lock file -> [descriptor, holders]. Taken once per process: inductor's
+# `benchmark` calls its own `benchmark_gpu`, and a second flock from this process on another
+# descriptor would wait on the first forever; a thread of the process that holds it (an
+# autotuner's) goes on too, since what the lock keeps apart is processes.
 _held: dict[Path, list[int]] = {}
-_held_guard = threading.RLock()
+_held_guard = threading.Lock()
 
 
 @contextlib.contextmanager
 def gpu_measurement(device: Any) -> Iterator[None]:
-    """Holds the GPU's lock for the block (re-entrant in a process); a no-op off CUDA."""
+    """Holds the GPU's lock for the block (taken once per process); a no-op off CUDA."""
     import torch
 
     if torch.device(device).type != "cuda":
@@ -68,8 +69,8 @@ def gpu_measurement(device: Any) -> Iterator[None]:
 
 @contextlib.contextmanager
 def held(path: Path) -> Iterator[None]:
-    """An exclusive flock on `path` for the block, re-entrant within this process."""
-    with _held_guard:
+    """An exclusive flock on `path` for the block, taken once per process."""
+    with _held_guard:  # a thread that comes while this one waits for the flock waits too
         if path in _held:
             _held[path][1] += 1
         else:
@@ -80,9 +81,10 @@ def held(path: Path) -> Iterator[None]:
                 os.close(descriptor)
                 raise
             _held[path] = [descriptor, 1]
-        try:
-            yield
-        finally:
+    try:
+        yield
+    finally:
+        with _held_guard:
             _held[path][1] -= 1
             if _held[path][1] == 0:
                 os.close(_held.pop(path)[0])  # closing releases the lock
