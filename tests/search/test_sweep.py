@@ -254,3 +254,26 @@ def test_a_search_cut_by_its_budget_still_sweeps_its_winner_on_a_fresh_evaluator
     # preparation (child processes building inputs on the meta device) runs before the clock
     assert report["elapsed_s"] <= 1.2 * budget_s + 0.5, report["elapsed_s"]
     assert wall_s <= 1.2 * budget_s + 0.5 + 30, wall_s
+
+
+def test_a_short_budget_still_leaves_the_sweep_time_to_check_every_point(tmp_path, fakes):
+    """A 2 s budget's tenth would not fit three 0.5 s checks: the grace has a floor
+    (SWEEP_GRACE_MIN_S), so every point is checked and the guard is not pinned for want of
+    time."""
+    import json
+    import time
+
+    class SlowSweep(fakes.FakeEvaluator):
+        def evaluate_sweep(self, problem, candidate_source, candidate_name="candidate.py"):
+            time.sleep(0.5)
+            return super().evaluate_sweep(problem, candidate_source, candidate_name)
+
+    evaluator = SlowSweep(sleep_s=0.05)
+    result = optimize(
+        _problem(tmp_path), OptimizeOptions(device="cpu", budget=Budget(time_s=2.0)),
+        tmp_path / "work",
+        evaluator_factory=lambda *a: evaluator,
+        proposer_factory=lambda names: [fakes.FakeProposer()],
+    )  # fmt: skip
+    report = json.loads(result.report_json_path.read_text())
+    assert [p["status"] for p in report["sweep"]["points"]] == ["passed"] * 3, report["sweep"]
