@@ -15,6 +15,8 @@ from kbot.publish.adapters.source import AdapterError
 
 # Imports the templates write themselves.
 _OWN_IMPORTS = {"import os", "import pytest", "import argparse", "import triton", "import torch"}
+# The problem's import set-up (kbot/scan/render.py): a PR's test imports its own checkout.
+_SETUP_HELPERS = {"_import_root", "_forget_other_checkouts"}
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,8 @@ def split_reference(source: str, package: str) -> Reference:
         dropped = (
             "sys.path" in segment
             or any(_assigns(node, name) for name in ("_ROOT", "CASES", "KBOT"))
-            or (isinstance(node, ast.FunctionDef) and node.name == "_import_root")
+            or (isinstance(node, ast.FunctionDef) and node.name in _SETUP_HELPERS)
+            or _calls(node) in _SETUP_HELPERS
             or (index == 0 and _is_docstring(node))
         )
         if dropped or isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -79,6 +82,13 @@ def import_sections(lines: Iterable[str], package: str) -> list[list[str]]:
         return line.startswith("from "), line.split()[1].lower(), line
 
     return [sorted(section, key=order) for section in sections if section]
+
+
+def _calls(node: ast.stmt) -> str:
+    """The name a statement that is only a call calls, else ""."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        return getattr(node.value.func, "id", "")
+    return ""
 
 
 def _is_docstring(node: ast.stmt) -> bool:

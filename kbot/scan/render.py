@@ -40,6 +40,19 @@ IMPORT_ROOT_HELPER = '''def _import_root(target_file: str, import_dir: str) -> s
         "scan's root: run from inside the repository or set KBOT_REPO to it"
     )'''
 
+# Two scanned repositories may both have an `engine`: the one a process imported first stays in
+# sys.modules, and a later problem would import (or fail to find) the op in that other checkout.
+OTHER_CHECKOUTS_HELPER = '''def _forget_other_checkouts(package: str, root: str) -> None:
+    """Drops `package` and its submodules from sys.modules where they were imported from outside
+    `root`, so that the import below reads this checkout's."""
+    inside = os.path.join(os.path.realpath(root), "")
+    for name, module in list(sys.modules.items()):
+        if name != package and not name.startswith(package + "."):
+            continue
+        file = getattr(module, "__file__", None)  # a namespace package has none: kept
+        if file and not os.path.realpath(file).startswith(inside):
+            del sys.modules[name]'''
+
 
 def render_problem(
     finding: Finding,
@@ -118,6 +131,11 @@ def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt
             "    sys.path.remove(_ROOT)",
             "sys.path.insert(0, _ROOT)",
             "",
+            "",
+            OTHER_CHECKOUTS_HELPER,
+            "",
+            "",
+            f"_forget_other_checkouts({location.module.split('.')[0]!r}, _ROOT)",
         ]
         name = finding.qualname.split(".")[0]
         rest = finding.qualname[len(name) :]
