@@ -19,6 +19,9 @@
 #       (the checkouts, carried; never committed), resumed from .device/rr-work (RR_ONLY,
 #       RR_BUDGET, RR_LIMIT, RR_PER_REPO); it returns rr-state.tgz, which a fresh machine
 #       resumes from when carried as .device/rr-state.tgz
+#   bash bench/device_run.sh multi-gpu     # issue 19 on nvidia-h200-x2: bench/multi_gpu.py, the
+#       pool's pinning, one kernel on both GPUs, faults on one worker, then kbot optimize with
+#       --gpus 0,1 and --gpus 0 (MG_PROBLEMS, MG_BUDGET s per run, MG_LIMIT s in all)
 #
 # GPU_WORKERS (default 1; more put the gpu tests' files side by side, but tests that time kernels
 # then share the GPU and the evaluator's clock check rejects honest candidates, as seen on the
@@ -35,7 +38,7 @@ set -o pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT="${OUT:-$PWD/device-out}"
 mkdir -p "$OUT"
-part="${1:?usage: bash bench/device_run.sh gpu-tests|suite|tests|pytest|budget|redteam|soak|isolation}"
+part="${1:?usage: bash bench/device_run.sh gpu-tests|suite|tests|pytest|budget|redteam|soak|isolation|launch|kernelbench|real-repos|multi-gpu}"
 if compgen -G ".whl/*.whl" > /dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl > "$OUT/pip.txt" 2>&1 || echo "installing .whl/ failed"
@@ -227,6 +230,22 @@ real-repos)
     tar -C .device/rr-work -czf "$OUT/rr-state.tgz" --exclude=./*/repo --exclude=./*/checks \
         --exclude=./*/kbot/publish/repo .
     sed -n '/^| repo/,/^$/p' "$OUT/real_repos.md"
+    ;;
+multi-gpu)
+    # Parts 2-4 first (~2 min on two H200s, estimated: the hang alone costs the 30 s timeout),
+    # then the optimize runs, both settings of one problem or neither, while MG_LIMIT allows
+    # (~65 s a run at MG_BUDGET=35: ~30 s of it the run's own start and preparation, as the
+    # KernelBench runs took); what did not fit is named in multi_gpu.md. Each work directory
+    # keeps its run's progress lines, envelope and report.
+    $stop "$(( ${MG_LIMIT:-520} + 40 ))" python3 bench/multi_gpu.py \
+        --problems "${MG_PROBLEMS:-rmsnorm,silu_and_mul,softcap}" --budget "${MG_BUDGET:-35}" \
+        --time-limit "${MG_LIMIT:-520}" --work-dir "$scratch/mg-work" \
+        --out "$OUT/multi_gpu.md" --json "$OUT/multi_gpu.json" > "$OUT/multi_gpu.log" 2>&1
+    echo "multi_gpu exit $?"
+    # $OUT comes back two folders deep at most: the runs' records travel as one archive.
+    [ -d "$scratch/mg-work" ] && tar -C "$scratch/mg-work" -czf "$OUT/multi_gpu_runs.tgz" \
+        --exclude='*.sqlite' --exclude='*.sqlite-*' .
+    grep -v '^|---' "$OUT/multi_gpu.log" | tail -14
     ;;
 *)
     echo "unknown part: $part" >&2

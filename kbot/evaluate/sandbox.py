@@ -46,6 +46,9 @@ class WorkerInfo:
     device: str = ""  # "cpu" or "cuda"
     device_name: str = ""
     versions: dict[str, str] = field(default_factory=dict)
+    # where the judge runs, as it sees it: visible_devices, and on a GPU current_device,
+    # device_count, uuid and (where torch names it) pci_bus_id (kbot.evaluate.worker)
+    placement: dict[str, str] = field(default_factory=dict)
 
 
 class WorkerStartError(RuntimeError):
@@ -73,6 +76,13 @@ class WorkerProcess:
         # gives up within READ_POLL_S instead of waiting out its deadline on a pipe kill()
         # closed under it (Evaluator.abort at a budget's end).
         self._killed = False
+
+    @property
+    def pid(self) -> int | None:
+        """The judge's process id while it runs (bench/multi_gpu.py kills one to show what a
+        lost worker costs), else None."""
+        process = self._process
+        return process.pid if process is not None and process.poll() is None else None
 
     @property
     def alive(self) -> bool:
@@ -124,7 +134,12 @@ class WorkerProcess:
         if message.get("protocol") != PROTOCOL_VERSION:
             self.kill()
             raise WorkerStartError("the worker speaks another protocol version; reinstall kbot")
-        self.info = WorkerInfo(message["device"], message["device_name"], dict(message["versions"]))
+        self.info = WorkerInfo(
+            message["device"],
+            message["device_name"],
+            dict(message["versions"]),
+            {str(k): str(v) for k, v in (message.get("placement") or {}).items()},
+        )
         return self.info
 
     def run(self, job: Job) -> WorkerReply:

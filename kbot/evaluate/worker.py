@@ -53,6 +53,33 @@ def _versions(device: str) -> dict[str, str]:
     return versions
 
 
+def _placement(device: str) -> dict[str, str]:
+    """Where this judge runs, as it sees it: the GPUs the parent left visible to it
+    (CUDA_VISIBLE_DEVICES), its current device, and that device's UUID and PCI address, so a
+    pool's pinning can be checked from inside each worker (bench/multi_gpu.py). Its candidates'
+    processes see the first of its visible GPUs (kbot.evaluate.remote)."""
+    facts = {"visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "(unset)")}
+    if device != "cuda":
+        return facts
+    import torch
+
+    try:
+        index = torch.cuda.current_device()
+        props = torch.cuda.get_device_properties(index)
+        facts.update(
+            current_device=str(index),
+            device_count=str(torch.cuda.device_count()),
+            uuid=str(props.uuid),
+        )
+        # torch names the PCI fields only in recent releases; nvidia-smi's form when it does
+        pci = [getattr(props, f"pci_{part}_id", None) for part in ("domain", "bus", "device")]
+        if all(isinstance(value, int) for value in pci):
+            facts["pci_bus_id"] = f"{pci[0]:08X}:{pci[1]:02X}:{pci[2]:02X}.0"
+    except Exception as exc:  # a fact, never a reason not to start
+        facts["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    return facts
+
+
 @dataclass
 class WorkerState:
     device: Any  # torch.device
@@ -107,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             "device": device,
             "device_name": name,
             "versions": _versions(device),
+            "placement": _placement(device),
         }
     )
     state = WorkerState(

@@ -81,6 +81,11 @@ def test_pool_over_two_gpus_gives_the_same_verdict_form(problem, candidate):
         pytest.skip("needs two GPUs")
     with Evaluator(EvalOptions(device="cuda", gpus=(0, 1), timing_budget_s=0.3)) as pool:
         verdicts = pool.evaluate_many(problem("quick_gelu"), [candidate("quick_gelu")] * 4)
+        placements = [w.info.placement for w in pool._workers]
+    # each judge sees its own GPU alone, as device 0 (bench/multi_gpu.py checks more)
+    assert [p["visible_devices"] for p in placements] == ["0", "1"]
+    assert all(p["current_device"] == "0" and p["device_count"] == "1" for p in placements)
+    assert placements[0]["uuid"] != placements[1]["uuid"]
     assert all(v.accepted and v.timed for v in verdicts)
     assert all(v.stage == Stage.DONE for v in verdicts)
     assert all(math.isfinite(v.cases[0].timing.candidate_graph.median_us) for v in verdicts)

@@ -43,6 +43,9 @@ def test_prepare_starts_every_worker_before_any_candidate(problem, candidate):
     with two_worker_pool() as pool:
         assert pool.prepare(problem("quick_gelu")) is None
         assert pool.workers_spawned == 2
+        # each judge says where it runs: a CPU worker sees no GPU
+        assert [w.info.placement for w in pool._workers] == [{"visible_devices": ""}] * 2
+        assert all(w.pid is not None for w in pool._workers)
         verdict = pool.evaluate(problem("quick_gelu"), candidate("quick_gelu"))
         assert verdict.accepted and pool.workers_spawned == 2
 
