@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from kbot.evaluate.compare import as_outputs, compare_outputs, error_norms
+from kbot.evaluate.compare import Comparison, as_outputs, compare_outputs, error_norms
 from kbot.evaluate.verdict import CaseCorrectness, Reason
 from kbot.problem.runtime import DISTRIBUTIONS, apply_distribution, seeded_inputs
 
@@ -63,9 +63,9 @@ def check_case(
     previous: tuple[tuple, tuple] | None = None
     failure: Reason | None = None
     tol_atol = tol_rtol = float("nan")
-    precise = _PreciseReference(reference)
+    precise = PreciseReference(reference)
     float32_trials = 0
-    truncating = _casts_truncate(device)
+    truncating = casts_truncate(device)
     for trial, distribution in enumerate(distributions):
         # Drawn here, from the OS: nothing the candidate's process sees predicts them.
         seed = secrets.randbits(31)
@@ -103,28 +103,11 @@ def check_case(
         if mutated is not None:
             failure = Reason("input-mutated", f"input {mutated} was modified in place {where}")
             break
-        result = compare_outputs(
-            outputs, references, atol, rtol, truncating_casts=truncating, rounded_to=rounded_to
-        )
-        if result.failure is not None and result.failure.rule == "mismatch" and not mutates_inputs:
-            exact = precise.outputs(pristine, references)
-            retry = (
-                None
-                if exact is None
-                else compare_outputs(
-                    outputs,
-                    exact,
-                    atol,
-                    rtol,
-                    atol_per_rms=True,
-                    truncating_casts=truncating,
-                    rounded_to=rounded_to,
-                    reference_noise=error_norms(references, exact),
-                )  # fmt: skip
-            )
-            if retry is not None and retry.failure is None:
-                result = retry
-                float32_trials += 1
+        result, one_up = judge_outputs(
+            outputs, references, pristine, None if mutates_inputs else precise,
+            atol, rtol, truncating, rounded_to,
+        )  # fmt: skip
+        float32_trials += one_up
         worst_abs = max(worst_abs, result.max_abs_error)
         worst_norm = max(worst_norm, result.max_rel_norm_error)
         if result.failure is not None:
@@ -159,10 +142,44 @@ def check_case(
     )
 
 
+def judge_outputs(
+    outputs: tuple,
+    references: tuple,
+    inputs: list,
+    precise: PreciseReference | None,
+    atol: float | None,
+    rtol: float | None,
+    truncating: bool,
+    rounded_to: torch.dtype | None,
+) -> tuple[Comparison, bool]:
+    """The one numeric judgement of a candidate's outputs, for the correctness trials and the
+    timed graph's check on fresh inputs alike: against the reference as written (with the
+    tolerance of its coarsest rounding, `rounded_to`), and after a mismatch against the
+    reference one precision up (`precise`; None where the op writes into its inputs), with the
+    reference's own noise allowed. Returns the comparison that stands and whether it was the
+    retry's."""
+    result = compare_outputs(
+        outputs, references, atol, rtol, truncating_casts=truncating, rounded_to=rounded_to
+    )
+    if result.failure is None or result.failure.rule != "mismatch" or precise is None:
+        return result, False
+    exact = precise.outputs(inputs, references)
+    if exact is None:
+        return result, False
+    retry = compare_outputs(
+        outputs, exact, atol, rtol,
+        atol_per_rms=True,
+        truncating_casts=truncating,
+        rounded_to=rounded_to,
+        reference_noise=error_norms(references, exact),
+    )  # fmt: skip
+    return (retry, True) if retry.failure is None else (result, False)
+
+
 _LOW_PRECISION = (torch.bfloat16, torch.float16)
 
 
-def _casts_truncate(device: torch.device) -> bool:
+def casts_truncate(device: torch.device) -> bool:
     """Whether the candidate's casts into bf16 truncate: on the CPU (Triton's interpreter) where
     its process cannot be made to round (kbot.evaluate.interpreter_rounding)."""
     if device.type != "cpu":
@@ -172,7 +189,7 @@ def _casts_truncate(device: torch.device) -> bool:
     return candidate_casts_truncate()
 
 
-class _PreciseReference:
+class PreciseReference:
     """The reference run one precision up, its outputs rounded once to the dtypes the reference
     returns: bf16/fp16 outputs from a float32 run (its floating parameters, buffers and
     low-precision inputs upcast), float32 outputs from a float64 run (a long fp32 prefix sum or

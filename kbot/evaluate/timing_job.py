@@ -11,7 +11,8 @@ from typing import Any
 
 import torch
 
-from kbot.evaluate.compare import as_outputs, compare_outputs
+from kbot.evaluate.compare import as_outputs
+from kbot.evaluate.correctness import PreciseReference, casts_truncate, judge_outputs
 from kbot.evaluate.gpu_lock import gpu_measurement, lock_inductor_benchmarks
 from kbot.evaluate.protocol import CandidateOutcome, Job
 from kbot.evaluate.remote import CandidateFailed, CandidateLost
@@ -185,7 +186,10 @@ def _time_cases(
                 Reason("timing", f"FLOP counting failed ({type(exc).__name__}); bytes only")
             )
         for i, impl in candidates.items():
-            failure = _audit_candidate(impl, inputs, loaded[i].reference, problem, case, job)
+            failure = _audit_candidate(
+                impl, inputs, loaded[i].reference, problem, case, job,
+                state.rounded_to.get((job.problem_sha256, index)),
+            )  # fmt: skip
             if failure is not None:
                 rejected[i] = failure
                 continue
@@ -212,7 +216,13 @@ def _timing_reason(reason: Reason, case, rule_if_lost: str) -> Reason:
 
 
 def _audit_candidate(
-    impl: RemoteImplementation, inputs: list, model, problem, case, job: Job
+    impl: RemoteImplementation,
+    inputs: list,
+    model,
+    problem,
+    case,
+    job: Job,
+    rounded_to: torch.dtype | None,
 ) -> Reason | None:
     """The timed graph must compute the answer on fresh inputs (not just the calls made during
     the correctness checks), and its claimed time must agree with the judge's clock."""
@@ -231,7 +241,12 @@ def _audit_candidate(
         references = as_outputs(
             model(*[v.clone() if isinstance(v, torch.Tensor) else v for v in fresh])
         )
-    result = compare_outputs(outputs, references, job.atol, job.rtol)
+    # judged as the correctness trials judge: the same tolerances, the reference's rounding,
+    # the retry one precision up (a different rule here rejected what correctness accepted)
+    result, _ = judge_outputs(
+        outputs, references, fresh, None if job.mutates_inputs else PreciseReference(model),
+        job.atol, job.rtol, casts_truncate(_inputs_device(fresh)), rounded_to,
+    )  # fmt: skip
     if result.failure is None:
         return None
     return Reason(

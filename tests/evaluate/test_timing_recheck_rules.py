@@ -1,0 +1,124 @@
+"""The timed CUDA graph's check on fresh inputs judges with the correctness trials' rules: the
+tolerance of the reference's own rounding and the retry one precision up with the reference's
+noise allowed. With a stricter rule of its own it rejected, at the timing stage, kernels the
+trials had accepted (H200, 2026-12-03: KernelBench L2/23's GroupNorm mean, all cancellation;
+gpt-fast's RMSNorm, whose fp32 output carries bf16-rounded values: "the timed CUDA graph is
+wrong on fresh inputs: 87 of 16777216 elements outside atol 0.0001"). Run on the CPU with a
+stand-in for the candidate's timed graph."""
+
+import types
+from pathlib import Path
+
+import torch
+
+from kbot.evaluate.rounding import coarsest_rounding
+from kbot.evaluate.timing_job import _audit_candidate
+from kbot.problem.runtime import import_file, init_inputs, seeded_inputs
+
+PROBLEMS = Path(__file__).parents[1] / "codegen" / "problems"
+
+BF16_INSIDE_FP32 = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """gpt-fast's RMSNorm: normalised in fp32, rounded to bf16, times an fp32 weight."""
+
+    def __init__(self, dim=4096):
+        super().__init__()
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(dim))
+
+    def forward(self, x):
+        normed = x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-5)
+        return normed.type_as(x) * self.weight
+
+
+CASES = [dict(T=2048)]
+
+
+def get_inputs(T=64):
+    return [torch.randn(T, 4096, dtype=torch.bfloat16)]
+
+
+def get_init_inputs():
+    return [4096]
+'''
+
+
+class _TimedGraph:
+    """What RemoteImplementation offers the audit: the clock check and a re-run on fresh
+    inputs, here computed by `kernel` in this process."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def clock_check(self):
+        return None
+
+    def recheck(self, fresh):
+        return self.kernel(*fresh)
+
+
+def _audit(problem, kernel, atol=None, rtol=None):
+    torch.manual_seed(0)
+    model = problem.Model(*init_inputs(problem)).eval()
+    case = dict(problem.CASES[0])
+    inputs = seeded_inputs(problem, case, 0, torch.device("cpu"))
+    job = types.SimpleNamespace(atol=atol, rtol=rtol, mutates_inputs=False)
+    with torch.no_grad():
+        rounded_to = coarsest_rounding(model, inputs)
+        return _audit_candidate(_TimedGraph(kernel), inputs, model, problem, case, job, rounded_to)
+
+
+def test_an_fp32_output_of_bf16_values_is_judged_with_bf16s_tolerance(tmp_path):
+    path = tmp_path / "bf16_inside_fp32.py"
+    path.write_text(BF16_INSIDE_FP32)
+    problem = import_file(path, prefix="kbot_test_recheck")
+    torch.manual_seed(0)
+    weight = problem.Model(4096).weight.detach()
+
+    def kernel(x):  # the same math with the sum in another order: one bf16 ulp off at places
+        xf = x.double()
+        normed = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)).float()
+        return (normed.to(torch.bfloat16).float() * weight,)
+
+    assert _audit(problem, kernel) is None
+
+    def wrong(x):
+        return (kernel(x)[0] * 1.05,)
+
+    failure = _audit(problem, wrong)
+    assert failure is not None and failure.rule == "mismatch"
+    assert "wrong on fresh inputs" in failure.message
+
+
+def test_an_output_that_is_all_cancellation_gets_the_retry_one_precision_up():
+    problem = import_file(PROBLEMS / "staged_groupnorm_mean_cancels.py", prefix="kbot_test_rc")
+    torch.manual_seed(0)
+    model = problem.Model(*init_inputs(problem)).eval()
+    exact = model.double()
+
+    def kernel(*inputs):  # a correct kernel whose rounding differs from the reference's
+        with torch.no_grad():
+            out = exact(*[v.double() if torch.is_tensor(v) else v for v in inputs])
+        return (out.float(),)
+
+    assert _audit(problem, kernel) is None
+
+    def constant(*inputs):
+        return (torch.zeros_like(kernel(*inputs)[0]),)
+
+    failure = _audit(problem, constant)
+    assert failure is not None
+
+
+def test_an_op_that_writes_its_inputs_gets_no_retry():
+    """The retry re-runs the reference; for an op that writes into its inputs the audit keeps
+    the strict comparison (as the correctness trials do)."""
+    from kbot.evaluate.correctness import judge_outputs
+
+    ref = torch.tensor([1e-8, -1e-8])
+    out = torch.tensor([-1e-8, 1e-8])
+    result, retried = judge_outputs((out,), (ref,), [], None, None, None, False, None)
+    assert result.failure is not None and not retried
