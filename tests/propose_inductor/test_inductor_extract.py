@@ -140,7 +140,9 @@ def test_what_it_cannot_extract_gives_a_clear_reason(capture_of, problem_of, cha
 def test_mm_without_a_declared_extern_op_is_declined(capture_of, problem_of):
     problem = problem_of("linear_silu")
     options = dataclasses.replace(problem.options, extern_ops=())
-    with pytest.raises(Unsupported, match="must declare 'mm' or 'matmul' in extern_ops"):
+    with pytest.raises(
+        Unsupported, match="must declare 'mm' or 'matmul' or 'linear' in extern_ops"
+    ):
         extract(capture_of("linear_silu"), dataclasses.replace(problem, options=options))
 
 

@@ -164,6 +164,14 @@ def rewrite_call(
         ):
             body.append(_extern(call_node, rewriter, extern_ops, body, allocations))
             continue
+        if (
+            isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Call)
+            and _dotted(statement.value.func) == "extern_kernels.convolution"
+        ):
+            target = ast.unparse(statement.targets[0])
+            body.append(f"{target} = {_convolution(statement.value, rewriter, extern_ops)}")
+            continue
         if isinstance(statement, ast.Assign) and _is_allocation(statement.value):
             allocations[ast.unparse(statement.targets[0])] = len(body)
             body.append(_allocation(statement, rewriter, tensor_device))
@@ -326,24 +334,81 @@ def _extern(
             call.func = ast.parse(choices[declared], mode="eval").body
             _check_calls(call)
             return ast.unparse(call)
-    if op == "mm" and "linear" in extern_ops:
-        # Only `linear` is declared: x @ w.T is F.linear(x, w); the result replaces the
+    if op in ("mm", "addmm") and "linear" in extern_ops:
+        # Only `linear` is declared: x @ w.T is F.linear(x, w), bias + x @ w.T (addmm, what an
+        # nn.Linear with a bias compiles to) F.linear(x, w, bias); the result replaces the
         # buffer inductor preallocated (contiguous, as F.linear returns it).
         out = next((k.value for k in call.keywords if k.arg == "out"), None)
-        if out is None or len(call.args) != 2 or not isinstance(out, ast.Name):
-            raise Unsupported("extern_kernels.mm without a plain out= buffer")
+        operands = 2 if op == "mm" else 3
+        scaled = [
+            k.arg for k in call.keywords
+            if k.arg in ("alpha", "beta") and not _is_one(k.value)
+        ]  # fmt: skip
+        if out is None or len(call.args) != operands or not isinstance(out, ast.Name) or scaled:
+            raise Unsupported(f"extern_kernels.{op} without a plain out= buffer")
         where = allocations.get(out.id)
         if where is None or not _contiguous_allocation(body[where]):
             raise Unsupported(
-                f"extern_kernels.mm writes into {out.id}, not a fresh contiguous buffer"
+                f"extern_kernels.{op} writes into {out.id}, not a fresh contiguous buffer"
             )
         body[where] = ""
-        a, b = (ast.unparse(x) for x in call.args)
-        return f"{out.id} = torch.nn.functional.linear({a}, {b}.t())"
-    wanted = " or ".join(repr(c) for c in choices)
+        *bias, a, b = (ast.unparse(x) for x in call.args)
+        return f"{out.id} = torch.nn.functional.linear({', '.join([a, f'{b}.t()', *bias])})"
+    wanted = " or ".join(
+        repr(c) for c in (*choices, *(("linear",) if op in ("mm", "addmm") else ()))
+    )
     raise Unsupported(
         f"call() uses extern_kernels.{op}; the problem must declare {wanted} in extern_ops"
     )
+
+
+def _is_one(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 1
+
+
+# aten.convolution's parameters, in order: how inductor's extern_kernels.convolution is called
+_CONVOLUTION_PARAMS = (
+    "input", "weight", "bias", "stride", "padding", "dilation", "transposed", "output_padding",
+    "groups",
+)  # fmt: skip
+
+
+def _convolution(call: ast.Call, rewriter: _Expressions, extern_ops: tuple[str, ...]) -> str:
+    """`extern_kernels.convolution(...)` (aten.convolution) as the functional call of the
+    extern op it is: F.convNd, or F.conv_transposeNd when `transposed`; N from the stride's
+    length. The problem must declare that op."""
+    call = rewriter.visit(call)
+    args = dict(zip(_CONVOLUTION_PARAMS, call.args))
+    args.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+    missing = [name for name in _CONVOLUTION_PARAMS if name not in args]
+    unknown = sorted(set(args) - set(_CONVOLUTION_PARAMS))
+    if missing or unknown or len(call.args) > len(_CONVOLUTION_PARAMS):
+        raise Unsupported(
+            f"extern_kernels.convolution with arguments kbot does not know "
+            f"(missing {missing}, unknown {unknown})"
+        )
+    stride, transposed = args["stride"], args["transposed"]
+    if not isinstance(stride, (ast.Tuple, ast.List)) or not 1 <= len(stride.elts) <= 3:
+        raise Unsupported("extern_kernels.convolution with a stride that is not a 1-3 tuple")
+    if not (isinstance(transposed, ast.Constant) and isinstance(transposed.value, bool)):
+        raise Unsupported("extern_kernels.convolution with a `transposed` that is not a literal")
+    op = f"conv_transpose{len(stride.elts)}d" if transposed.value else f"conv{len(stride.elts)}d"
+    if op not in extern_ops:
+        raise Unsupported(
+            f"call() uses extern_kernels.convolution ({op}); the problem must declare {op!r} "
+            "in extern_ops"
+        )
+    for name in ("input", "weight", "bias"):
+        _check_calls(args[name])
+    text = {name: ast.unparse(value) for name, value in args.items()}
+    if (
+        transposed.value
+    ):  # F.conv_transposeNd(input, weight, bias, stride, padding, output_padding, groups, dilation)
+        keywords = ("stride", "padding", "output_padding", "groups", "dilation")
+    else:  # F.convNd(input, weight, bias, stride, padding, dilation, groups)
+        keywords = ("stride", "padding", "dilation", "groups")
+    rest = ", ".join(f"{name}={text[name]}" for name in keywords)
+    return f"torch.nn.functional.{op}({text['input']}, {text['weight']}, {text['bias']}, {rest})"
 
 
 def _contiguous_allocation(line: str) -> bool:
