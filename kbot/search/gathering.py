@@ -122,23 +122,27 @@ class Gathering:
         """A slow seeder working beside the search (inductor) is asked for its seeds only."""
         return getattr(proposer, "late_seed", False) and overlaps_evaluation(proposer)
 
-    def harvest(self, generation: int) -> list[RunCandidate]:
-        """The candidates of the background asks answered since the last look, this
-        generation's and the detached seeds', recorded in this generation."""
-        placed: list[tuple[int, Proposal]] = []
-        for answered in self.background.take_ready() if self.background is not None else []:
-            placed.extend(self._placed(answered, generation))
-        for answered in self.detached.take_ready() if self.detached is not None else []:
-            placed.extend(self._placed(answered, generation))
+    def harvest(self, generation: int) -> tuple[list[RunCandidate], list[RunCandidate]]:
+        """The candidates of the background asks answered since the last look, recorded in this
+        generation: (the detached seeds', this generation's asks'). The loop evaluates the
+        detached seeds next: torch.compile's own kernel, the inductor proposer's, is what keeps
+        the winner from being slower than torch.compile, and a short budget may not reach the
+        end of the queue."""
+        found: list[list[RunCandidate]] = []
+        for asks in (self.detached, self.background):
+            placed: list[tuple[int, Proposal]] = []
+            for answered in asks.take_ready() if asks is not None else []:
+                placed.extend(self._placed(answered, generation))
+            recorded = (
+                self.store.record_proposals(self.run_id, generation, placed) if placed else []
+            )
+            self.recorded_late += len(recorded)
+            found.append(recorded)
         if self.background is not None and self.background.finished:
             self.background = None
         if self.detached is not None and self.detached.finished:
             self.detached = None
-        if not placed:
-            return []
-        recorded = self.store.record_proposals(self.run_id, generation, placed)
-        self.recorded_late += len(recorded)
-        return recorded
+        return found[0], found[1]
 
     def _placed(self, answered: Answered, generation: int) -> list[tuple[int, Proposal]]:
         ask = answered.ask

@@ -171,7 +171,9 @@ class SearchLoop:
         index = 0
         while True:
             queued = {c.sha256 for c in pending}
-            pending += [c for c in gathering.harvest(generation) if c.sha256 not in queued]
+            first, later = gathering.harvest(generation)
+            pending[index:index] = [c for c in first if c.sha256 not in queued]
+            pending += [c for c in later if c.sha256 not in queued]
             if index >= len(pending):
                 # a generation of its own candidates does not wait for the detached seeds
                 asks = gathering.waiting(with_detached=not candidates)

@@ -154,3 +154,30 @@ def test_background_asks_of_two_proposers_run_side_by_side():
         assert [a.ask.proposer.name for a in ready] == ["quick"]
     finally:
         slow_release.set()
+
+
+def test_a_detached_seed_is_evaluated_next_when_it_comes(tmp_path, problem, fakes):
+    """It comes while the first of the fake's three seeds is evaluated: it is evaluated second,
+    before the other two, so a short budget does not end the run with it still queued."""
+    from kbot.propose.base import source_hash
+
+    release = threading.Event()
+    beside = _BesideSeeder(fakes, release)
+
+    class Releasing(fakes.FakeEvaluator):
+        def sleep_for(self, source):
+            if len(self.evaluated) == 1:
+                release.set()
+                return 0.5  # the seeder answers meanwhile
+            return 0.0
+
+    evaluator = Releasing()
+    optimize(
+        problem,
+        OptimizeOptions(device="cpu", budget=Budget(generations=1)),
+        tmp_path / "work",
+        evaluator_factory=lambda *a: evaluator,
+        proposer_factory=lambda names: [fakes.FakeProposer(), beside],
+    )
+    seed = source_hash(fakes.candidate("beside seed", block=8192, speed=3.0))
+    assert len(evaluator.evaluated) == 4 and evaluator.evaluated[1] == seed
