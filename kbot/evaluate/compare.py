@@ -27,7 +27,9 @@ DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
 # error norm) than the reference as written is: where an output is all cancellation (the mean of
 # a GroupNorm's output is 0 up to rounding), the reference's own rounding is the whole output,
 # and no relative tolerance can tell a correct kernel from a wrong one; the reference's own
-# error can.
+# error can. That error is the larger of the reference's distance from the higher-precision run
+# and its response to one-ulp moves of its inputs (kbot.evaluate.correctness.PreciseReference):
+# one draw of rounding alone can be small by luck where the output has a few elements.
 REFERENCE_NOISE_MULTIPLE = 8.0
 # An output whose values all lie within this fraction of its largest magnitude is constant.
 _CONSTANT_SPAN = 1e-6
