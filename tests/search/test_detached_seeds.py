@@ -44,8 +44,8 @@ class _BesideSeeder:
 class _ReleasingProposer:
     """A fake proposer that sets `release` when it is asked in generation `at`."""
 
-    def __init__(self, fakes, release, at):
-        self.inner = fakes.FakeProposer()
+    def __init__(self, fakes, release, at, inner=None):
+        self.inner = inner or fakes.FakeProposer()
         self.name = self.inner.name
         self.release, self.at = release, at
 
@@ -91,14 +91,8 @@ def test_a_search_that_ends_on_its_own_waits_for_the_seed(tmp_path, problem, fak
     the search has nothing left: it is still evaluated, in a generation of its own."""
     release = threading.Event()
     beside = _BesideSeeder(fakes, release)
-    fake = fakes.FakeProposer(per_parent=0)
-
-    timer = threading.Timer(0.5, release.set)
-    timer.start()
-    try:
-        result = _run(tmp_path, problem, fakes, [fake, beside], generations=2)
-    finally:
-        timer.cancel()
+    fake = _ReleasingProposer(fakes, release, at=1, inner=fakes.FakeProposer(per_parent=0))
+    result = _run(tmp_path, problem, fakes, [fake, beside], generations=2)
     assert _generations_of(tmp_path, result.run_id, "beside") == [1]
     report = json.loads((result.run_dir / "report.json").read_text())
     assert [g["evaluated"] for g in report["generations"]] == [3, 1]
@@ -168,7 +162,7 @@ def test_a_detached_seed_is_evaluated_next_when_it_comes(tmp_path, problem, fake
         def sleep_for(self, source):
             if len(self.evaluated) == 1:
                 release.set()
-                return 0.5  # the seeder answers meanwhile
+                return 1.0  # the seeder answers meanwhile
             return 0.0
 
     evaluator = Releasing()
