@@ -102,7 +102,7 @@ def fakes(monkeypatch):
 def _run(problem, hosts, compile_baselines=False):
     """Times one fake candidate process per entry of `hosts` (each a FakeHost factory taking
     the reference model)."""
-    state = SimpleNamespace(device=torch.device("cpu"), problems={}, cache={})
+    state = SimpleNamespace(device=torch.device("cpu"), problems={}, cache={}, rounded_to={})
     job = Job(
         kind="evaluate",
         problem_path=str(problem.path.resolve()),
