@@ -104,10 +104,12 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
             outcomes.append(outcome)
             loaded.append(item)
         if baselines is not None and any(o.accepted for o in outcomes):
+            from kbot.evaluate.gpu_lock import gpu_measurement
             from kbot.evaluate.timing_job import time_outcomes
 
             state.hosts.settle()  # no process is starting while the judge times
-            outcomes = time_outcomes(job, state, problem, baselines, outcomes, loaded, send)
+            with gpu_measurement(state.device):  # nor measuring on this GPU
+                outcomes = time_outcomes(job, state, problem, baselines, outcomes, loaded, send)
         outcomes = [_finish(o, item) for o, item in zip(outcomes, loaded)]
     finally:
         for item in loaded:

@@ -13,7 +13,7 @@ import torch
 
 from kbot.evaluate.compare import as_outputs
 from kbot.evaluate.correctness import PreciseReference, casts_truncate, judge_outputs
-from kbot.evaluate.gpu_lock import gpu_measurement, lock_inductor_benchmarks
+from kbot.evaluate.gpu_lock import lock_inductor_benchmarks
 from kbot.evaluate.protocol import CandidateOutcome, Job
 from kbot.evaluate.remote import CandidateFailed, CandidateLost
 from kbot.evaluate.remote_timing import RemoteImplementation, RemoteLost
@@ -108,26 +108,12 @@ def time_outcomes(
     send,
 ) -> list[CandidateOutcome]:
     """Times every accepted candidate (each in its own process) interleaved with the baselines
-    (here), case by case, holding the GPU's measurement lock (kbot.evaluate.gpu_lock) so that
-    nothing else measures on it meanwhile. What a candidate's process fails at rejects that
-    candidate alone."""
+    (here), case by case; the caller holds the GPU's measurement lock (kbot.evaluate.gpu_lock)
+    so that nothing else measures on it meanwhile. What a candidate's process fails at rejects
+    that candidate alone."""
     timed = [i for i, o in enumerate(outcomes) if o.accepted and loaded[i] is not None]
     if not timed:
         return outcomes
-    with gpu_measurement(state.device):
-        return _time_cases(job, state, problem, baselines, outcomes, loaded, send, timed)
-
-
-def _time_cases(
-    job: Job,
-    state: Any,
-    problem,
-    baselines: Baselines,
-    outcomes: list[CandidateOutcome],
-    loaded: list,
-    send,
-    timed: list[int],
-) -> list[CandidateOutcome]:
     budget = job.timing_budget_s * len(job.cases) * (HARD_CAP_FACTOR + 1)
     send({"event": "phase", "name": "timing", "timeout_s": job.candidate_timeout_s + budget})
     peaks, notes_peaks = _peaks(state.device)

@@ -70,9 +70,13 @@ def test_the_lock_is_taken_once_per_process(tmp_path):
     child.wait()
 
 
-def test_off_cuda_the_measurement_takes_no_lock():
+def test_off_cuda_the_measurement_takes_no_lock(monkeypatch):
+    def no_lock_file(device):
+        raise AssertionError("a CPU measurement looked for a GPU's lock file")
+
+    monkeypatch.setattr(gpu_lock, "lock_path", no_lock_file)
     with gpu_lock.gpu_measurement("cpu"):
-        pass
+        assert not gpu_lock._held
 
 
 def test_inductor_benchmarks_hold_the_lock_once_hooked(tmp_path, monkeypatch):

@@ -9,8 +9,9 @@ import ast
 import pytest
 import torch
 
+from kbot.propose.inductor.externs import convolution_call, extern_call
 from kbot.propose.inductor.records import Unsupported
-from kbot.propose.inductor.wrapper import _convolution, _Expressions, _extern
+from kbot.propose.inductor.wrapper import _Expressions
 
 CONV = (
     "extern_kernels.convolution(x, w, b, stride=(2, 1), padding=(1, 0), dilation=(1, 2), "
@@ -33,7 +34,7 @@ def test_convolution_becomes_the_declared_functional_op_with_the_same_result(
     transposed, output_padding, shapes, op
 ):
     call = _call(CONV.format(transposed=transposed, output_padding=output_padding))
-    text = _convolution(call, _Expressions({}, {}), (op,))
+    text = convolution_call(call, _Expressions({}, {}), (op,))
     assert text.startswith(f"torch.nn.functional.{op}(x, w, b, ")
     torch.manual_seed(0)
     x, w, b = (torch.randn(s, dtype=torch.float64) for s in shapes)
@@ -47,12 +48,12 @@ def test_convolution_becomes_the_declared_functional_op_with_the_same_result(
 def test_a_convolution_the_problem_does_not_declare_is_declined():
     call = _call(CONV.format(transposed=False, output_padding="(0, 0)"))
     with pytest.raises(Unsupported, match="must declare 'conv2d' in extern_ops"):
-        _convolution(call, _Expressions({}, {}), ("conv3d", "linear"))
+        convolution_call(call, _Expressions({}, {}), ("conv3d", "linear"))
 
 
 def test_positional_arguments_and_a_missing_bias_are_read_as_aten_orders_them():
     call = _call("extern_kernels.convolution(x, w, None, (1,), (0,), (1,), False, (0,), 1)")
-    text = _convolution(call, _Expressions({}, {}), ("conv1d",))
+    text = convolution_call(call, _Expressions({}, {}), ("conv1d",))
     assert text == (
         "torch.nn.functional.conv1d(x, w, None, stride=(1,), padding=(0,), dilation=(1,), groups=1)"
     )
@@ -64,7 +65,7 @@ def test_addmm_becomes_linear_with_its_bias_where_only_linear_is_declared():
         "extern_kernels.addmm(bias, x, reinterpret_tensor(weight, (32, 64), (1, 32), 0), "
         "alpha=1, beta=1, out=buf0)"
     )
-    text = _extern(call, _Expressions({}, {}), ("linear",), body, {"buf0": 0})
+    text = extern_call(call, _Expressions({}, {}), ("linear",), body, {"buf0": 0})
     assert text == (
         "buf0 = torch.nn.functional.linear(x, torch.as_strided(weight, (32, 64), (1, 32), 0).t(), "
         "bias)"
@@ -80,10 +81,10 @@ def test_a_scaled_addmm_is_not_a_linear():
     body = ["buf0 = torch.empty_strided((4, 8), (8, 1), dtype=torch.float32, device=x.device)"]
     call = _call("extern_kernels.addmm(bias, x, w, alpha=2, beta=1, out=buf0)")
     with pytest.raises(Unsupported, match="addmm without a plain out= buffer"):
-        _extern(call, _Expressions({}, {}), ("linear",), body, {"buf0": 0})
+        extern_call(call, _Expressions({}, {}), ("linear",), body, {"buf0": 0})
 
 
 def test_addmm_without_addmm_or_linear_declared_says_which_to_declare():
     call = _call("extern_kernels.addmm(bias, x, w, out=buf0)")
     with pytest.raises(Unsupported, match="must declare 'addmm' or 'linear' in extern_ops"):
-        _extern(call, _Expressions({}, {}), ("conv2d",), [], {})
+        extern_call(call, _Expressions({}, {}), ("conv2d",), [], {})

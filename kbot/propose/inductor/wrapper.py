@@ -10,28 +10,13 @@ import ast
 import re
 from dataclasses import dataclass
 
+from kbot.propose.inductor.externs import check_calls, convolution_call, dotted, extern_call
 from kbot.propose.inductor.kernels import KernelSource
 from kbot.propose.inductor.launches import Renames, launch_lines
 from kbot.propose.inductor.records import GraphInput, LaunchConfig, Unsupported
 
 ALLOCATORS = ("empty_strided_cuda", "empty_strided_cpu", "empty_strided")
 DROPPED_CALLS = ("assert_size_stride", "assert_alignment", "torch.cuda.set_device")
-# Calls the rewritten body may still contain; anything else means the wrapper did more than
-# kbot understands (an aten fallback, a memory pool, a graph partition ...).
-ALLOWED_CALLS = (
-    "torch.empty_strided",
-    "torch.as_strided",
-    "torch.mm",
-    "torch.bmm",
-    "torch.addmm",
-    "torch.matmul",
-    "torch.nn.functional.linear",
-    "triton.cdiv",
-    "max",
-    "min",
-    "int",
-)
-ALLOWED_METHODS = ("size", "stride", "t")
 
 
 @dataclass(frozen=True)
@@ -159,18 +144,16 @@ def rewrite_call(
             body += lines
             tunables += consts
             continue
-        if isinstance(call_node, ast.Call) and _dotted(call_node.func).startswith(
-            "extern_kernels."
-        ):
-            body.append(_extern(call_node, rewriter, extern_ops, body, allocations))
+        if isinstance(call_node, ast.Call) and dotted(call_node.func).startswith("extern_kernels."):
+            body.append(extern_call(call_node, rewriter, extern_ops, body, allocations))
             continue
         if (
             isinstance(statement, ast.Assign)
             and isinstance(statement.value, ast.Call)
-            and _dotted(statement.value.func) == "extern_kernels.convolution"
+            and dotted(statement.value.func) == "extern_kernels.convolution"
         ):
             target = ast.unparse(statement.targets[0])
-            body.append(f"{target} = {_convolution(statement.value, rewriter, extern_ops)}")
+            body.append(f"{target} = {convolution_call(statement.value, rewriter, extern_ops)}")
             continue
         if isinstance(statement, ast.Assign) and _is_allocation(statement.value):
             allocations[ast.unparse(statement.targets[0])] = len(body)
@@ -178,7 +161,7 @@ def rewrite_call(
             continue
         if isinstance(statement, ast.Assign):
             statement = rewriter.visit(statement)
-            _check_calls(statement)
+            check_calls(statement)
             body.append(ast.unparse(statement))
             continue
         raise Unsupported(f"call() has a statement kbot cannot translate: {ast.unparse(statement)}")
@@ -207,13 +190,6 @@ def _is_args_unpack(statement: ast.stmt) -> bool:
     )
 
 
-def _dotted(node: ast.AST) -> str:
-    try:
-        return ast.unparse(node)
-    except Exception:  # noqa: BLE001 - unparse of a synthetic node
-        return ""
-
-
 def _is_dropped(statement: ast.stmt) -> bool:
     if isinstance(statement, (ast.Delete, ast.Pass)):
         return True
@@ -222,10 +198,10 @@ def _is_dropped(statement: ast.stmt) -> bool:
         if isinstance(value, ast.Constant):
             return True  # a docstring
         if isinstance(value, ast.Call):
-            name = _dotted(value.func)
+            name = dotted(value.func)
             return name in DROPPED_CALLS or name == "args.clear"
     if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
-        return _dotted(statement.value.func) == "get_raw_stream"
+        return dotted(statement.value.func) == "get_raw_stream"
     return False
 
 
@@ -237,7 +213,7 @@ def _is_run(call: ast.Call) -> bool:
 
 
 def _is_allocation(value: ast.expr) -> bool:
-    return isinstance(value, ast.Call) and _dotted(value.func) in ALLOCATORS
+    return isinstance(value, ast.Call) and dotted(value.func) in ALLOCATORS
 
 
 class _Expressions(ast.NodeTransformer):
@@ -270,18 +246,6 @@ class _Expressions(ast.NodeTransformer):
         return node
 
 
-def _check_calls(node: ast.AST) -> None:
-    for sub in ast.walk(node):
-        if not isinstance(sub, ast.Call):
-            continue
-        name = _dotted(sub.func)
-        if name in ALLOWED_CALLS:
-            continue
-        if isinstance(sub.func, ast.Attribute) and sub.func.attr in ALLOWED_METHODS:
-            continue
-        raise Unsupported(f"call() uses `{name}(...)`, which kbot cannot translate")
-
-
 def _allocation(statement: ast.Assign, rewriter: _Expressions, device: str) -> str:
     call = rewriter.visit(statement.value)
     if len(call.args) != 3 or call.keywords:
@@ -303,123 +267,8 @@ def _return(
             f"call() returns {len(elements)} tensors but forward returns {count} "
             "(outputs dynamo handles outside the graph)"
         )
-    _check_calls(value)
+    check_calls(value)
     parts = [ast.unparse(e) for e in elements]
     if not returns_tuple and len(parts) == 1:
         return f"return {parts[0]}"
     return f"return {', '.join(parts)}{',' if len(parts) == 1 else ''}"
-
-
-_EXTERN_TORCH = {
-    "mm": {"mm": "torch.mm", "matmul": "torch.matmul"},
-    "bmm": {"bmm": "torch.bmm", "matmul": "torch.matmul"},
-    "addmm": {"addmm": "torch.addmm"},
-}
-
-
-def _extern(
-    call: ast.Call,
-    rewriter: _Expressions,
-    extern_ops: tuple[str, ...],
-    body: list[str],
-    allocations: dict[str, int],
-) -> str:
-    op = _dotted(call.func).split(".", 1)[1]
-    call = rewriter.visit(call)
-    choices = _EXTERN_TORCH.get(op)
-    if choices is None:
-        raise Unsupported(f"call() uses extern_kernels.{op}, which kbot cannot translate")
-    for declared in extern_ops:
-        if declared in choices:
-            call.func = ast.parse(choices[declared], mode="eval").body
-            _check_calls(call)
-            return ast.unparse(call)
-    if op in ("mm", "addmm") and "linear" in extern_ops:
-        # Only `linear` is declared: x @ w.T is F.linear(x, w), bias + x @ w.T (addmm, what an
-        # nn.Linear with a bias compiles to) F.linear(x, w, bias); the result replaces the
-        # buffer inductor preallocated (contiguous, as F.linear returns it).
-        out = next((k.value for k in call.keywords if k.arg == "out"), None)
-        operands = 2 if op == "mm" else 3
-        scaled = [
-            k.arg for k in call.keywords
-            if k.arg in ("alpha", "beta") and not _is_one(k.value)
-        ]  # fmt: skip
-        if out is None or len(call.args) != operands or not isinstance(out, ast.Name) or scaled:
-            raise Unsupported(f"extern_kernels.{op} without a plain out= buffer")
-        where = allocations.get(out.id)
-        if where is None or not _contiguous_allocation(body[where]):
-            raise Unsupported(
-                f"extern_kernels.{op} writes into {out.id}, not a fresh contiguous buffer"
-            )
-        body[where] = ""
-        *bias, a, b = (ast.unparse(x) for x in call.args)
-        return f"{out.id} = torch.nn.functional.linear({', '.join([a, f'{b}.t()', *bias])})"
-    wanted = " or ".join(
-        repr(c) for c in (*choices, *(("linear",) if op in ("mm", "addmm") else ()))
-    )
-    raise Unsupported(
-        f"call() uses extern_kernels.{op}; the problem must declare {wanted} in extern_ops"
-    )
-
-
-def _is_one(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value == 1
-
-
-# aten.convolution's parameters, in order: how inductor's extern_kernels.convolution is called
-_CONVOLUTION_PARAMS = (
-    "input", "weight", "bias", "stride", "padding", "dilation", "transposed", "output_padding",
-    "groups",
-)  # fmt: skip
-
-
-def _convolution(call: ast.Call, rewriter: _Expressions, extern_ops: tuple[str, ...]) -> str:
-    """`extern_kernels.convolution(...)` (aten.convolution) as the functional call of the
-    extern op it is: F.convNd, or F.conv_transposeNd when `transposed`; N from the stride's
-    length. The problem must declare that op."""
-    call = rewriter.visit(call)
-    args = dict(zip(_CONVOLUTION_PARAMS, call.args))
-    args.update({k.arg: k.value for k in call.keywords if k.arg is not None})
-    missing = [name for name in _CONVOLUTION_PARAMS if name not in args]
-    unknown = sorted(set(args) - set(_CONVOLUTION_PARAMS))
-    if missing or unknown or len(call.args) > len(_CONVOLUTION_PARAMS):
-        raise Unsupported(
-            f"extern_kernels.convolution with arguments kbot does not know "
-            f"(missing {missing}, unknown {unknown})"
-        )
-    stride, transposed = args["stride"], args["transposed"]
-    if not isinstance(stride, (ast.Tuple, ast.List)) or not 1 <= len(stride.elts) <= 3:
-        raise Unsupported("extern_kernels.convolution with a stride that is not a 1-3 tuple")
-    if not (isinstance(transposed, ast.Constant) and isinstance(transposed.value, bool)):
-        raise Unsupported("extern_kernels.convolution with a `transposed` that is not a literal")
-    op = f"conv_transpose{len(stride.elts)}d" if transposed.value else f"conv{len(stride.elts)}d"
-    if op not in extern_ops:
-        raise Unsupported(
-            f"call() uses extern_kernels.convolution ({op}); the problem must declare {op!r} "
-            "in extern_ops"
-        )
-    for name in ("input", "weight", "bias"):
-        _check_calls(args[name])
-    text = {name: ast.unparse(value) for name, value in args.items()}
-    if (
-        transposed.value
-    ):  # F.conv_transposeNd(input, weight, bias, stride, padding, output_padding, groups, dilation)
-        keywords = ("stride", "padding", "output_padding", "groups", "dilation")
-    else:  # F.convNd(input, weight, bias, stride, padding, dilation, groups)
-        keywords = ("stride", "padding", "dilation", "groups")
-    rest = ", ".join(f"{name}={text[name]}" for name in keywords)
-    return f"torch.nn.functional.{op}({text['input']}, {text['weight']}, {text['bias']}, {rest})"
-
-
-def _contiguous_allocation(line: str) -> bool:
-    call = ast.parse(line).body[0].value
-    size, stride = call.args[0], call.args[1]
-    if not isinstance(size, ast.Tuple) or not isinstance(stride, ast.Tuple):
-        return False
-    expected = "1"
-    for dim, step in zip(reversed(size.elts), reversed(stride.elts)):
-        if ast.unparse(step).replace(" ", "") != expected.replace(" ", ""):
-            return False
-        dim_text = ast.unparse(dim)
-        expected = dim_text if expected == "1" else f"{dim_text}*{expected}"
-    return True
