@@ -113,3 +113,23 @@ def test_the_allowance_does_not_rest_on_one_lucky_draw_of_the_references_roundin
                 failed_before += old.failure is not None
                 checked += 1
     assert checked == 600 * len(DISTRIBUTIONS) and failed_before > 0 and constant <= 2
+
+
+def test_the_one_ulp_draws_do_not_loosen_a_well_conditioned_output():
+    """A candidate 0.1% off on an ordinary fp32 op (RMSNorm-like) still fails after the retry:
+    the reference's response to one-ulp input moves is rounding-sized there, far under rtol."""
+    from kbot.evaluate.correctness import PreciseReference, judge_outputs
+
+    class Norm(torch.nn.Module):
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+    model = Norm()
+    x = torch.randn(64, 4096, generator=torch.Generator().manual_seed(0))
+    references = (model(x),)
+    precise = PreciseReference(model)
+    jitter = precise.jitter_norms([x], references)
+    assert jitter is not None and jitter[0] < 1e-5 * float(references[0].norm())
+    off = (references[0] * 1.001,)
+    result, retried = judge_outputs(off, references, [x], precise, None, None, False, None)
+    assert result.failure is not None and result.failure.rule == "mismatch" and not retried
