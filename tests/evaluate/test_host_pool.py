@@ -118,7 +118,9 @@ def test_the_judge_settles_the_pool_before_it_times(monkeypatch):
         hosts = Pool()
         warmed = {"sha"}
 
-    from kbot.evaluate import protocol, timing_job
+    import contextlib
+
+    from kbot.evaluate import gpu_lock, protocol, timing_job
     from kbot.evaluate.verdict import Stage
 
     accepted = protocol.CandidateOutcome(True, Stage.CORRECTNESS, ())
@@ -144,6 +146,14 @@ def test_the_judge_settles_the_pool_before_it_times(monkeypatch):
     monkeypatch.setattr(timing_job, "prepare_baselines", lambda *a: object())
     monkeypatch.setattr(timing_job, "time_outcomes", time_outcomes)
 
+    @contextlib.contextmanager
+    def gpu_measurement(device):  # the real one names the GPU's lock file: CUDA only
+        events.append(f"lock {device.type}")
+        yield
+        events.append("unlock")
+
+    monkeypatch.setattr(gpu_lock, "gpu_measurement", gpu_measurement)
+
     class Candidate:
         def __init__(self, name):
             self.name, self.source = name, ""
@@ -160,7 +170,9 @@ def test_the_judge_settles_the_pool_before_it_times(monkeypatch):
         "check a (1 to come)",
         "check b (0 to come)",
         "settle",
+        "lock cuda",
         "time",
+        "unlock",
         "close",
         "close",
     ]
