@@ -4,8 +4,8 @@ Tracing runs Python, so `clamp(min=-self.limit)` reaches the graph as the number
 that kept the literal would be right for this instance and silently wrong for one built with
 another limit (a published kernel serves every instance of the class). The forward is traced a
 second time with every float attribute moved to another value; a constant that moved with an
-attribute is written as that attribute (`limit`), its negation (`(-limit)`) or its reciprocal
-(`(1.0 / limit)`), and passed to the kernel at launch. A constant that moved some other way
+attribute is written as that attribute (`limit`), its negation (`(-limit)`), its reciprocal
+(`(1.0 / limit)`) or its offset from one (`(factor - 1.0)`), and passed to the kernel at launch. A constant that moved some other way
 (`math.sqrt(self.scale)`), or a number that is an attribute's value in one place and a plain
 literal in the same operation, is refused: codegen cannot say what the kernel should compute
 for another instance. An attribute that changes the graph when it is moved alone (a norm's `p = 2.0`, `if
@@ -30,6 +30,10 @@ _FORMS = (
     ("(-{a})", lambda a: -a),
     ("(1.0 / {a})", lambda a: 1.0 / a),
     ("(-1.0 / {a})", lambda a: -1.0 / a),
+    # a scaling factor's offset from 1 (dynamic-NTK rotary: `factor * t - (factor - 1)`)
+    ("({a} - 1.0)", lambda a: a - 1.0),
+    ("(1.0 - {a})", lambda a: 1.0 - a),
+    ("({a} + 1.0)", lambda a: a + 1.0),
 )
 
 
@@ -130,7 +134,7 @@ def attribute_constants(
                 raise ValueError(
                     f"{node.name}: the constant {value:g} is computed from the model's float "
                     "attributes in Python in a way codegen cannot write for other values "
-                    "(use the attribute itself, its negation or its reciprocal)"
+                    "(use the attribute itself, its negation, its reciprocal or its offset from 1)"
                 )
             if found.setdefault(value, follows) != follows or value in kept:
                 raise ValueError(

@@ -91,6 +91,7 @@ VIEW_OPS = {
     aten.select.int,
     aten.cat.default,
     aten.flip.default,
+    aten.repeat.default,
     aten.index.Tensor,
     aten.index_select.default,
     operator.getitem,

@@ -154,6 +154,31 @@ def _build(module: Any, spec: ProblemSpec) -> tuple[dict[str, Any], Any, list[An
         return built
 
 
+@contextlib.contextmanager
+def _autocast_on_meta() -> Any:
+    """The trace runs on `meta`, so a forward that switches autocast off for its own tensors'
+    device (`torch.autocast(device_type=x.device.type, enabled=False)`, common in rotary
+    embeddings) names "meta", which autocast refuses. Switched off it changes nothing on a
+    graph of one device, so it is traced as a no-op; switched on, the graph's dtypes would be the
+    GPU's autocast policy, which a trace on `meta` cannot see."""
+    original = torch.autocast
+
+    class autocast(original):  # type: ignore[misc, valid-type]
+        def __init__(self, device_type: str, *args: Any, **kwargs: Any) -> None:
+            if device_type == "meta":
+                enabled = kwargs.get("enabled", args[1] if len(args) > 1 else True)
+                if enabled:
+                    raise Unsupported("forward switches autocast on (dtypes set by its policy)")
+                device_type = "cpu"
+            super().__init__(device_type, *args, **kwargs)
+
+    torch.autocast = torch.amp.autocast = autocast  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        torch.autocast = torch.amp.autocast = original  # type: ignore[misc]
+
+
 def trace_problem(spec: ProblemSpec) -> TracedProblem:
     """Imports the problem, builds Model and one case's inputs on `meta`, and traces forward."""
     from torch.fx.experimental import _config as fx_config
@@ -192,7 +217,7 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         # reads the hidden size from the token dimension.
         fx_config.use_duck_shape = False
         try:
-            with contextlib.redirect_stdout(quiet):
+            with contextlib.redirect_stdout(quiet), _autocast_on_meta():
                 return make_fx(
                     forward_of(instance),
                     decomposition_table=_decompositions(),

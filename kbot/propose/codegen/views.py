@@ -1,7 +1,7 @@
 """View ops as index rewrites: no data moves, the consumer's index is mapped to the producer's.
 
-`x[..., :d]`, `x.chunk(2, -1)`, `x[..., ::2]`, `unsqueeze`, `expand`, `permute`, `view`
-(splitting and merging dims), `flip` (index `n - 1 - i`), `cat` (a `tl.where` over the pieces,
+`x[..., :d]`, `x.chunk(2, -1)`, `x[..., ::2]`, `unsqueeze`, `expand`, `repeat` (index
+`i % n`), `permute`, `view` (splitting and merging dims), `flip` (index `n - 1 - i`), `cat` (a `tl.where` over the pieces,
 each read with a shifted, bounds-guarded index) and `src[idx]` (gather: the index tensor is
 loaded and used as an index).
 """
@@ -96,6 +96,8 @@ def lower_view(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
             for d, size in enumerate(in_shape)
         ]
         return body.value(src, tuple(new))
+    if target == aten.repeat.default:
+        return body.value(src, _repeat_index(body, in_shape, list(args[1]), idx))
     if target == aten.permute.default:
         new: list[Ix] = [ZERO] * len(in_shape)
         for k, d in enumerate(args[1]):
@@ -116,6 +118,24 @@ def lower_view(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
         dim = _dim(args[1], len(in_shape))
         return _gather(body, node, idx, [None] * dim + [args[2]])
     raise Unsupported(f"view op {target}")
+
+
+def _repeat_index(body: Lowering, in_shape: tuple, repeats: list, idx: tuple[Ix, ...]) -> tuple:
+    """`x.repeat(r0, r1, ...)`: output index i along a repeated dim reads `i % size`; leading
+    repeats add dims the source does not have."""
+    offset = len(repeats) - len(in_shape)
+    new = []
+    for d, size in enumerate(in_shape):
+        ix, times = idx[offset + d], repeats[offset + d]
+        if not isinstance(times, int):
+            raise Unsupported("repeat by a count computed at run time")
+        if SizeNames.is_one(size):
+            new.append(ZERO)
+        elif times == 1:
+            new.append(ix)
+        else:
+            new.append(Ix(f"{_p(ix.expr)} % {_p(body.size(size))}", ix.guards, ix.wide))
+    return tuple(new)
 
 
 def flip_index(ix: Ix, size: str) -> Ix:
