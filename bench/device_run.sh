@@ -18,7 +18,8 @@
 #   bash bench/device_run.sh real-repos    # bench/real_repos.py --run over .device/ext.tgz
 #       (the checkouts, carried; never committed), resumed from .device/rr-work (RR_ONLY,
 #       RR_BUDGET, RR_LIMIT, RR_PER_REPO); it returns rr-state.tgz, which a fresh machine
-#       resumes from when carried as .device/rr-state.tgz
+#       resumes from when carried as .device/rr-state.tgz; the repositories' requirements that
+#       the machine lacks go in .device/rr-deps/*.whl (carried), installed for this part only
 #   bash bench/device_run.sh multi-gpu     # issue 19 on nvidia-h200-x2: bench/multi_gpu.py, the
 #       pool's pinning, one kernel on both GPUs, faults on one worker, then kbot optimize with
 #       --gpus 0,1 and --gpus 0 (MG_PROBLEMS, MG_BUDGET s per run, MG_LIMIT s in all)
@@ -210,7 +211,15 @@ real-repos)
     if [ -z "$(ls -A .device/rr-work)" ] && [ -s .device/rr-state.tgz ]; then
         tar -C .device/rr-work -xzf .device/rr-state.tgz
     fi
-    python3 bench/real_repos.py --ext /tmp/ext --work "$PWD/.device/rr-work" --run --resume \
+    # The repositories' own requirements that kbot's environment lacks (tqdm, tyro,
+    # spmd_types ...: wheels in .device/rr-deps, carried), as a maintainer's machine has them;
+    # for the repositories' children only, not for kbot's tests.
+    rr_site=""
+    if compgen -G ".device/rr-deps/*.whl" > /dev/null; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+            --target /tmp/rr-site .device/rr-deps/*.whl >> "$OUT/pip.txt" 2>&1 && rr_site=/tmp/rr-site
+    fi
+    PYTHONPATH="${rr_site:+$rr_site:}$PYTHONPATH" python3 bench/real_repos.py --ext /tmp/ext --work "$PWD/.device/rr-work" --run --resume \
         --budget "${RR_BUDGET:-30}" --time-limit "${RR_LIMIT:-500}" ${RR_ONLY:+--only "$RR_ONLY"} \
         ${RR_PER_REPO:+--per-repo "$RR_PER_REPO"} \
         --out "$OUT/real_repos.md" --json "$OUT/real_repos.json" > "$OUT/real_repos.log" 2>&1

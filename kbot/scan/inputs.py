@@ -8,6 +8,7 @@ with none of these gets a message saying what to add.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,16 +64,39 @@ class InputPlan:
     retry: InputPlan | None = None
 
 
+def case_variables(plan: InputPlan) -> list[str]:
+    """The case variables (`T`) that size an input, in the order the inputs name them."""
+    names = []
+    for arg in plan.args:
+        for dim in (*(arg.shape or ()), arg.case_variable):
+            if isinstance(dim, str) and dim not in names:
+                names.append(dim)
+    return names
+
+
+def cases_used(plan: InputPlan) -> InputPlan:
+    """The plan with its cases less the variables no input is sized by: an op on tensors of
+    fixed sizes has one case, not three identical ones that its get_inputs would refuse."""
+    variables = set(case_variables(plan))
+    cases: list[dict] = []
+    for case in plan.cases or ({},):
+        kept = {k: v for k, v in case.items() if k in variables}
+        if kept not in cases:
+            cases.append(kept)
+    retry = cases_used(plan.retry) if plan.retry is not None else None
+    return dataclasses.replace(plan, cases=tuple(cases), retry=retry)
+
+
 def plan_inputs(finding: Finding, options: ScanOptions) -> InputPlan:
     hint = finding.hint
     if hint is not None and hint.inputs:
-        return _from_config(finding, options)
+        return cases_used(_from_config(finding, options))
     if finding.profile is not None and finding.profile.inputs_seen:
-        return _from_profile(finding, options)
+        return cases_used(_from_profile(finding, options))
     if options.model_config is not None:
         from kbot.scan.inferred_inputs import from_model_config
 
-        return from_model_config(finding, options)
+        return cases_used(from_model_config(finding, options))
     raise InputsUnknown(
         f"cannot infer inputs for {finding.name} ({finding.file}::{finding.qualname}): "
         "add `inputs:` to its .kbot.yml target, or run the scan with --profile or "

@@ -66,9 +66,30 @@ def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
                 and fn.node.args.args
                 and not is_stub(fn.node)
                 and not _launches_a_kernel(fn.node)
+                and not _takes_only_scalars(fn.node)
             ):
                 out.append(function_candidate(facts, fn.qualname, fn.node, None, Kind.NAMED_OP))
     return out
+
+
+_SCALAR_ANNOTATIONS = {"int", "float", "bool", "str", "None", "Optional", "Union", "Literal"}
+
+
+def _takes_only_scalars(node: FunctionNode) -> bool:
+    """Every argument annotated as a number, flag or string (`def _vision_layer_norm(dim: int)
+    -> LayerNorm.Config`): a builder of a config or a size, not an op on tensors."""
+    args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+    if not args or any(a.annotation is None for a in args):
+        return False
+    for arg in args:
+        names = {n.id for n in ast.walk(arg.annotation) if isinstance(n, ast.Name)}
+        names |= {n.attr for n in ast.walk(arg.annotation) if isinstance(n, ast.Attribute)}
+        strings = [n.value for n in ast.walk(arg.annotation) if isinstance(n, ast.Constant)]
+        if not names and strings:  # a string annotation: its words
+            names = set(re.findall(r"\w+", " ".join(str(v) for v in strings)))
+        if not names or not names <= _SCALAR_ANNOTATIONS:
+            return False
+    return True
 
 
 def _launches_a_kernel(node: FunctionNode) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kbot.scan.eager import IMPORTED_HELPERS
 from kbot.scan.findings import Finding, Flag
-from kbot.scan.inputs import InputArg, InputPlan
+from kbot.scan.inputs import InputArg, InputPlan, case_variables
 from kbot.scan.location import ImportLocation
 from kbot.scan.rebuild import Rebuilt
 
@@ -270,18 +270,9 @@ def _get_init_inputs(finding: Finding, plan: InputPlan) -> str:
     return f"def get_init_inputs():\n    return {values!r}{comment}"
 
 
-def _case_variables(plan: InputPlan) -> list[str]:
-    names = []
-    for arg in plan.args:
-        for dim in (*(arg.shape or ()), arg.case_variable):
-            if isinstance(dim, str) and dim not in names:
-                names.append(dim)
-    return names
-
-
 def _get_inputs(plan: InputPlan) -> str:
     first = plan.cases[0] if plan.cases else {}
-    variables = _case_variables(plan)
+    variables = case_variables(plan)
     signature = ", ".join(f"{v}={first.get(v, 1)!r}" for v in variables)
     lines = [f"def get_inputs({signature}):"]
     tensors = []

@@ -229,3 +229,30 @@ def test_kbot_yml_gives_a_config_object_as_a_mapping(tmp_path):
         "offset_rms_norm: ['width'] are not fields of Config (the `config` of OffsetRMSNorm; its "
         "fields: dim, eps, tags)"
     )
+
+
+def test_an_op_on_fixed_size_tensors_gets_one_case(tmp_path):
+    """No input is sized by T: the problem has one case (three identical cases would call a
+    get_inputs that takes no T)."""
+    root = _repo(
+        tmp_path,
+        """
+        version: 1
+        targets:
+          - target: engine/norms.py::PlainRMSNorm.forward
+            name: fixed_rms_norm
+            init: {settings: {hidden_size: 64}}
+            inputs: {x: {shape: [8, 64], dtype: float32}}
+        """,
+    )
+    config = load_config(root)
+    hints = tuple(TargetHint.from_config(t) for t in config.targets)
+    result = scan(root, ScanOptions(cases=CASES, targets=hints), config_root=config.root)
+    options = ScanOptions(cases=CASES, targets=hints)
+    emitted = {e.name: e for e in emit_problems(result, tmp_path / "problems", options)}
+    fixed = emitted["fixed_rms_norm"]
+    assert fixed.status == EmitStatus.EMITTED, fixed.message
+    module = import_file(fixed.path)
+    assert module.CASES == [{}]
+    model = module.Model(*init_inputs(module))
+    assert model(*case_inputs(module, module.CASES[0])).shape == (8, 64)

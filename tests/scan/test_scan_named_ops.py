@@ -2,7 +2,7 @@
 nothing and compile whole models, so `kbot scan` found no target in them. A module or an
 undecorated module-level function named as a common op (RMSNorm, apply_rotary_emb, SiluAndMul)
 whose own body is the math is a target; layers that call submodules, Triton launchers, tests,
-kernel libraries and registration plumbing are not."""
+kernel libraries, registration plumbing and builders that take only numbers are not."""
 
 from __future__ import annotations
 
@@ -59,6 +59,11 @@ def apply_rotary_emb(x, cos, sin):
 
 def apply_rope_scaling(freqs, factor):
     return freqs / factor
+
+
+def _vision_layer_norm(dim: int, eps: "float | None" = None) -> nn.LayerNorm:
+    """A builder named like an op: it takes sizes, not tensors."""
+    return nn.LayerNorm(dim, eps=eps or 1e-6)
 
 
 @torch.library.custom_op("demo::silu_and_mul", mutates_args=())
