@@ -53,6 +53,8 @@ def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
             forward = info.methods.get("forward")
             if not _OP_CLASS_NAME.match(info.name) or forward is None or is_stub(forward):
                 continue
+            if any(is_stub(method) for method in info.methods.values()):
+                continue  # an abstract base: its subclasses fill in what forward needs
             if "Module" in info.bases and not _calls_a_submodule(forward, info):
                 out.append(Candidate(facts, info.qualname, Kind.NAMED_OP, "forward", forward, info))
         for fn in facts.functions:

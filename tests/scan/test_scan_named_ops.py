@@ -2,7 +2,8 @@
 nothing and compile whole models, so `kbot scan` found no target in them. A module or an
 undecorated module-level function named as a common op (RMSNorm, apply_rotary_emb, SiluAndMul)
 whose own body is the math is a target; layers that call submodules, Triton launchers, tests,
-kernel libraries, registration plumbing and builders that take only numbers are not."""
+kernel libraries, registration plumbing, builders that take only numbers and abstract bases
+(a method that raises NotImplementedError) are not."""
 
 from __future__ import annotations
 
@@ -50,6 +51,20 @@ class FusedRMSNorm(nn.Module):
 
     def forward(self, x):
         return self.impl.forward(x)
+
+
+class BaseRoPE(nn.Module):
+    """An abstract base: forward reads a cache its subclasses build."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.register_buffer("cache", self._build_cache(dim), persistent=False)
+
+    def _build_cache(self, dim):
+        raise NotImplementedError
+
+    def forward(self, x):
+        return x * self.cache
 
 
 def apply_rotary_emb(x, cos, sin):
