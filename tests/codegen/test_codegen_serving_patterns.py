@@ -7,8 +7,6 @@ are still refused with a reason."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import torch
 
@@ -157,15 +155,11 @@ def test_a_buffer_not_filled_before_it_is_read_stays_refused(tmp_path, text):
         generate(spec)
 
 
-def test_a_scaling_factors_offset_from_one_follows_the_attribute(tmp_path):
+def test_a_scaling_factors_offset_from_one_follows_the_attribute(tmp_path, load_candidate):
     spec = _problem(tmp_path, "ntk_offset", NTK_OFFSET)
     (candidate, *_) = generate(spec, limit=1)
     assert "scaling_factor - 1.0" in candidate.source
-    path = tmp_path / "candidate_ntk.py"
-    path.write_text(candidate.source)
-    module_spec = importlib.util.spec_from_file_location("candidate_ntk", path)
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
+    module = load_candidate(candidate.source)
     t = torch.rand(3, 40) * 3
     for factor in (1.0, 2.5, 0.25):  # another instance of the class: the kernel follows it
         expected = factor * t - (factor - 1)

@@ -136,6 +136,15 @@ def _emit(root, tmp_path, options):
     return {e.name: e for e in emit_problems(result, tmp_path / "problems", options)}
 
 
+def _emit_configured(root, tmp_path):
+    """The problems emitted for the targets of the repository's own .kbot.yml."""
+    config = load_config(root)
+    hints = tuple(TargetHint.from_config(t) for t in config.targets)
+    result = scan(root, ScanOptions(cases=CASES, targets=hints), config_root=config.root)
+    options = ScanOptions(cases=CASES, targets=hints)
+    return {e.name: e for e in emit_problems(result, tmp_path / "problems", options)}
+
+
 def _config_json(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({
@@ -212,11 +221,7 @@ def test_kbot_yml_gives_a_config_object_as_a_mapping(tmp_path):
             inputs: {x: {shape: [T, 64], dtype: float32}}
         """,
     )
-    config = load_config(root)
-    hints = tuple(TargetHint.from_config(t) for t in config.targets)
-    result = scan(root, ScanOptions(cases=CASES, targets=hints), config_root=config.root)
-    options = ScanOptions(cases=CASES, targets=hints)
-    emitted = {e.name: e for e in emit_problems(result, tmp_path / "problems", options)}
+    emitted = _emit_configured(root, tmp_path)
     assert emitted["windowed_rms_norm"].status == EmitStatus.EMITTED, emitted[
         "windowed_rms_norm"
     ].message
@@ -245,11 +250,7 @@ def test_an_op_on_fixed_size_tensors_gets_one_case(tmp_path):
             inputs: {x: {shape: [8, 64], dtype: float32}}
         """,
     )
-    config = load_config(root)
-    hints = tuple(TargetHint.from_config(t) for t in config.targets)
-    result = scan(root, ScanOptions(cases=CASES, targets=hints), config_root=config.root)
-    options = ScanOptions(cases=CASES, targets=hints)
-    emitted = {e.name: e for e in emit_problems(result, tmp_path / "problems", options)}
+    emitted = _emit_configured(root, tmp_path)
     fixed = emitted["fixed_rms_norm"]
     assert fixed.status == EmitStatus.EMITTED, fixed.message
     module = import_file(fixed.path)

@@ -5,11 +5,11 @@ that kept the literal would be right for this instance and silently wrong for on
 another limit (a published kernel serves every instance of the class). The forward is traced a
 second time with every float attribute moved to another value; a constant that moved with an
 attribute is written as that attribute (`limit`), its negation (`(-limit)`), its reciprocal
-(`(1.0 / limit)`) or its offset from one (`(factor - 1.0)`), and passed to the kernel at launch. A constant that moved some other way
-(`math.sqrt(self.scale)`), or a number that is an attribute's value in one place and a plain
-literal in the same operation, is refused: codegen cannot say what the kernel should compute
-for another instance. An attribute that changes the graph when it is moved alone (a norm's `p = 2.0`, `if
-self.limit < 4`) is not moved: it stays specialised at the traced value, as before; a branch
+(`(1.0 / limit)`) or its offset from one (`(factor - 1.0)`), and passed to the kernel at
+launch. A constant that moved some other way (`math.sqrt(self.scale)`), or a number that is
+an attribute's value in one place and a plain literal in the same operation, is refused:
+codegen cannot say what the kernel should compute for another instance. An attribute that
+changes the graph when it is moved alone (a norm's `p = 2.0`, `if self.limit < 4`) is not moved: it stays specialised at the traced value, as before; a branch
 that only values other than the two traced would take is not seen.
 """
 

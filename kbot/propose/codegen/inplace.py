@@ -107,7 +107,8 @@ def _size_expr(value: object) -> object:
 def _fill_to_cat(graph: torch.fx.Graph, buffer: torch.fx.Node) -> int:
     """`buffer` (an uninitialised tensor) written by `copy_` into slices along one dim that
     tile it from 0 to its end, then only read: the writes become one `cat` of their sources
-    (each broadcast and cast as `copy_` does) that the reads read. 1 when rewritten, else 0."""
+    (each cast as `copy_` does; a source `copy_` would broadcast leaves the graph as it is)
+    that the reads read. 1 when rewritten, else 0."""
     val = buffer.meta.get("val")
     if not isinstance(val, torch.Tensor) or not hasattr(val, "fake_mode"):
         return 0

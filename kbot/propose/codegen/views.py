@@ -1,9 +1,9 @@
 """View ops as index rewrites: no data moves, the consumer's index is mapped to the producer's.
 
 `x[..., :d]`, `x.chunk(2, -1)`, `x[..., ::2]`, `unsqueeze`, `expand`, `repeat` (index
-`i % n`), `permute`, `view` (splitting and merging dims), `flip` (index `n - 1 - i`), `cat` (a `tl.where` over the pieces,
-each read with a shifted, bounds-guarded index) and `src[idx]` (gather: the index tensor is
-loaded and used as an index).
+`i % n`), `permute`, `view` (splitting and merging dims), `flip` (index `n - 1 - i`), `cat` (a
+`tl.where` over the pieces, each read with a shifted, bounds-guarded index) and `src[idx]`
+(gather: the index tensor is loaded and used as an index).
 """
 
 from __future__ import annotations
