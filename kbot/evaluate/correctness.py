@@ -44,6 +44,18 @@ class CandidateCrashed(Exception):
         self.sticky = sticky
 
 
+def _check_scalars(inputs: list, positions: tuple[int, ...], case: dict[str, Any]) -> None:
+    """The places the problem declares numbers (KBOT scalar_inputs) hold numbers: the static
+    checks let a candidate compute with them in Python."""
+    for place in positions:
+        value = inputs[place] if place < len(inputs) else None
+        if not isinstance(value, (int, float)):
+            raise ReferenceFailed(
+                f"get_inputs({case}) gives a {type(value).__name__} as forward argument "
+                f"{place + 1}, which KBOT scalar_inputs declares a number; fix the declaration"
+            )
+
+
 def check_case(
     module: ModuleType,
     reference: torch.nn.Module,
@@ -55,6 +67,7 @@ def check_case(
     rtol: float | None,
     mutates_inputs: bool = False,
     rounded_to: torch.dtype | None = None,
+    scalar_positions: tuple[int, ...] = (),
 ) -> CaseOutcome:
     """`call(inputs, poison_bytes, where)` runs the candidate in its own process and returns
     its outputs and the inputs as they are after the call (kbot.evaluate.jobs)."""
@@ -76,6 +89,7 @@ def check_case(
             raise ReferenceFailed(
                 f"get_inputs({case}) raised {type(exc).__name__}: {exc}"
             ) from None
+        _check_scalars(drawn, scalar_positions, case)
         pristine = apply_distribution(drawn, distribution, seed)
         reference_inputs = _clone(pristine)
         with torch.no_grad():

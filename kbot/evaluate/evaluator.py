@@ -219,6 +219,7 @@ class Evaluator:
             atol=problem.options.atol,
             rtol=problem.options.rtol,
             mutates_inputs=problem.options.mutates_inputs,
+            scalar_positions=problem.options.scalar_positions,
             candidates=tuple(candidates),
             seeds=self.options.seeds,
             time=timed and info.device == "cuda" and not sweep,

@@ -26,8 +26,10 @@ def bind_parameters(
     callable_args: dict[int | str, Callable],
 ) -> None:
     """Sets `walker.env` (and `walker.local_fns`) for each parameter of `fn`: the caller's
-    kind, else a spread `*`/`**` element, else the default's kind or a number annotation,
-    else `default_kind`; `self` of a method is skipped."""
+    kind, else a spread `*`/`**` element, else the default's kind, else `default_kind`; a number
+    annotation counts only where nothing says what is passed (`default_kind` UNKNOWN): at an
+    entry point the judge calls, `x: float` on a tensor is the candidate's word, not a fact.
+    `self` of a method is skipped."""
     keyword_kinds = keyword_kinds or {}
     callable_args = callable_args or {}
     args = fn.args.posonlyargs + fn.args.args
@@ -47,7 +49,7 @@ def bind_parameters(
             kind = star_kind  # f(*parts), f(**table): any parameter may be an element
         elif index >= first_default:
             kind = default_kinds[index - first_default]
-        elif _annotation_is_number(arg.annotation):
+        elif default_kind == Kind.UNKNOWN and _annotation_is_number(arg.annotation):
             kind = Kind.SCALAR
         else:
             kind = default_kind
@@ -64,7 +66,7 @@ def bind_parameters(
         elif kw_default is not None:
             walker.env[arg.arg] = kw_default
         else:
-            number = _annotation_is_number(arg.annotation)
+            number = default_kind == Kind.UNKNOWN and _annotation_is_number(arg.annotation)
             walker.env[arg.arg] = Kind.SCALAR if number else default_kind
         if arg.arg in callable_args:
             walker.local_fns[arg.arg] = callable_args[arg.arg]

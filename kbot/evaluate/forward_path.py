@@ -46,7 +46,10 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
         ]
     constants = _module_constants(tree, aliases)
     module = _class_facts(model, aliases, options, functions, kernels, constants, Kind.UNKNOWN)
-    Walker(module, {}).run(methods["forward"], is_method=True, default_kind=Kind.TENSOR)
+    Walker(module, {}).run(
+        methods["forward"], is_method=True, arg_kinds=_forward_kinds(methods["forward"], options),
+        default_kind=Kind.TENSOR,
+    )  # fmt: skip
     if module.launches == 0:
         module.reasons.append(
             Reason(
@@ -91,6 +94,16 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
             ):
                 Walker(facts, {}).run(node, default_kind=Kind.UNKNOWN)
     return module.reasons
+
+
+def _forward_kinds(forward: ast.FunctionDef, options: ProblemOptions) -> tuple[Kind, ...]:
+    """What the judge passes in each place of forward: a number where the problem declares one
+    (KBOT scalar_inputs, checked at every case), else a tensor. The candidate's annotations do
+    not count: `x: float` on a tensor would let PyTorch arithmetic pass for size arithmetic."""
+    places = len(forward.args.posonlyargs) + len(forward.args.args) - 1
+    return tuple(
+        Kind.SCALAR if i in options.scalar_positions else Kind.TENSOR for i in range(places)
+    )
 
 
 def _module_lambdas(tree: ast.Module) -> dict[str, ast.Lambda]:

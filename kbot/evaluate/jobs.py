@@ -248,6 +248,7 @@ def _check(job: Job, state: Any, problem, item: Loaded, deadline) -> tuple[CaseR
                 job.rtol,
                 job.mutates_inputs,
                 state.rounded_to.get((job.problem_sha256, index)),
+                job.scalar_positions,
             )
         except ReferenceFailed as exc:
             raise _Rejected(Stage.INPUT, Reason("problem", str(exc))) from None

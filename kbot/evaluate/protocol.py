@@ -34,6 +34,7 @@ class Job:
     atol: float | None = None
     rtol: float | None = None
     mutates_inputs: bool = False
+    scalar_positions: tuple[int, ...] = ()  # forward places that must hold numbers (KBOT)
     candidates: tuple[CandidateJob, ...] = ()
     seeds: int = 5
     time: bool = False

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,7 @@ _OPTION_TYPES: dict[str, type | tuple[type, ...]] = {
     "allow_low_precision": bool,
     "stochastic": bool,
     "mutates_inputs": bool,
+    "scalar_inputs": (list, tuple),
     "name": str,
 }
 
@@ -63,6 +65,11 @@ class ProblemOptions:
     # inputs after the call are compared with the reference's instead of required unchanged.
     mutates_inputs: bool = False
     name: str | None = None
+    # Forward arguments that are Python numbers, not tensors (a rotary table's `seqlen`, an
+    # `eps`): the judge lets a candidate do arithmetic on them and checks each case passes
+    # numbers there. Names as written; `scalar_positions` are their places in Model.forward.
+    scalar_inputs: tuple[str, ...] = ()
+    scalar_positions: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,6 +123,8 @@ def parse_problem(source: str, path: Path) -> ProblemSpec:
     cases_node = names.get("CASES")
     cases = _literal_cases(cases_node, path, names) if cases_node is not None else ({},)
     options = _literal_options(names.get("KBOT"), path, names)
+    forward_params = _method_params(model, "forward")
+    options = _scalar_positions(options, forward_params, path, names.get("KBOT"))
     return ProblemSpec(
         path=path,
         source=source,
@@ -125,8 +134,25 @@ def parse_problem(source: str, path: Path) -> ProblemSpec:
         has_cases=cases_node is not None,
         model_line=model.lineno,
         init_params=_method_params(model, "__init__"),
-        forward_params=_method_params(model, "forward"),
+        forward_params=forward_params,
     )
+
+
+def _scalar_positions(
+    options: ProblemOptions, forward_params: tuple[str, ...], path: Path, node: ast.AST | None
+) -> ProblemOptions:
+    """KBOT's scalar_inputs checked against Model.forward's parameters, with their places."""
+    if not options.scalar_inputs:
+        return options
+    line = getattr(node, "lineno", 0)
+    unknown = [n for n in options.scalar_inputs if n not in forward_params]
+    if unknown:
+        raise ProblemError(
+            f"{path}:{line}: KBOT scalar_inputs {unknown} are not parameters of Model.forward "
+            f"({', '.join(forward_params) or 'none'}); list forward's number arguments by name"
+        )
+    positions = tuple(sorted(forward_params.index(n) for n in set(options.scalar_inputs)))
+    return dataclasses.replace(options, scalar_positions=positions)
 
 
 def _top_level_names(tree: ast.Module) -> dict[str, ast.AST]:
@@ -318,7 +344,14 @@ def _literal_options(node: ast.AST | None, path: Path, names: dict[str, ast.AST]
         stochastic=value.get("stochastic", False),
         mutates_inputs=value.get("mutates_inputs", False),
         name=value.get("name"),
+        scalar_inputs=_names(value.get("scalar_inputs", ()), path, node.lineno),
     )
+
+
+def _names(value: Any, path: Path, line: int) -> tuple[str, ...]:
+    if not all(isinstance(v, str) for v in value):
+        raise ProblemError(f"{path}:{line}: KBOT scalar_inputs must be a list of argument names")
+    return tuple(value)
 
 
 def _method_params(cls: ast.ClassDef, method: str) -> tuple[str, ...]:

@@ -257,6 +257,10 @@ def _module_values(finding: Finding, plan: InputPlan) -> str:
     if finding.has_flag(Flag.IN_PLACE):
         # The evaluator then checks what the op writes into its inputs instead of rejecting it.
         options.append("mutates_inputs=True")
+    numbers = [a.name for a in plan.args if a.case_variable is not None]
+    if numbers:
+        # A token count passed to forward as an int: the judge checks each case passes one.
+        options.append(f"scalar_inputs={numbers!r}")
     return f"CASES = [{cases}]\nKBOT = dict({', '.join(options)})"
 
 

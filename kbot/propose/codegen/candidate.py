@@ -19,7 +19,7 @@ from kbot.propose.codegen.model_new import model_new_source
 from kbot.propose.codegen.ops import HELPERS, dtype_of
 from kbot.propose.codegen.rows import output_names
 from kbot.propose.codegen.sizes import SizeNames
-from kbot.propose.codegen.trace import TracedProblem
+from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
 
 def op_name(spec: ProblemSpec) -> str:
@@ -34,7 +34,7 @@ def launcher_params(traced: TracedProblem, emitted: Emitted) -> tuple[list[str],
     used = {n.name for n in traced.graph.nodes if n.op == "placeholder" and n.users}
     names, sources = [], []
     for graph_input in traced.inputs:
-        forward_arg = not graph_input.source.startswith("self.")
+        forward_arg = not graph_input.source.startswith(("self.", "torch.view_as_real(self."))
         if forward_arg or graph_input.node_name in used:
             names.append(graph_input.arg_name)
             sources.append(graph_input.source)
@@ -72,7 +72,9 @@ def _placeholder_dtype(traced: TracedProblem, node_name: str) -> torch.dtype | N
 
 
 def _device_source(traced: TracedProblem) -> str:
-    first = next(g for g in traced.inputs if g.is_tensor)
+    first = next((g for g in traced.inputs if g.is_tensor), None)
+    if first is None:
+        raise Unsupported("no tensor among the inputs to say which device the output is on")
     return f"{first.arg_name}.device"
 
 

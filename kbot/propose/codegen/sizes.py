@@ -40,7 +40,7 @@ class SizeNames:
         self._hints: dict[sympy.Symbol, int] = {}  # traced values of the symbols
         placeholders = {n.name: n for n in traced.graph.nodes if n.op == "placeholder"}
         for graph_input in traced.inputs:
-            if not graph_input.is_tensor:
+            if not (graph_input.is_tensor or graph_input.size_of):
                 continue
             shape = placeholders[graph_input.node_name].meta["val"].shape
             for dim, size in enumerate(shape):
@@ -49,6 +49,9 @@ class SizeNames:
                     if size.node.hint is not None:
                         self._hints[expr] = int(size.node.hint)
                 if isinstance(expr, sympy.Symbol) and expr not in self._symbols:
+                    if graph_input.size_of:  # the integer argument is the size itself
+                        self._symbols[expr] = graph_input.arg_name
+                        continue
                     name = f"{graph_input.arg_name}_size{dim}"
                     self._symbols[expr] = name
                     self._reads.append(f"{name} = {graph_input.arg_name}.shape[{dim}]")

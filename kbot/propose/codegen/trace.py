@@ -27,6 +27,7 @@ from kbot.propose.codegen.attr_constants import (
     same_structure,
     with_attributes,
 )
+from kbot.propose.codegen.complex_ops import ComplexUnsupported, decomplexify
 from kbot.propose.codegen.inplace import rewrite_in_place
 
 aten = torch.ops.aten
@@ -45,6 +46,9 @@ class GraphInput:
     source: str  # what ModelNew.forward passes: `x` or `self.proj.weight`
     is_tensor: bool
     value: Any = None  # the traced value of a non-tensor forward argument
+    # An integer forward argument declared a number (KBOT scalar_inputs), traced as the size of
+    # a stand-in tensor's one dim: the launcher reads that size from the argument itself.
+    size_of: bool = False
 
 
 @dataclass(frozen=True)
@@ -200,13 +204,28 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
     forward_names = list(spec.forward_params)[: len(args)]
     if len(forward_names) < len(args):
         forward_names += [f"arg{i}" for i in range(len(forward_names), len(args))]
-    tensor_args = [a for a in args if isinstance(a, torch.Tensor)]
+    # A declared integer argument (a token count) is traced as the size of a stand-in, so the
+    # sizes it sets stay symbolic; other numbers are traced as the values they have.
+    counts = {
+        i for i in spec.options.scalar_positions
+        if i < len(args) and isinstance(args[i], int) and not isinstance(args[i], bool)
+    }  # fmt: skip
+    stand_ins = {i: torch.empty(args[i], device="meta") for i in counts}
+    tensor_args = [
+        stand_ins[i] if i in counts else a
+        for i, a in enumerate(args)
+        if i in counts or isinstance(a, torch.Tensor)
+    ]
 
     def forward_of(instance: nn.Module) -> Any:
         def forward(*tensors: torch.Tensor) -> Any:
             params = dict(zip(state_names, tensors[: len(state_names)]))
             rest = iter(tensors[len(state_names) :])
-            call_args = [next(rest) if isinstance(a, torch.Tensor) else a for a in args]
+            call_args = [
+                next(rest).shape[0] if i in counts else next(rest) if isinstance(a, torch.Tensor)
+                else a
+                for i, a in enumerate(args)
+            ]  # fmt: skip
             return torch.func.functional_call(instance, params, tuple(call_args))
 
         return forward
@@ -241,6 +260,13 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
     # `x = x.float(); x.mul_(...)`: writes into the op's own temporaries are out-of-place ops.
     if rewrite_in_place(gm.graph):
         gm.recompile()
+    # Complex values (a rotary `freqs_cis`) as (real, imaginary) pairs.
+    try:
+        complex_inputs = decomplexify(gm.graph)
+    except ComplexUnsupported as exc:
+        raise Unsupported(str(exc)) from None
+    if complex_inputs:
+        gm.recompile()
 
     def moved_graph(attrs: dict[str, float]) -> torch.fx.Graph | None:
         """The forward traced with `attrs` moved; None where that fails or changes the graph."""
@@ -249,6 +275,10 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         except Exception:  # noqa: BLE001 - an attribute the forward cannot take moved
             return None
         rewrite_in_place(graph)
+        try:
+            decomplexify(graph)
+        except ComplexUnsupported:
+            return None
         return graph if same_structure(gm.graph, graph) else None
 
     # The same forward with every float attribute moved: which constants follow which. An
@@ -265,13 +295,22 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     inputs: list[GraphInput] = []
+
+    def passed(source: str, node: torch.fx.Node) -> str:  # a complex input as its pairs
+        return f"torch.view_as_real({source})" if node.name in complex_inputs else source
+
     for name, node in zip(state_names, placeholders):
-        inputs.append(GraphInput(node.name, name.replace(".", "_"), f"self.{name}", True))
+        inputs.append(
+            GraphInput(node.name, name.replace(".", "_"), passed(f"self.{name}", node), True)
+        )
     rest = iter(placeholders[len(state_names) :])
     forward_inputs = []
-    for name, value in zip(forward_names, args):
-        if isinstance(value, torch.Tensor):
-            forward_inputs.append(GraphInput(next(rest).name, name, name, True))
+    for index, (name, value) in enumerate(zip(forward_names, args)):
+        if index in counts:
+            forward_inputs.append(GraphInput(next(rest).name, name, name, False, value, True))
+        elif isinstance(value, torch.Tensor):
+            node = next(rest)
+            forward_inputs.append(GraphInput(node.name, name, passed(name, node), True))
         else:
             forward_inputs.append(GraphInput("", name, name, False, value))
     output_node = next(n for n in gm.graph.nodes if n.op == "output")
