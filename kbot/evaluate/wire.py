@@ -9,7 +9,9 @@ inputs keep their strides), as bytes, and is rebuilt with `as_strided` over a fr
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,7 +93,8 @@ class Outbox:
 
 
 def encode(value: Any, outbox: Outbox, depth: int = 0) -> Any:
-    """`value` (tensors, numbers, strings, None, dtypes, lists/tuples/dicts of them) as JSON."""
+    """`value` (tensors, numbers, strings, None, dtypes, lists/tuples/dicts of them, and the
+    fields of a dataclass or namespace) as JSON."""
     if depth > MAX_DEPTH:
         raise WireError("a value nested deeper than 8 levels cannot be sent")
     if isinstance(value, torch.Tensor):
@@ -109,6 +112,9 @@ def encode(value: Any, outbox: Outbox, depth: int = 0) -> Any:
         return {kind: [encode(v, outbox, depth + 1) for v in value]}
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {"dict": {k: encode(v, outbox, depth + 1) for k, v in value.items()}}
+    fields = _attributes(value)
+    if fields is not None:  # a config object: its fields, rebuilt as a namespace
+        return {"attrs": {k: encode(v, outbox, depth + 1) for k, v in fields.items()}}
     raise WireError(f"a {type(value).__name__} cannot be sent between processes")
 
 
@@ -132,7 +138,22 @@ def decode(data: Any, payload: str | None, device: torch.device, depth: int = 0)
             return items if kind == "list" else tuple(items)
         if kind == "dict" and isinstance(body, dict):
             return {str(k): decode(v, payload, device, depth + 1) for k, v in body.items()}
+        if kind == "attrs" and isinstance(body, dict):
+            return types.SimpleNamespace(
+                **{str(k): decode(v, payload, device, depth + 1) for k, v in body.items()}
+            )
     raise WireError(f"an undecodable value: {str(data)[:80]}")
+
+
+def _attributes(value: Any) -> dict[str, Any] | None:
+    """The fields of a dataclass instance or a SimpleNamespace (a constructor's configuration
+    object, `RoPE(config)`): what crosses is their values, which arrive as a namespace of the
+    same attributes; any other object is refused."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if type(value) is types.SimpleNamespace:
+        return dict(vars(value))
+    return None
 
 
 def _read_tensor(body: Any, payload: str | None, device: torch.device) -> torch.Tensor:

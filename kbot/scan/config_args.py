@@ -40,7 +40,8 @@ def config_args(
             (c for _, info in chain for c in _nested_classes(info) if c.name == name), None
         )
         if nested is not None and is_dataclass(nested):
-            found.append(ConfigArg(param.name, name, nested=True, fields=_fields(nested)))
+            fields = _inherited_fields(nested, chain)
+            found.append(ConfigArg(param.name, name, nested=True, fields=fields))
             continue
         top = next(
             (
@@ -79,6 +80,34 @@ def is_dataclass(node: ast.ClassDef) -> bool:
         for d in node.decorator_list
     ]
     return bool(names) and all(n == "dataclass" for n in names)
+
+
+def _inherited_fields(
+    node: ast.ClassDef, chain: list[tuple[FileFacts, ClassInfo]], depth: int = 0
+) -> tuple[Param, ...]:
+    """The dataclass's fields with those of its dataclass bases first, as `dataclass` orders
+    them (`class Config(RoPE.Config): pass` has RoPE.Config's): a base is a class nested in one
+    of the op's in-tree classes (`RoPE.Config`, or `Config` of an ancestor)."""
+    inherited: dict[str, Param] = {}
+    for base in node.bases if depth < 8 else ():
+        owner, _, name = ast.unparse(base).rpartition(".")
+        owner = owner.rsplit(".", 1)[-1]
+        found = next(
+            (
+                c
+                for _, info in chain
+                if not owner or info.name == owner
+                for c in _nested_classes(info)
+                if c.name == name and c is not node
+            ),
+            None,
+        )  # fmt: skip
+        if found is not None and is_dataclass(found):
+            for field in _inherited_fields(found, chain, depth + 1):
+                inherited[field.name] = field
+    for field in _fields(node):
+        inherited[field.name] = field
+    return tuple(inherited.values())
 
 
 def _fields(node: ast.ClassDef) -> tuple[Param, ...]:

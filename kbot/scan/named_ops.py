@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 import re
 
-from kbot.scan.facts import ClassInfo, FileFacts, FunctionNode
+from kbot.scan.facts import FileFacts, FunctionNode, dotted_name
 from kbot.scan.findings import Kind
-from kbot.scan.patterns import Candidate, function_candidate, is_stub
+from kbot.scan.patterns import Candidate, ClassIndex, function_candidate, is_stub
 
 # Names that say "a common serving op" (kbot.scan.findings.Kind.NAMED_OP).
 _OP_CLASS_NAME = re.compile(
@@ -41,6 +41,7 @@ def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
     the math: a class's forward may call its own methods and torch, but no submodule
     (`self.proj(x)`, `self.impl.forward(x)` make it a layer or a dispatcher, not an op)."""
     out: list[Candidate] = []
+    index = ClassIndex(all_facts)
     for facts in all_facts:
         parts = facts.file.rel.split("/")
         folders = set(parts[:-1])
@@ -50,12 +51,29 @@ def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
         if any("kernel" in f for f in folders):
             continue
         for info in facts.classes:
-            forward = info.methods.get("forward")
-            if not _OP_CLASS_NAME.match(info.name) or forward is None or is_stub(forward):
+            if not _OP_CLASS_NAME.match(info.name):
                 continue
-            if any(is_stub(method) for method in info.methods.values()):
+            # Methods as the class has them: its own, else its nearest in-tree ancestor's (a
+            # concrete rotary class that inherits forward from its abstract base).
+            chain = index.ancestors(facts, info)
+            methods: dict[str, tuple[FileFacts, FunctionNode]] = {}
+            owner: dict[str, str] = {}
+            for where, ancestor in chain:
+                for name, method in ancestor.methods.items():
+                    methods.setdefault(name, (where, method))
+                    owner.setdefault(name, ancestor.name)
+            where, forward = methods.get("forward", (facts, None))
+            if forward is None or is_stub(forward):
+                continue
+            if not _OP_CLASS_NAME.match(owner["forward"]):
+                continue  # a dispatcher base's forward (CustomOp, BaseFusedOp): their finders'
+
+            if any(is_stub(method) for _, method in methods.values()):
                 continue  # an abstract base: its subclasses fill in what forward needs
-            if "Module" in info.bases and not _calls_a_submodule(forward, info):
+            if _reaches_a_kernel(forward, where):
+                continue  # its forward launches a kernel already: the fast path itself
+            is_module = any("Module" in ancestor.bases for _, ancestor in chain)
+            if is_module and not _calls_a_submodule(forward, set(methods)):
                 out.append(Candidate(facts, info.qualname, Kind.NAMED_OP, "forward", forward, info))
         for fn in facts.functions:
             name = fn.qualname.rsplit(".", 1)[-1]
@@ -67,7 +85,7 @@ def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
                 and not fn.node.decorator_list
                 and fn.node.args.args
                 and not is_stub(fn.node)
-                and not _launches_a_kernel(fn.node)
+                and not _reaches_a_kernel(fn.node, facts)
                 and not _takes_only_scalars(fn.node)
             ):
                 out.append(function_candidate(facts, fn.qualname, fn.node, None, Kind.NAMED_OP))
@@ -94,7 +112,7 @@ def _takes_only_scalars(node: FunctionNode) -> bool:
     return True
 
 
-def _launches_a_kernel(node: FunctionNode) -> bool:
+def _launches_a_kernel(node: ast.AST) -> bool:
     """`_kernel[grid](...)`: a Triton launcher, the fast path itself."""
     return any(
         isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript)
@@ -102,7 +120,51 @@ def _launches_a_kernel(node: FunctionNode) -> bool:
     )
 
 
-def _calls_a_submodule(forward: FunctionNode, info: ClassInfo) -> bool:
+# Decorators that make a function a kernel or a registered op: a Triton or Helion kernel
+# (`triton.jit`, `helion.kernel`), `torch.library.custom_op`, `torch.library.triton_op`.
+_KERNEL_DECORATORS = ("custom_op", "triton_op", ".jit", ".kernel")
+
+
+def _reaches_a_kernel(node: FunctionNode, facts: FileFacts) -> bool:
+    """The function launches a Triton kernel, calls a registered op (`torch.ops.ns.op(...)`),
+    or calls, through functions of its own file (lambdas included), one that does or one that
+    is a kernel or a custom op (`@torch.library.custom_op`, `@helion.kernel`): torchtitan's
+    `_fused_silu_and_mul` wraps its own kernel, and is not an op left to write."""
+    # Functions of the file by name, wherever defined outside classes (also under `if`/`try`:
+    # an optional dependency's two versions of a function).
+    local: dict[str, list[ast.AST]] = {}
+    classes = [n for n in ast.walk(facts.file.tree) if isinstance(n, ast.ClassDef)]
+    methods = {id(m) for c in classes for m in c.body}
+    for fn in ast.walk(facts.file.tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(fn) not in methods:
+            local.setdefault(fn.name, []).append(fn)
+    seen: set[int] = set()
+    todo: list[ast.AST] = [node]
+    while todo:
+        fn = todo.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        if fn is not node and any(
+            (dotted_name(d.func if isinstance(d, ast.Call) else d) or "").endswith(
+                _KERNEL_DECORATORS
+            )
+            for d in getattr(fn, "decorator_list", ())
+        ):
+            return True
+        if _launches_a_kernel(fn):
+            return True
+        for call in (c for c in ast.walk(fn) if isinstance(c, ast.Call)):
+            name = dotted_name(call.func) or ""
+            if name.startswith("torch.ops.") and not name.startswith("torch.ops.aten."):
+                return True
+        # Called or passed on (`local_map(...)(_fwd)(x)`): a function of the file it names.
+        for ref in (n for n in ast.walk(fn) if isinstance(n, ast.Name)):
+            todo += local.get(ref.id, [])
+    return False
+
+
+def _calls_a_submodule(forward: FunctionNode, methods: set[str]) -> bool:
     for node in ast.walk(forward):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
@@ -114,7 +176,7 @@ def _calls_a_submodule(forward: FunctionNode, info: ClassInfo) -> bool:
         if not (isinstance(value, ast.Name) and value.id == "self"):
             continue
         chain.reverse()  # self.a.b(...) -> ["a", "b"]
-        if len(chain) == 1 and chain[0] not in info.methods:
+        if len(chain) == 1 and chain[0] not in methods:
             return True  # self.proj(x)
         if len(chain) > 1 and chain[-1] in ("forward", "__call__", "apply"):
             return True  # self.impl.forward(x)

@@ -4,6 +4,9 @@ three times per trial), and a payload that does not hold what its reply declared
 
 from __future__ import annotations
 
+import dataclasses
+import types
+
 import pytest
 import torch
 
@@ -37,6 +40,30 @@ def test_every_dtype_and_nested_structure_survives(tmp_path):
     )
     assert torch.equal(back["pair"][1][0], value["pair"][1][0])
     assert back["pair"][1][1:] == [2.5, None]
+
+
+@dataclasses.dataclass(kw_only=True, slots=True)
+class _RopeConfig:
+    dim: int
+    theta: float = 10000.0
+    table: torch.Tensor | None = None
+
+
+def test_a_config_object_crosses_as_a_namespace_of_its_fields(tmp_path):
+    # torchtitan-style constructors take one dataclass; it arrives with the same attributes.
+    config = _RopeConfig(dim=128, table=torch.arange(4.0))
+    back, _ = _roundtrip([config, types.SimpleNamespace(hidden_size=64)], tmp_path)
+    assert isinstance(back[0], types.SimpleNamespace)
+    assert (back[0].dim, back[0].theta) == (128, 10000.0)
+    assert torch.equal(back[0].table, config.table)
+    assert back[1].hidden_size == 64
+
+
+def test_other_objects_and_classes_are_refused():
+    outbox = wire.Outbox.at("unused.bin")
+    for value in (_RopeConfig, object(), torch.nn.Linear(2, 2)):
+        with pytest.raises(wire.WireError, match="cannot be sent"):
+            wire.encode(value, outbox)
 
 
 def test_a_payload_cut_short_is_refused(tmp_path):

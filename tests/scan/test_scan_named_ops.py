@@ -2,8 +2,9 @@
 nothing and compile whole models, so `kbot scan` found no target in them. A module or an
 undecorated module-level function named as a common op (RMSNorm, apply_rotary_emb, SiluAndMul)
 whose own body is the math is a target; layers that call submodules, Triton launchers, tests,
-kernel libraries, registration plumbing, builders that take only numbers and abstract bases
-(a method that raises NotImplementedError) are not."""
+kernel libraries, registration plumbing, builders that take only numbers, abstract bases
+(a method that raises NotImplementedError) and wrappers that reach a kernel of their own (a
+custom op, a registered op, a launcher in the same file) are not."""
 
 from __future__ import annotations
 
@@ -67,6 +68,13 @@ class BaseRoPE(nn.Module):
         return x * self.cache
 
 
+class TableRoPE(BaseRoPE):
+    """Concrete: it builds the cache; forward is its base's."""
+
+    def _build_cache(self, dim):
+        return torch.ones(dim)
+
+
 def apply_rotary_emb(x, cos, sin):
     x1, x2 = x.chunk(2, dim=-1)
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
@@ -93,6 +101,28 @@ def rms_norm_launch(x, weight):
     return out
 
 
+def fused_silu_and_mul(x):
+    """A wrapper around the custom op above (through a lambda): its fast path already."""
+    call = lambda t: silu_and_mul_op(t)  # noqa: E731
+    return call(x)
+
+
+def gelu_and_mul(x):
+    """A registered op of another library: its fast path already."""
+    return torch.ops.vendor.gelu_and_mul(x)
+
+
+class TritonRMSNorm(nn.Module):
+    """Its forward calls the launcher above: a kernel already."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return rms_norm_launch(x, self.weight)
+
+
 def test_rms_norm():
     x = torch.randn(4, 8)
     assert RMSNorm(8)(x).shape == x.shape
@@ -113,7 +143,7 @@ def _tree(tmp_path):
 def test_ops_named_as_common_ops_are_targets_and_plumbing_is_not(tmp_path):
     result = scan(_tree(tmp_path), ScanOptions())
     named = {f.qualname for f in result.findings if f.kind == Kind.NAMED_OP}
-    assert named == {"RMSNorm", "apply_rotary_emb"}
+    assert named == {"RMSNorm", "TableRoPE", "apply_rotary_emb"}
     rms = next(f for f in result.findings if f.qualname == "RMSNorm")
     assert rms.entry == "forward" and [p.name for p in rms.init_params] == ["dim", "eps"]
 
