@@ -154,7 +154,7 @@ def _unchecked(count: int) -> str:
 
 def _run_details(row: dict) -> list[str]:
     counts = row.get("run") or {}
-    lines = []
+    lines = [f"- {row['name']}: {counts['died']}"] if counts.get("died") else []
     for t in counts.get("targets", []):
         if t["stage"] not in ("published", "extract"):  # extract: listed with the scan
             lines.append(f"- {row['name']} `{t['op']}`: stopped at {t['stage']}: {t['result']}; "

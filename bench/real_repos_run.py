@@ -216,8 +216,15 @@ def run_stage(copy: Path, path: Path, work: Path, env: dict, deadline: float) ->
     try:
         targets = json.loads(out)["data"]["targets"]
     except (json.JSONDecodeError, KeyError, TypeError):
-        result["error"] = f"kbot run exit {code}: {_tail(err)}"
-        return result
+        # No envelope (the process died): what it recorded target by target (run.json).
+        progress = kbot_work / "run.json"
+        if not progress.is_file():
+            result["error"] = f"kbot run exit {code}: {_tail(err)}"
+            return result
+        targets = json.loads(progress.read_text(encoding="utf-8"))
+        result["died"] = (
+            f"kbot run exit {code} without its envelope ({_tail(err)}): rows from run.json"
+        )
     result["targets"] = [
         {k: t.get(k, "") for k in ("target", "op", "stage", "result", "action", "detail")}
         for t in targets

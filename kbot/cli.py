@@ -79,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
         print(envelope(args.command, result.exit_code, result.data, None))
     elif result.text:
         print(result.text)
+    # Out before the interpreter's teardown: a C++ thread torch or Triton leaves behind can
+    # abort it ("terminate called without an active exception", seen after a stopped `kbot
+    # run` on the H200), and a piped stdout still buffered would be lost with it.
+    sys.stdout.flush()
     return int(result.exit_code)
 
 
@@ -86,4 +90,5 @@ def _fail(command: str, message: str, code: ExitCode, wants_json: bool) -> int:
     if wants_json:
         print(envelope(command, code, None, message))
     print(f"kbot: error: {message}", file=sys.stderr)
+    sys.stdout.flush()
     return int(code)

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from kbot.errors import KbotError
 from kbot.evaluate.verdict import NOT_TIMED
+from kbot.output import to_jsonable
 from kbot.publish.lifecycle import RunState
 from kbot.publish.plan import SlowerEverywhereError
 from kbot.publish.publisher import PublishOutcome, PublishSettings, publish_run
@@ -111,6 +112,7 @@ def run_pipeline(
     rows: list[RunRow] = []
     targets = extract(path, config, work_dir)
     for index, item in enumerate(targets):
+        _save_progress(work_dir, rows)  # kept if the process dies before it prints them
         if item.problem is None or item.target_json is None:
             rows.append(
                 RunRow(item.target, item.name, "extract", "not extracted", "skipped", item.message)
@@ -180,7 +182,19 @@ def run_pipeline(
                 pr_url=outcome.pr_url or "",
             )
         )
+    _save_progress(work_dir, rows)
     return rows
+
+
+PROGRESS_FILE = "run.json"
+
+
+def _save_progress(work_dir: Path, rows: list[RunRow]) -> None:
+    """`<work_dir>/run.json`: what each target of this `kbot run` came to so far."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    partial = work_dir / f"{PROGRESS_FILE}.part"
+    partial.write_text(json.dumps(to_jsonable(rows), indent=1), encoding="utf-8")
+    partial.replace(work_dir / PROGRESS_FILE)
 
 
 def _not_reached(item: Extracted) -> RunRow:

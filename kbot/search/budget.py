@@ -62,6 +62,10 @@ class BudgetTracker:
         self._walls: list[float] = []
         self._finalists = 0
 
+    def start_clock(self) -> None:
+        """The budget's clock starts now (the search's first step), not at construction."""
+        self._started = self.clock()
+
     def observe(self, wall_s: float, finalists: int) -> None:
         """Records one evaluation's wall time; `finalists` is how many candidates the run will
         re-measure after the loop (0 when nothing is timed)."""

@@ -54,6 +54,8 @@ class Gathering:
     # waits for them only when it has nothing else to evaluate
     detached: BackgroundAsks | None = field(init=False, default=None)
     recorded_late: int = field(init=False, default=0)  # the background asks' candidates
+    # slow seeders started before the evaluator's preparation (start_detached)
+    started_early: list[Proposer] = field(init=False, default_factory=list)
 
     def propose(self, generation: int) -> list[RunCandidate]:
         """Asks the proposers in line and returns their candidates, recorded; asks to
@@ -67,6 +69,8 @@ class Gathering:
         for index, proposer in enumerate(self._seeders(generation)):
             if overlaps_evaluation(proposer):
                 slow = getattr(proposer, "late_seed", False)
+                if slow and proposer in self.started_early:
+                    continue  # asked already, while the evaluator was being prepared
                 (detached if slow else later).append(
                     Ask(proposer, (), -1, self.options.islands * 2)
                 )
@@ -105,6 +109,18 @@ class Gathering:
         if detached and not self.abandoned:
             self.detached = BackgroundAsks(detached, self._context_for(generation)).start()
         return recorded
+
+    def start_detached(self) -> None:
+        """Generation 0's slow seeds that work beside the search (inductor compiling the
+        problem), started now: before the evaluator's preparation, so that they compile while
+        its baselines are built instead of after the time budget's clock has started."""
+        slow = [
+            p for p in self._seeders(0) if overlaps_evaluation(p) and self._seeds_only(p)
+        ]  # fmt: skip
+        if slow and self.detached is None and not self.abandoned:
+            asks = [Ask(p, (), -1, self.options.islands * 2) for p in slow]
+            self.detached = BackgroundAsks(asks, self._context_for(0)).start()
+            self.started_early = slow
 
     def _context_for(self, generation: int) -> ContextFor:
         tokens, usd = self.tracker.tokens, self.tracker.usd

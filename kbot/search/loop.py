@@ -84,7 +84,14 @@ class SearchLoop:
         self._next_generation = 0  # the generation after the last one started
         self.summaries: list[GenerationSummary] = []
 
+    def start_slow_seeds(self) -> None:
+        """A fresh run's slow seeds start before the evaluator is prepared (Gathering.
+        start_detached); a resumed run that recorded generation 0 already does not ask again."""
+        if not any(c.generation == 0 for c in self.store.run_candidates(self.run_id)):
+            self.gathering.start_detached()
+
     def run(self) -> LoopResult:
+        self.tracker.start_clock()  # the evaluator's preparation is not the search's time
         try:
             with self.stop_request:
                 stop = self._generations()

@@ -134,12 +134,15 @@ def optimize(
         # The sweep's sizes and their inputs (child processes, before the search's clock starts)
         points = sweep_points(problem, run_dir / SWEEP_FOLDER, options.sweep_points)
         with factory(device, options.gpus, options.seeds) as evaluator:
-            prepared = prepare_evaluator(evaluator, problem, stop)
             loop = SearchLoop(
                 store, run_id, problem, env_key, device, options, proposers, evaluator,
                 progress=progress, spent_before_s=spent_before_s, stop_request=stop,
                 trajectories=TrajectoryLog(run_dir / TRAJECTORIES),
             )  # fmt: skip
+            # torch.compile's own kernels (the inductor proposer's capture) compile while the
+            # evaluator builds the baselines, before the budget's clock starts
+            loop.start_slow_seeds()
+            prepared = prepare_evaluator(evaluator, problem, stop)
             loop.tracker.sweep_points = len(points[0])  # kept back from the time budget
             result = loop.run()
             if prepared:

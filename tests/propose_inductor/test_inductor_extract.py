@@ -124,7 +124,7 @@ def _with_kernel_config(capture, **changes):
     ("change", "reason"),
     [
         (lambda c: dataclasses.replace(c, graph_inputs=()), "does not say what call()'s arguments"),
-        (lambda c: _with_kernel_config(c, grid_type="Grid2DWithYZOverflow"), "grid type Grid2DWithYZOverflow"),
+        (lambda c: _with_kernel_config(c, grid_type="PrecomputedGrid"), "grid type PrecomputedGrid"),
         (lambda c: dataclasses.replace(c, kernels={}), "no launch config was captured"),
         (lambda c: dataclasses.replace(c, code=c.code.replace("triton_heuristics.pointwise", "triton_heuristics.foreach")), "foreach kernel"),
         (lambda c: dataclasses.replace(c, code=c.code + "\n\n# ---- next graph ----\n\n" + c.code), "2 graphs"),

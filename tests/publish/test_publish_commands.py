@@ -141,6 +141,10 @@ def test_run_pipeline_stops_at_an_interrupted_search(make_run, target_repo, tmp_
         ("later", "optimize", "not reached"),
         ("sampler", "extract", "not extracted"),
     ]
+    # What each target came to is kept in the work directory as well as returned: a process
+    # that dies before printing its envelope loses none of it.
+    saved = json.loads((tmp_path / "work" / "run.json").read_text())
+    assert [(r["op"], r["stage"]) for r in saved] == [(r.op, r.stage) for r in rows]
 
 
 def test_kbot_run_rejects_a_file_path(tmp_path):

@@ -175,3 +175,28 @@ def test_a_detached_seed_is_evaluated_next_when_it_comes(tmp_path, problem, fake
     )
     seed = source_hash(fakes.candidate("beside seed", block=8192, speed=3.0))
     assert len(evaluator.evaluated) == 4 and evaluator.evaluated[1] == seed
+
+
+def test_the_slow_seed_starts_before_the_evaluator_is_prepared(tmp_path, problem, fakes):
+    """torch.compile's own kernels compile while the baselines are built: the seeder is asked
+    before `prepare` returns (prepare waits for the ask), once, and the preparation's seconds
+    do not come out of the time budget."""
+    beside = _BesideSeeder(fakes)
+
+    class Preparing(fakes.FakeEvaluator):
+        def prepare(self, problem):
+            assert beside.asked.wait(5.0), "the slow seeder was not asked during preparation"
+            threading.Event().wait(1.2)  # the baselines' compile, longer than the budget
+            return None
+
+    result = optimize(
+        problem,
+        OptimizeOptions(device="cpu", budget=Budget(generations=2, time_s=1.0)),
+        tmp_path / "work",
+        evaluator_factory=lambda *a: Preparing(),
+        proposer_factory=lambda names: [fakes.FakeProposer(), beside],
+    )
+    assert beside.seed_calls == 1
+    assert _generations_of(tmp_path, result.run_id, "beside") == [0]
+    report = json.loads((result.run_dir / "report.json").read_text())
+    assert report["generations"][0]["evaluated"] == 4  # the fake's three seeds and the seed

@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from kbot.propose.inductor.kernels import KernelSource
 from kbot.propose.inductor.records import LaunchConfig, Unsupported
 
-GRIDS = ("Grid1D", "Grid2D")
+GRIDS = ("Grid1D", "Grid2D", "Grid3D", "Grid2DWithYZOverflow")
+# CUDA's limit on a grid's y (and z) size; inductor spreads more y blocks over z
+# (torch._inductor.runtime.triton_heuristics.get_max_y_grid).
+MAX_Y_GRID = 65535
 
 
 @dataclass(frozen=True)
@@ -58,13 +61,26 @@ def launch_lines(
         constant = constant_name(param, index, renames)
         tunables.append((constant, int(chosen[param]), renames.kernels[kernel]))
         keywords.append(f"{param}={constant}")
-    grid = [_grid_axis(by_name, "xnumel", "XBLOCK", source, index, renames, kernel)]
-    if config.grid_type == "Grid2D":
-        grid.append(_grid_axis(by_name, "ynumel", "YBLOCK", source, index, renames, kernel))
+    axis = lambda numel, block: _grid_axis(by_name, numel, block, source, index, renames, kernel)  # noqa: E731
+    grid = [axis("xnumel", "XBLOCK")]
+    lines = []
+    if config.grid_type in ("Grid2D", "Grid3D"):
+        grid.append(axis("ynumel", "YBLOCK"))
+    if config.grid_type == "Grid3D":
+        grid.append(axis("znumel", "ZBLOCK"))
+    if config.grid_type == "Grid2DWithYZOverflow":
+        # More y blocks than CUDA allows on y: the kernel reads its y block as
+        # program_id(1) + program_id(2) * num_programs(1), so they are spread over y and z.
+        lines += [
+            f"y_blocks = {axis('ynumel', 'YBLOCK')}",
+            f"z_blocks = max(1, triton.cdiv(y_blocks, {MAX_Y_GRID}))",
+        ]
+        grid += ["triton.cdiv(y_blocks, z_blocks)", "z_blocks"]
     grid += ["1"] * (3 - len(grid))
     keywords += [f"num_warps={config.num_warps}", f"num_stages={config.num_stages}"]
     name = renames.kernels[kernel]
     return [
+        *lines,
         f"grid = ({', '.join(grid)})",
         f"{name}[grid]({', '.join(args + keywords)})",
     ], tunables
