@@ -61,6 +61,7 @@ class Evaluator:
         self.sandbox = choose_sandbox(self.options.sandbox, self.options.allow_unsandboxed)
         mode = "confined" if self.sandbox.confined else "plain"
         self._workers = [WorkerProcess(self.options.device, gpu, mode) for gpu in gpus]
+        self.aborted_during: list[str] = []  # what busy workers were doing when aborted
         self._secrets = secret_values()
         self._idle: queue.Queue[WorkerProcess] = queue.Queue()
         for worker in self._workers:
@@ -80,7 +81,12 @@ class Evaluator:
     def abort(self) -> None:
         """Kills every worker at once (with whatever its candidates left running) and closes:
         for an evaluation given up at a budget's end or on a signal. A busy worker cannot read
-        the polite shutdown that close() sends first, so close() alone would wait its 5 s."""
+        the polite shutdown that close() sends first, so close() alone would wait its 5 s.
+        What each busy worker was doing is kept in `aborted_during` for the run's notes."""
+        now = time.monotonic()
+        self.aborted_during = [
+            f"{w.phase} for {now - w.phase_started:.0f} s" for w in self._workers if w.phase
+        ]
         for worker in self._workers:
             worker.kill()
         self.close()

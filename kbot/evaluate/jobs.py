@@ -99,8 +99,9 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
             )
             to_come = len(job.candidates) - position - 1
             outcome, item = _check_candidate(
-                job, state, problem, candidate.name, candidate.source, to_come
-            )
+                job, state, problem, candidate.name, candidate.source, to_come,
+                lambda step: send({"event": "step", "name": step}),
+            )  # fmt: skip
             outcomes.append(outcome)
             loaded.append(item)
         if baselines is not None and any(o.accepted for o in outcomes):
@@ -119,8 +120,10 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
 
 
 def _check_candidate(
-    job: Job, state: Any, problem, name: str, source: str, to_come: int
+    job: Job, state: Any, problem, name: str, source: str, to_come: int, step: Callable
 ) -> tuple[CandidateOutcome, Loaded | None]:
+    """Loads and checks one candidate; `step(name)` tells the parent how far it got (an
+    evaluation stopped at a budget's end says where the time went)."""
     try:
         host = state.hosts.take()
     except HostError as exc:
@@ -131,7 +134,9 @@ def _check_candidate(
     state.hosts.ahead(to_come + (1 if state.device.type == "cuda" else 0))
     deadline = Deadline(job.candidate_timeout_s)
     try:
+        step("loading (the reference's state sent to the candidate)")
         item = _load(job, state, problem, host, name, source, deadline)
+        step("correctness trials")
         results = _check(job, state, problem, item, deadline)
         outcome = CandidateOutcome(True, Stage.CORRECTNESS, (), results)
     except _Rejected as rejected:

@@ -5,7 +5,9 @@ parent must never unpickle what such a process wrote.
 
 parent -> worker: a `Job`.
 worker -> parent: {"event": "ready", ...} once; {"event": "phase", "name", "timeout_s"} before
-each stage (the parent's hard deadline follows the phase); {"event": "result", ...} per job.
+each stage (the parent's hard deadline follows the phase); {"event": "step", "name"} within a
+phase (where it got: an evaluation stopped at a budget's end says so; the deadline stands);
+{"event": "result", ...} per job.
 """
 
 from __future__ import annotations

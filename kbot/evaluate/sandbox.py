@@ -76,6 +76,9 @@ class WorkerProcess:
         # gives up within READ_POLL_S instead of waiting out its deadline on a pipe kill()
         # closed under it (Evaluator.abort at a budget's end).
         self._killed = False
+        # The phase of the job under way and when it began (what an abort interrupted).
+        self.phase = ""
+        self.phase_started = 0.0
 
     @property
     def pid(self) -> int | None:
@@ -156,6 +159,7 @@ class WorkerProcess:
         started = time.monotonic()
         deadline = started + job.candidate_timeout_s
         phase = "start"
+        self.phase, self.phase_started = phase, started
         try:
             process.stdin.write(job.to_line())
             process.stdin.flush()
@@ -177,11 +181,16 @@ class WorkerProcess:
                 return self._crashed(started, phase)
             if message.get("event") == "phase":
                 phase = str(message.get("name", "?"))
+                self.phase, self.phase_started = phase, time.monotonic()
                 deadline = time.monotonic() + float(
                     message.get("timeout_s", job.candidate_timeout_s)
                 )
                 continue
+            if message.get("event") == "step":  # within the phase; its deadline stands
+                self.phase = f"{phase}: {message.get('name', '?')}"
+                continue
             if message.get("event") == "result":
+                self.phase = ""
                 if message.get("restart"):
                     self._reap()
                 return WorkerReply(message, None, "", self._output(), time.monotonic() - started)

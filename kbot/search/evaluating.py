@@ -47,6 +47,7 @@ class BoundedEvaluator:
     tracker: BudgetTracker
     stop_request: StopRequest
     closed: bool = field(default=False, init=False)  # a call was abandoned, the evaluator closed
+    stopped_during: str = field(default="", init=False)  # its phase then ("check x.py for 40 s")
 
     def bounded(self, call: Callable[[], T]) -> T:
         """`call()` (an evaluator call), abandoned at the time budget's end or on a stop
@@ -62,9 +63,12 @@ class BoundedEvaluator:
                 getattr(self.evaluator, "abort", None) or getattr(self.evaluator, "close", None),
                 self.tracker.clock,
             )
-        except Abandoned:
+        except Abandoned as abandoned:
             self.closed = True
-            raise
+            during = getattr(self.evaluator, "aborted_during", None)
+            if during:  # where the evaluation in flight was, for the run's notes
+                self.stopped_during = "; ".join(during)
+            raise abandoned
 
     def cached(self, candidate: RunCandidate) -> Verdict | None:
         return self.store.cached_verdict(candidate.sha256, self.problem.source_sha256, self.env_key)

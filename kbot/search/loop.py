@@ -99,6 +99,10 @@ class SearchLoop:
         except KeyboardInterrupt:  # a second Ctrl-C, or one outside the main thread's handler
             stop = StopReason.INTERRUPTED
         self.gathering.drain_background()
+        if self.evaluation.stopped_during:
+            self.gathering.note(
+                f"evaluation stopped at the run's end during {self.evaluation.stopped_during}"
+            )
         self.gathering.account_for_proposers()
         self.store.update_run(self.run_id, spent_s=self.tracker.elapsed_s())
         return LoopResult(

@@ -133,7 +133,7 @@ def test_the_judge_settles_the_pool_before_it_times(monkeypatch):
             def close():
                 events.append("close")
 
-    def check(job, state, problem, name, source, to_come):
+    def check(job, state, problem, name, source, to_come, step):
         events.append(f"check {name} ({to_come} to come)")
         return accepted, Item()
 

@@ -25,6 +25,10 @@ def test_the_time_budget_holds_with_a_slow_evaluation_in_flight(tmp_path, proble
         def sleep_for(self, source):
             return 60.0 if len(self.evaluated) == 2 else 0.05
 
+        def abort(self):  # as Evaluator.abort: what the busy worker was doing is kept
+            self.aborted_during = ["check candidate_2.py: correctness trials for 2 s"]
+            self.close()
+
     evaluator = OneSlow(timed=True)  # timed: the finalists would be re-measured
     budget_s = 3.0
     started = time.monotonic()
@@ -46,6 +50,10 @@ def test_the_time_budget_holds_with_a_slow_evaluation_in_flight(tmp_path, proble
     report = json.loads(result.report_json_path.read_text())
     assert report["stop_reason"] == "time" and report["counts"]["candidates"] == 1
     assert "finalists not re-measured: the time budget ran out" in report["notes"]
+    assert (
+        "evaluation stopped at the run's end during check candidate_2.py: correctness trials "
+        "for 2 s" in report["notes"]
+    )
     with Store(tmp_path / "work" / "kbot.sqlite") as store:
         stored = [r[0] for r in store._db.execute("SELECT candidate_sha256 FROM verdicts")]
         run = store.run(result.run_id)
