@@ -100,6 +100,7 @@ def swept_dims(
     if not shapes or len({len(s) for s in shapes}) != 1:
         return ()
     points = checked_sizes(sweep)
+    partial = bool((sweep or {}).get("partial"))  # cut short: only the sizes checked
     ran = [p for p in points if not p.refused]
     refused = [p for p in points if p.refused]
     first = shapes[0]
@@ -107,7 +108,7 @@ def swept_dims(
     for dim, size in enumerate(first):
         if any(s[dim] != size for s in shapes):
             continue  # the cases vary it: free already
-        passed, clean, changed = {size}, not _blind_failure(points), False
+        passed, clean, changed = {size}, not _blind_failure(points) and not partial, False
         for point in ran:
             to = point.changed(position, len(first), dim, size)
             if to is None:
@@ -134,9 +135,10 @@ def swept_scalars(
     """Model's scalar attributes (`scalars`, as the run built Model) that the shape sweep
     changed."""
     points = checked_sizes(sweep)
+    partial = bool((sweep or {}).get("partial"))  # cut short: only the values checked
     out: dict[str, SweptValue] = {}
     for name, value in scalars:
-        passed, clean, changed = [value], not _blind_failure(points), False
+        passed, clean, changed = [value], not _blind_failure(points) and not partial, False
         for point in points:
             if point.refused or point.scalars.get(name, value) == value:
                 continue

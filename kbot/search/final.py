@@ -178,6 +178,7 @@ def sweep_winner(
         grace = max(SWEEP_GRACE_SHARE * (tracker.budget.time_s or 0.0), SWEEP_GRACE_MIN_S)
         deadline = max(deadline, tracker.clock() + grace)
     reuse = not loop.evaluation.closed
+    checked: list[dict[str, Any]] = []
     with nullcontext(loop.evaluation.evaluator) if reuse else fresh_evaluator() as sweeper:
         cancel = getattr(sweeper, "abort", None) or getattr(sweeper, "close", None)
 
@@ -194,13 +195,19 @@ def sweep_winner(
                                                       "sweep"),
                 record=lambda v, verdict: store.put_verdict(
                     run_id, entry.sha256, v.source_sha256, env_key, verdict, kind="sweep"),
+                checked=checked,
             )  # fmt: skip
         except Abandoned as abandoned:
             why = "its time ran out" if abandoned.why == "time" else "stopped"
             result.notes.append(f"shape sweep not finished: {why}")
             if abandoned.why == "stop":
                 result.stop_reason = StopReason.INTERRUPTED
-            return {"points": [], "note": f"not swept: {why}"}
+            if not checked:
+                return {"points": [], "note": f"not swept: {why}"}
+            # What was checked stands; `partial`: the guard admits those sizes only, not the
+            # ranges between them (kbot.publish.swept)
+            note = f"{len(checked)} of {len(found)} points checked before {why}"
+            return {"points": checked, "partial": True, "note": note}
 
 
 def sweep_summary(swept: dict[str, Any]) -> str:

@@ -118,11 +118,13 @@ def run_sweep(
     points: list[SweepPoint],
     cached: Callable[[ProblemSpec], Verdict | None] | None = None,
     record: Callable[[ProblemSpec, Verdict], None] | None = None,
+    checked: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Checks `source` at each point: `check(problem, source, name) -> Verdict` is the
     evaluator's evaluate_sweep (wrapped in the run's budget by the caller, which may raise
-    out of here); `cached(problem)` / `record(problem, verdict)` read and write the store."""
-    checked = []
+    out of here, leaving the points checked so far in `checked`); `cached(problem)` /
+    `record(problem, verdict)` read and write the store."""
+    checked = [] if checked is None else checked
     for point in points:
         assert point.path is not None, "sweep_points writes every point"
         variant = parse_problem(point.source, point.path)

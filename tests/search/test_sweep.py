@@ -277,3 +277,38 @@ def test_a_short_budget_still_leaves_the_sweep_time_to_check_every_point(tmp_pat
     )  # fmt: skip
     report = json.loads(result.report_json_path.read_text())
     assert [p["status"] for p in report["sweep"]["points"]] == ["passed"] * 3, report["sweep"]
+
+
+def test_a_sweep_cut_short_admits_the_sizes_it_checked_and_not_the_ranges_between(swept):
+    problem, reports = swept
+    partial = {**reports["generic"], "partial": True, "note": "3 of 5 points checked"}
+    terms = _guard(problem, partial)
+    assert "x.shape[1] in (64, 128, 256)" in terms
+    assert not any("<=" in t for t in terms)
+
+
+def test_a_sweep_stopped_by_its_grace_keeps_the_points_it_checked(tmp_path, fakes, monkeypatch):
+    """The grace ends after the first point: that point stands in the report, marked partial,
+    instead of the whole sweep being dropped and the guard pinned to the run's own sizes."""
+    import json
+
+    from kbot.search import final
+
+    monkeypatch.setattr(final, "SWEEP_GRACE_MIN_S", 0.7)
+
+    class SlowSweep(fakes.FakeEvaluator):
+        def evaluate_sweep(self, problem, candidate_source, candidate_name="candidate.py"):
+            if self.closed.wait(0.5):
+                raise RuntimeError("closed")
+            return super().evaluate_sweep(problem, candidate_source, candidate_name)
+
+    evaluator = SlowSweep(sleep_s=0.05)
+    result = optimize(
+        _problem(tmp_path), OptimizeOptions(device="cpu", budget=Budget(time_s=1.0)),
+        tmp_path / "work",
+        evaluator_factory=lambda *a: evaluator,
+        proposer_factory=lambda names: [fakes.FakeProposer()],
+    )  # fmt: skip
+    sweep = json.loads(result.report_json_path.read_text())["sweep"]
+    assert sweep["partial"] is True and sweep["note"].endswith("checked before its time ran out")
+    assert [p["status"] for p in sweep["points"]] == ["passed"]
