@@ -212,8 +212,9 @@ real-repos)
         tar -C .device/rr-work -xzf .device/rr-state.tgz
     fi
     # The repositories' own requirements that kbot's environment lacks (tqdm, tyro,
-    # spmd_types ...: wheels in .device/rr-deps, carried), as a maintainer's machine has them;
-    # for the repositories' children only, not for kbot's tests.
+    # spmd_types for torchtitan; psutil, mmengine, addict, yapf, termcolor, platformdirs,
+    # pillow, pybase64 for lmdeploy: wheels in .device/rr-deps, carried), as a maintainer's
+    # machine has them; for the repositories' children only, not for kbot's tests.
     rr_site=""
     if compgen -G ".device/rr-deps/*.whl" > /dev/null; then
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
