@@ -80,6 +80,8 @@ _FREQUENCIES = {"freqs_cis", "freqs_ci", "freq_cis", "freqs"}
 _GATE_HALVES = {"gate", "up", "gate_out", "up_out"}
 _ACTIVATION_TENSORS = {"x", "hidden_states", "hidden", "input", "inp", "h", "states", "residual"}
 _GATED = ("and_mul", "swiglu", "geglu", "glu", "gate_up", "gated")
+# A gated activation's input by the names serving code gives the fused projection's output.
+_GATE_UP = {"intermediate", "gate_up", "gate_up_out", "gateup", "x_gate_up"}
 _ACTIVATIONS = ("gelu", "silu", "relu", "swish", "act", "mish")
 _VOCAB = ("logit", "softcap", "softmax", "sampl", "lm_head", "vocab")
 _SCALES = {"scale", "scales", "x_scale", "input_scale", "act_scale"}
@@ -160,6 +162,11 @@ def scalar_value(config: ModelConfig, name: str, op_words: str = "") -> Inferred
     if name.lower() == "dim" and any(w in op_words.lower() for w in _ROTARY):
         field = "head_dim"
     if field is None or field not in config.values:
+        # The configuration's own key of that name (DeepSeek's `swiglu_limit`, Gemma's
+        # `final_logit_softcapping`), when it is a number.
+        value = config.raw.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return Inferred(value, f"the model config's `{name}`")
         return None
     value = config.value(field)
     return Inferred(value, field if field == name else f"{field} for `{name}`")
@@ -300,9 +307,10 @@ def tensor_shape(
         return ("T", width), dtype, None, "[T, intermediate_size]: one half of a gated activation"
     if lowered == "logits" and "vocab_size" in v:
         return ("T", v["vocab_size"]), dtype, None, "[T, vocab_size]"
-    if lowered not in _ACTIVATION_TENSORS:
+    gated = any(w in words for w in _GATED)
+    if lowered not in _ACTIVATION_TENSORS and not (gated and lowered in _GATE_UP):
         return None
-    if any(w in words for w in _GATED) and "intermediate_size" in v:
+    if gated and "intermediate_size" in v:
         width = 2 * v["intermediate_size"]
         return (
             ("T", width),

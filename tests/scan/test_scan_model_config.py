@@ -227,6 +227,14 @@ def test_names_real_repositories_use_for_the_same_sizes(tmp_path):
     assert tensor_shape(config, "xq", "apply_rope")[0] == ("T", 32 * 128)
     assert tensor_shape(config, "xk", "apply_rope", "split")[0] == ("T", 8, 128)
     assert scalar_value(config, "size").value == 4096
+    # lmdeploy's _v4_swiglu_impl(intermediate, swiglu_limit): the fused gate/up by its name,
+    # and a number the configuration has under the argument's own name (none in the preset)
+    assert tensor_shape(config, "intermediate", "_v4_swiglu_impl")[0] == ("T", 2 * 14336)
+    assert tensor_shape(config, "intermediate", "layer_norm") is None
+    assert scalar_value(config, "swiglu_limit", "_v4_swiglu_impl") is None
+    limited = _config_file(tmp_path, {**PRESETS["llama-3-8b"], "swiglu_limit": 10.0})
+    known = scalar_value(limited, "swiglu_limit", "_v4_swiglu_impl")
+    assert known.value == 10.0 and known.because == "the model config's `swiglu_limit`"
     assert scalar_value(config, "dim", "RotaryEmbedding forward").value == 128
     assert scalar_value(config, "dim", "RMSNorm forward").value == 4096
     tree = tmp_path / "lit"
@@ -331,3 +339,10 @@ def test_positions_take_the_hugging_face_batch_of_one_when_the_reference_needs_i
     assert rope.status == EmitStatus.EMITTED, rope.message
     assert "position_ids [1, T] int64 ([1, T] positions below" in rope.inputs_from
     assert "dim=128 (head_dim for `dim`)" in rope.inputs_from  # a rotary op's dim
+
+
+def _config_file(folder, values):
+    """A config.json of `values` in `folder`, loaded."""
+    path = folder / "limited_config.json"
+    path.write_text(json.dumps(values))
+    return load_model_config(str(path))
