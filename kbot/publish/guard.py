@@ -8,12 +8,15 @@ kbot.search.sweep): a dimension the kernel passed at every swept size is free up
 largest size checked, one it failed at some size keeps to the sizes that passed. Dimensions
 that varied across the cases (the token count) stay free, except where the run found the
 original code faster at some sizes (report.json `by_size`): there the guard sends those sizes
-to the original path (`size_terms`).
+to the original path (`size_terms`). A number, flag or string passed to forward with one value
+in every case is pinned to it (the kernel may have it built in); one passed at several values
+stays free.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -34,6 +37,9 @@ class InputFact:
     dtype: str  # torch dtype name of a non-floating tensor ("int64"); "" otherwise
     shape_per_case: tuple[tuple[int, ...], ...]  # () when not a tensor
     swept: tuple[SweptDim, ...] = ()  # dimensions the shape sweep changed
+    # A number (or bool, str, None) passed in every case: its distinct values in case order;
+    # None when the argument is a tensor or something a guard cannot write as a literal.
+    values: tuple[Any, ...] | None = None
 
     @property
     def fixed_dims(self) -> tuple[tuple[int, int], ...]:
@@ -108,7 +114,8 @@ def input_facts(
         dtype = str(values[0].dtype).removeprefix("torch.") if tensor and not floating else ""
         shapes = tuple(tuple(v.shape) for v in values) if tensor else ()
         swept = swept_dims(position, shapes, sweep) if tensor else ()
-        facts.append(InputFact(tensor, floating, dtype, shapes, swept))
+        literals = None if tensor else _distinct_literals(values)
+        facts.append(InputFact(tensor, floating, dtype, shapes, swept, literals))
     return tuple(facts)
 
 
@@ -170,6 +177,7 @@ def input_terms(
     anchor_fact = facts[anchor_at]
     for index, (param, fact) in enumerate(zip(params, facts)):
         if not fact.tensor:
+            terms += _number_terms(param.name, fact)
             continue
         name = param.name
         if param.default == "None" and index != anchor_at:
@@ -185,6 +193,39 @@ def input_terms(
         else:
             terms += _shape_terms(name, fact)
     return terms
+
+
+def _distinct_literals(values: list[Any]) -> tuple[Any, ...] | None:
+    """The distinct values, when each is a bool, int, float, str or None; else None."""
+    if not all(v is None or isinstance(v, (bool, int, float, str)) for v in values):
+        return None
+    distinct: list[Any] = []
+    for value in values:
+        if not any(type(value) is type(d) and value == d for d in distinct):
+            distinct.append(value)
+    return tuple(distinct)
+
+
+def _number_terms(name: str, fact: InputFact) -> list[str]:
+    """A number argument that had one value in every case is known correct at that value only:
+    a kernel may have it built in (codegen traces a float as the constant it was), so another
+    value takes the original path. One the cases passed at several values is read by the kernel
+    (a kernel that had one built in fails the other cases) and stays free."""
+    values = fact.values
+    if not values or (len(values) > 1 and all(not isinstance(v, str) for v in values)):
+        return []
+    if len(values) == 1:
+        value = values[0]
+        if value is None or isinstance(value, bool):
+            return [f"{name} is {value!r}"]
+        return [f"{name} == {_literal(value)}"]
+    return [f"{name} in ({', '.join(_literal(v) for v in values)})"]
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    return repr(value)
 
 
 def _shape_terms(name: str, fact: InputFact) -> list[str]:

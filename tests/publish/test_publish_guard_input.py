@@ -216,3 +216,53 @@ def test_an_optional_first_input_is_checked_for_presence_first(tmp_path):
     terms = guard_terms(call, target, ("bfloat16",), True, "ln", facts)
     assert terms[:3] == ["x is not None", "x.is_cuda", "x.dtype in (torch.bfloat16,)"]
     assert terms.count("x is not None") == 1
+
+
+NUMBERS_PROBLEM = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x, scale, seqlen, approximate, mode):
+        return x[:seqlen] * scale
+
+
+CASES = [dict(T=1), dict(T=16)]
+KBOT = dict(scalar_inputs=["scale", "seqlen", "approximate", "mode"])
+
+
+def get_inputs(T=1):
+    return [torch.randn(T, 64), 0.125, T, None, "tanh"]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_number_checked_at_one_value_is_pinned_and_one_checked_at_several_is_free(tmp_path):
+    # A float passed to forward with one value in every case may be built into the kernel
+    # (codegen traces it as a constant): another value must take the original path. The token
+    # count passed at 1 and 16 is read by the kernel (one with it built in fails a case).
+    facts = _facts(tmp_path, NUMBERS_PROBLEM)
+    names = ("x", "scale", "seqlen", "approximate", "mode")
+    call = KernelCall("op", names, names, (), ())
+    target = tuple(Param(n, None) for n in names)
+    terms = guard_terms(call, target, ("float32",), True, "op", facts)
+    assert "scale == 0.125" in terms
+    assert "approximate is None" in terms
+    assert "mode == 'tanh'" in terms
+    assert not [t for t in terms if t.startswith("seqlen")]
+    assert "x.shape[1:] == (64,)" in terms
+
+
+def test_number_terms_for_several_strings_and_non_finite_floats():
+    from kbot.publish.guard import InputFact, _number_terms
+
+    strings = InputFact(False, False, "", (), (), ("tanh", "none"))
+    assert _number_terms("mode", strings) == ["mode in ('tanh', 'none')"]
+    infinite = InputFact(False, False, "", (), (), (float("inf"),))
+    assert _number_terms("cap", infinite) == ["cap == float('inf')"]
+    # an object the guard cannot write (a config namespace): no term, as before
+    assert _number_terms("cfg", InputFact(False, False, "", (), (), None)) == []
