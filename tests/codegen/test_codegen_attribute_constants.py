@@ -108,3 +108,46 @@ def test_an_attribute_that_changes_the_graph_stays_specialised(tmp_path):
     traced = trace_problem(load_problem(path))
     follows = {f.attr for f in traced.attr_constants.by_value.values()}
     assert follows == {"limit"}
+
+
+def test_a_float_passed_to_forward_is_read_at_every_call(tmp_path):
+    # `forward(x, scale)` with scale a declared number: the kernel takes the value it is
+    # called with (here clamp(-scale, scale) and a division), not the one traced.
+    path = tmp_path / "scaled_clamp.py"
+    path.write_text(
+        "import torch\nimport torch.nn as nn\n\n\n"
+        "class Model(nn.Module):\n"
+        "    def forward(self, x, scale):\n"
+        "        return torch.clamp(x, min=-scale, max=scale) / scale + x * 0.25\n\n\n"
+        "CASES = [dict(T=2, scale=0.5), dict(T=8, scale=3.0)]\n"
+        "KBOT = dict(scalar_inputs=['scale'])\n\n\n"
+        "def get_inputs(T=2, scale=0.5):\n    return [torch.randn(T, 64) * 4, scale]\n\n\n"
+        "def get_init_inputs():\n    return []\n",
+        encoding="utf-8",
+    )
+    source, kernel = _kernel_module(tmp_path, path)
+    body = source.split("class ModelNew")[0]
+    assert "(-scale)" in body and "0.5" not in body and "3.0" not in body
+    module = import_file(path)
+    x = torch.randn(8, 64) * 4
+    for scale in (0.5, 3.0, 1.7):
+        torch.testing.assert_close(kernel.ModelNew()(x, scale), module.Model()(x, scale))
+
+
+def test_a_float_argument_that_changes_the_path_stays_as_traced(tmp_path):
+    # `if scale > 1` takes another path when the value moves: codegen keeps the traced value
+    # (the publish guard then pins the argument to it).
+    path = tmp_path / "branchy.py"
+    path.write_text(
+        "import torch\nimport torch.nn as nn\n\n\n"
+        "class Model(nn.Module):\n"
+        "    def forward(self, x, scale):\n"
+        "        return x * 2.0 if scale > 0.6 else x * 3.0\n\n\n"
+        "KBOT = dict(scalar_inputs=['scale'])\n\n\n"
+        "def get_inputs():\n    return [torch.randn(4, 64), 0.5]\n\n\n"
+        "def get_init_inputs():\n    return []\n",
+        encoding="utf-8",
+    )
+    source, kernel = _kernel_module(tmp_path, path)
+    x = torch.randn(4, 64)
+    torch.testing.assert_close(kernel.ModelNew()(x, 0.5), x * 3.0)

@@ -11,6 +11,8 @@ an attribute's value in one place and a plain literal in the same operation, is 
 codegen cannot say what the kernel should compute for another instance. An attribute that
 changes the graph when it is moved alone (a norm's `p = 2.0`, `if self.limit < 4`) is not moved: it stays specialised at the traced value, as before; a branch
 that only values other than the two traced would take is not seen.
+A float passed to forward (`scale`) is moved the same way by trace.py and read from the
+launcher's argument of that name.
 """
 
 from __future__ import annotations

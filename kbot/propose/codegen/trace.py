@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from kbot.problem import ProblemSpec
 from kbot.problem.runtime import case_inputs, import_file, init_inputs
 from kbot.propose.codegen.attr_constants import (
     AttributeConstants,
+    arg_name,
     attribute_constants,
     float_attributes,
     moved_values,
@@ -217,20 +219,20 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         if i in counts or isinstance(a, torch.Tensor)
     ]
 
-    def forward_of(instance: nn.Module) -> Any:
+    def forward_of(instance: nn.Module, numbers: dict[int, float]) -> Any:
         def forward(*tensors: torch.Tensor) -> Any:
             params = dict(zip(state_names, tensors[: len(state_names)]))
             rest = iter(tensors[len(state_names) :])
             call_args = [
                 next(rest).shape[0] if i in counts else next(rest) if isinstance(a, torch.Tensor)
-                else a
+                else numbers.get(i, a)
                 for i, a in enumerate(args)
             ]  # fmt: skip
             return torch.func.functional_call(instance, params, tuple(call_args))
 
         return forward
 
-    def trace(instance: nn.Module) -> torch.fx.GraphModule:
+    def trace(instance: nn.Module, numbers: dict[int, float] | None = None) -> torch.fx.GraphModule:
         old_duck = fx_config.use_duck_shape
         # Without duck sizing, T=4096 and hidden=4096 get distinct symbols, so a launcher never
         # reads the hidden size from the token dimension.
@@ -238,7 +240,7 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         try:
             with contextlib.redirect_stdout(quiet), _autocast_on_meta():
                 return make_fx(
-                    forward_of(instance),
+                    forward_of(instance, numbers or {}),
                     decomposition_table=_decompositions(),
                     tracing_mode="symbolic",
                     record_stack_traces=True,
@@ -247,6 +249,14 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
             fx_config.use_duck_shape = old_duck
 
     floats = float_attributes(model)
+    # A float passed to forward (`scale`) is moved like an attribute: the constants that follow
+    # it are read from the launcher's argument of that name, not built in as traced.
+    taken = {arg_name(path) for path in floats}
+    float_args = {
+        name: index
+        for index, (name, value) in enumerate(zip(forward_names, args))
+        if type(value) is float and math.isfinite(value) and name not in taken
+    }
     try:
         gm = trace(model)
     except Exception as exc:
@@ -269,9 +279,13 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         gm.recompile()
 
     def moved_graph(attrs: dict[str, float]) -> torch.fx.Graph | None:
-        """The forward traced with `attrs` moved; None where that fails or changes the graph."""
+        """The forward traced with `attrs` moved (attributes, and the float arguments named in
+        float_args); None where that fails or changes the graph."""
+        values = moved_values(attrs)
+        numbers = {float_args[k]: v for k, v in values.items() if k in float_args}
+        on_model = {k: v for k, v in values.items() if k not in float_args}
         try:
-            graph = trace(with_attributes(model, moved_values(attrs))).graph
+            graph = trace(with_attributes(model, on_model), numbers).graph
         except Exception:  # noqa: BLE001 - an attribute the forward cannot take moved
             return None
         rewrite_in_place(graph)
@@ -284,14 +298,26 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
     # The same forward with every float attribute moved: which constants follow which. An
     # attribute that changes the graph when moved (a norm's p = 2.0) stays specialised, as the
     # traced instance has it.
-    movable, moved = dict(floats), moved_graph(floats) if floats else None
-    if floats and moved is None:
-        movable = {k: v for k, v in floats.items() if moved_graph({k: v}) is not None}
+    floats_in = {**floats, **{name: float(args[i]) for name, i in float_args.items()}}
+    movable, moved = dict(floats_in), moved_graph(floats_in) if floats_in else None
+    if floats_in and moved is None:
+        movable = {k: v for k, v in floats_in.items() if moved_graph({k: v}) is not None}
         moved = moved_graph(movable) if movable else None
     try:
         constants = attribute_constants(gm.graph, moved, movable) if moved else AttributeConstants()
     except ValueError as exc:
-        raise Unsupported(str(exc)) from None
+        # A float argument the forward uses in a way codegen cannot write (a branch on it
+        # that keeps the graph's shape) stays as traced; the publish guard pins it there.
+        on_model = {k: v for k, v in movable.items() if k not in float_args}
+        if len(on_model) == len(movable):
+            raise Unsupported(str(exc)) from None
+        moved = moved_graph(on_model) if on_model else None
+        try:
+            constants = (
+                attribute_constants(gm.graph, moved, on_model) if moved else AttributeConstants()
+            )
+        except ValueError as again:
+            raise Unsupported(str(again)) from None
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     inputs: list[GraphInput] = []
