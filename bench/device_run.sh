@@ -196,9 +196,10 @@ kernelbench)
     # kernelbench.jsonl continues the run on a later machine: copy it over KB_LOG's file.
     cp .device/kb-work/kernelbench.md .device/kb-work/kernelbench.json \
         .device/kb-work/kernelbench.jsonl "$OUT/" 2> /dev/null
-    # Each run's report (which candidate was rejected for what, each one's time) as one archive.
-    (cd .device/kb-work && find runs -name report.md -print0 2> /dev/null \
-        | tar -czf "$OUT/kb-reports.tgz" --null -T -) 2> /dev/null
+    # Each run's report (which candidate was rejected for what, each one's time) and the store
+    # (every candidate's source and verdict: `kbot.sqlite`) as one archive.
+    (cd .device/kb-work && find runs \( -name report.md -o -name report.json \) -print0 \
+        2> /dev/null | tar -czf "$OUT/kb-reports.tgz" --null -T - kbot.sqlite) 2> /dev/null
     tail -5 "$OUT/kb.log"
     sed -n '/^| problem/,/^$/p' "$OUT/kernelbench.md" 2> /dev/null | head -60
     ;;

@@ -64,6 +64,12 @@ def test_a_kernel_further_off_than_the_reference_fails():
         off[0, 0] += 4 * worst  # one element past twice the reference's own worst error
     failure = _judge(reference, off.float(), x)
     assert failure is not None and failure.rule == "mismatch"
+    # Both judgements are in the reason: the float64 one names the allowance it used.
+    against_written, _, against_float64 = failure.message.partition(
+        "; against the reference one precision up: "
+    )
+    assert "relative error norm" in against_written
+    assert "1 of 6144 elements outside" in against_float64
 
 
 def test_an_exact_reference_keeps_fp32_tolerance():
