@@ -221,7 +221,11 @@ real-repos)
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
             --target /tmp/rr-site .device/rr-deps/*.whl >> "$OUT/pip.txt" 2>&1 && rr_site=/tmp/rr-site
     fi
-    PYTHONPATH="${rr_site:+$rr_site:}$PYTHONPATH" python3 bench/real_repos.py --ext /tmp/ext --work "$PWD/.device/rr-work" --run --resume \
+    # RR_LIMIT bounds every stage (scan, first cases, kbot run, the drafts' checks); the
+    # stop 30 s later is the backstop, so what was measured still comes back inside a 600 s
+    # device command (RR_LIMIT=545 once ran past it: kbot run's stop grace came after the
+    # limit, the command was killed and returned nothing).
+    PYTHONPATH="${rr_site:+$rr_site:}$PYTHONPATH" $stop "$(( ${RR_LIMIT:-500} + 30 ))" python3 bench/real_repos.py --ext /tmp/ext --work "$PWD/.device/rr-work" --run --resume \
         --budget "${RR_BUDGET:-30}" --time-limit "${RR_LIMIT:-500}" ${RR_ONLY:+--only "$RR_ONLY"} \
         ${RR_PER_REPO:+--per-repo "$RR_PER_REPO"} \
         --out "$OUT/real_repos.md" --json "$OUT/real_repos.json" > "$OUT/real_repos.log" 2>&1

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import platform
 import subprocess
@@ -62,15 +63,18 @@ def _last_line(text: str) -> str:
     return lines[-1][:200] if lines else "no output"
 
 
-def _probe(problem: Path, repo: Path) -> str:
+def _probe(problem: Path, repo: Path, deadline: float) -> str:
     """'ok', or the last line of what running the problem's first case raised."""
+    timeout_s = min(300.0, deadline - time.time())
+    if timeout_s < 5:
+        return "not run: the call's time limit came first"
     try:
         done = subprocess.run(
             [sys.executable, "-c", PROBE, str(problem)], env=_this_tree(),
-            cwd=repo, capture_output=True, text=True, timeout=300, check=False,
+            cwd=repo, capture_output=True, text=True, timeout=timeout_s, check=False,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
-        return "timed out after 300 s"
+        return f"timed out after {timeout_s:.0f} s"
     return "ok" if done.returncode == 0 else _last_line(done.stderr)
 
 
@@ -88,7 +92,21 @@ def measure(entry: dict, ext: Path, work: Path, search: dict, run: float | None)
     write_config(entry, ROOT, copy / ".kbot.yml", **search)
     path = copy / entry.get("path", ".")
     problems = work / entry["name"] / "problems"
-    scan = _kbot(["scan", str(path), "--json", "--emit-problems", str(problems)], copy, 900)
+    began = time.time()
+    limit = run if run is not None else math.inf
+
+    def progress(what: str) -> None:  # which stage a call stopped at its limit was in
+        print(
+            f"  {entry['name']}: {what} ({time.time() - began:.0f} s)", file=sys.stderr, flush=True
+        )
+
+    progress("scan")
+    try:
+        scan = _kbot(["scan", str(path), "--json", "--emit-problems", str(problems)], copy,
+                     max(5.0, min(900.0, limit - time.time())))  # fmt: skip
+    except subprocess.TimeoutExpired:
+        row["error"] = "the scan did not finish before the call's time limit"
+        return row
     try:
         envelope = json.loads(scan.stdout)
         data = envelope["data"]
@@ -105,11 +123,14 @@ def measure(entry: dict, ext: Path, work: Path, search: dict, run: float | None)
         with_inputs=len(emitted),
         skipped=[(p["name"], p["message"]) for p in skipped],
     )
-    probes = {p["name"]: _probe(Path(p["path"]), copy) for p in emitted}
+    progress(f"first cases of {len(emitted)} problems")
+    probes = {p["name"]: _probe(Path(p["path"]), copy, limit) for p in emitted}
     row["runs"] = sum(1 for v in probes.values() if v == "ok")
     row["probe_failures"] = [(name, why) for name, why in probes.items() if why != "ok"]
     if run is not None:
+        progress("kbot run")
         row["run"] = run_stage(copy, path, work / entry["name"], _this_tree(), deadline=run)
+        progress("done")
     return row
 
 

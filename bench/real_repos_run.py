@@ -10,6 +10,7 @@ stopped, so a run split over several device commands costs each search once.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -58,20 +59,25 @@ def write_config(entry: dict, root: Path, dest: Path, budget_s: float, proposers
     return dest
 
 
+# After SIGINT, kbot records the stopped search and prints its envelope; this long, then SIGKILL.
+STOP_GRACE_S = 40
+
+
 def run_until(cmd: list[str], cwd: Path, env: dict, deadline: float) -> tuple[int | None, str, str]:
-    """The command's (exit code, stdout, stderr); at `deadline` it gets SIGINT (kbot stops its
-    search cleanly and records it), then a minute to finish. Exit code None: it was stopped."""
+    """The command's (exit code, stdout, stderr), over by `deadline`: STOP_GRACE_S before it,
+    it gets SIGINT (kbot stops its search cleanly and records it), at it SIGKILL. Exit code
+    None: it was stopped."""
     child = subprocess.Popen(
         cmd, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         start_new_session=True,
     )  # fmt: skip
     try:
-        out, err = child.communicate(timeout=max(1.0, deadline - time.time()))
+        out, err = child.communicate(timeout=max(1.0, deadline - STOP_GRACE_S - time.time()))
         return child.returncode, out, err
     except subprocess.TimeoutExpired:
         os.killpg(child.pid, signal.SIGINT)
         try:
-            out, err = child.communicate(timeout=60)
+            out, err = child.communicate(timeout=max(1.0, deadline - time.time()))
         except subprocess.TimeoutExpired:
             os.killpg(child.pid, signal.SIGKILL)
             out, err = child.communicate()
@@ -87,7 +93,13 @@ def _module_name(path: str) -> str | None:
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
 
-def _child(cmd: list[str], cwd: Path, env: dict, timeout_s: float = 900) -> tuple[int, str]:
+def _child(
+    cmd: list[str], cwd: Path, env: dict, timeout_s: float = 900, deadline: float = math.inf
+) -> tuple[int, str]:
+    """(exit code, output) of a check, stopped at `timeout_s` or at the call's deadline."""
+    timeout_s = min(timeout_s, deadline - time.time())
+    if timeout_s < 5:
+        return -1, "not run: the call's time limit came first (run again with --resume)"
     env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH")]))}
     env.pop("TRITON_INTERPRET", None)
     try:
@@ -113,7 +125,11 @@ MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
 def stubs_needed(
-    base: Path, modules: list[str], env: dict, known: tuple[str, ...] = ()
+    base: Path,
+    modules: list[str],
+    env: dict,
+    known: tuple[str, ...] = (),
+    deadline: float = math.inf,
 ) -> list[str]:
     """Third-party packages without which the original modules do not import here, found one
     at a time from the `known` ones (a package the repository guards with try/except
@@ -123,8 +139,9 @@ def stubs_needed(
     for name in modules:
         for _ in range(12):
             code, out = _child(
-                [sys.executable, "-c", IMPORT_CHECK, name], base, _stubbed(env, stubs), 300
-            )
+                [sys.executable, "-c", IMPORT_CHECK, name], base, _stubbed(env, stubs), 300,
+                deadline,
+            )  # fmt: skip
             missing = MISSING.search(out) if code != 0 else None
             if missing is None:
                 break
@@ -149,6 +166,7 @@ class BaseFacts:
     stubs: list[str] = field(default_factory=list)  # packages stubbed for the originals
     probed: set[str] = field(default_factory=set)  # modules the stub search has imported
     originals: dict[str, int] = field(default_factory=dict)  # module -> its import's exit code
+    deadline: float = math.inf  # the call's time limit: checks after it are not run
 
 
 def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path, seen: BaseFacts) -> dict:
@@ -175,19 +193,27 @@ def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path, seen: BaseF
         and (name := _module_name(item["path"])) is not None
     ]
     unseen = [name for name in patched_modules if name not in seen.probed]
-    stubs = seen.stubs = stubs_needed(base, unseen, env, tuple(seen.stubs))
+    stubs = seen.stubs = stubs_needed(base, unseen, env, tuple(seen.stubs), seen.deadline)
     seen.probed.update(unseen)
     env = _stubbed(env, stubs)
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
               "--rootdir", "."]  # fmt: skip
-    code, out = _child([*pytest, *tests], tree, env) if tests else (1, "no parity test in the PR")
+    code, out = (
+        _child([*pytest, *tests], tree, env, deadline=seen.deadline)
+        if tests
+        else (1, "no parity test in the PR")
+    )
     row = {"branch": record["branch"], "parity": "passed" if code == 0 else _tail(out),
            "stubs": stubs}  # fmt: skip
     modules = {}
     for name in patched_modules:
-        patched, why = _child([sys.executable, "-c", IMPORT_CHECK, name], tree, env, 300)
+        patched, why = _child(
+            [sys.executable, "-c", IMPORT_CHECK, name], tree, env, 300, seen.deadline
+        )
         if patched != 0 and name not in seen.originals:
-            original, _ = _child([sys.executable, "-c", IMPORT_CHECK, name], base, env, 300)
+            original, _ = _child(
+                [sys.executable, "-c", IMPORT_CHECK, name], base, env, 300, seen.deadline
+            )
             seen.originals[name] = original
         original = seen.originals.get(name, 0)
         if patched == 0:
@@ -236,7 +262,7 @@ def run_stage(copy: Path, path: Path, work: Path, env: dict, deadline: float) ->
     scratch.mkdir(parents=True, exist_ok=True)
     clone = kbot_work / "publish" / "repo"
     result["drafts"] = []
-    seen = BaseFacts()
+    seen = BaseFacts(deadline=deadline)
     for t in drafted:
         drafts = kbot_work / "publish" / t["op"]
         if not (drafts / "pr.json").is_file():

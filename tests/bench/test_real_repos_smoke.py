@@ -85,3 +85,27 @@ def test_a_draft_whose_original_does_not_import_here_counts_on_neither_side():
     cells = _run_cells({"accepted": 3, "finished": True, "drafts": drafts})
     unchecked = " (1 not checkable here: the original does not import)"
     assert cells == ["3", 3, f"1 of 2{unchecked}", f"2 of 2{unchecked}"]
+
+
+def _run_module():
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import real_repos_run
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return real_repos_run
+
+
+def test_every_stage_ends_by_the_calls_time_limit(tmp_path, monkeypatch):
+    # A device command is killed at its own limit and then returns nothing: kbot run gets
+    # SIGINT its grace before the limit and SIGKILL at it; checks after the limit are not run.
+    import time
+
+    module = _run_module()
+    monkeypatch.setattr(module, "STOP_GRACE_S", 1)
+    sleeper = [sys.executable, "-c", "import time\nwhile True: time.sleep(0.1)"]
+    began = time.time()
+    code, _, _ = module.run_until(sleeper, tmp_path, {}, time.time() + 3)
+    assert code is None and time.time() - began < 4
+    code, why = module._child(sleeper, tmp_path, {}, 900, deadline=time.time() + 2)
+    assert code == -1 and why.startswith("not run: the call's time limit")
