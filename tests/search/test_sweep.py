@@ -260,7 +260,6 @@ def test_a_short_budget_still_leaves_the_sweep_time_to_check_every_point(tmp_pat
     """A 2 s budget's tenth would not fit three 0.5 s checks: the grace has a floor
     (SWEEP_GRACE_MIN_S), so every point is checked and the guard is not pinned for want of
     time."""
-    import json
     import time
 
     class SlowSweep(fakes.FakeEvaluator):
@@ -268,14 +267,7 @@ def test_a_short_budget_still_leaves_the_sweep_time_to_check_every_point(tmp_pat
             time.sleep(0.5)
             return super().evaluate_sweep(problem, candidate_source, candidate_name)
 
-    evaluator = SlowSweep(sleep_s=0.05)
-    result = optimize(
-        _problem(tmp_path), OptimizeOptions(device="cpu", budget=Budget(time_s=2.0)),
-        tmp_path / "work",
-        evaluator_factory=lambda *a: evaluator,
-        proposer_factory=lambda names: [fakes.FakeProposer()],
-    )  # fmt: skip
-    report = json.loads(result.report_json_path.read_text())
+    report = _sweep_report(tmp_path, fakes, SlowSweep(sleep_s=0.05), budget_s=2.0)
     assert [p["status"] for p in report["sweep"]["points"]] == ["passed"] * 3, report["sweep"]
 
 
@@ -290,7 +282,6 @@ def test_a_sweep_cut_short_admits_the_sizes_it_checked_and_not_the_ranges_betwee
 def test_a_sweep_stopped_by_its_grace_keeps_the_points_it_checked(tmp_path, fakes, monkeypatch):
     """The grace ends after the first point: that point stands in the report, marked partial,
     instead of the whole sweep being dropped and the guard pinned to the run's own sizes."""
-    import json
 
     from kbot.search import final
 
@@ -302,13 +293,19 @@ def test_a_sweep_stopped_by_its_grace_keeps_the_points_it_checked(tmp_path, fake
                 raise RuntimeError("closed")
             return super().evaluate_sweep(problem, candidate_source, candidate_name)
 
-    evaluator = SlowSweep(sleep_s=0.05)
+    sweep = _sweep_report(tmp_path, fakes, SlowSweep(sleep_s=0.05), budget_s=1.0)["sweep"]
+    assert sweep["partial"] is True and sweep["note"].endswith("checked before its time ran out")
+    assert [p["status"] for p in sweep["points"]] == ["passed"]
+
+
+def _sweep_report(tmp_path, fakes, evaluator, budget_s: float) -> dict:
+    """report.json of an optimize run with the fake proposer, `evaluator` and `budget_s`."""
+    import json
+
     result = optimize(
-        _problem(tmp_path), OptimizeOptions(device="cpu", budget=Budget(time_s=1.0)),
+        _problem(tmp_path), OptimizeOptions(device="cpu", budget=Budget(time_s=budget_s)),
         tmp_path / "work",
         evaluator_factory=lambda *a: evaluator,
         proposer_factory=lambda names: [fakes.FakeProposer()],
     )  # fmt: skip
-    sweep = json.loads(result.report_json_path.read_text())["sweep"]
-    assert sweep["partial"] is True and sweep["note"].endswith("checked before its time ran out")
-    assert [p["status"] for p in sweep["points"]] == ["passed"]
+    return json.loads(result.report_json_path.read_text())
