@@ -78,3 +78,46 @@ def test_the_tolerance_dtype_only_coarsens_fine_outputs():
     assert tolerance_dtype(torch.float32, torch.bfloat16) is torch.bfloat16
     assert tolerance_dtype(torch.float32, None) is torch.float32
     assert tolerance_dtype(torch.bfloat16, torch.float16) is torch.bfloat16
+
+
+class ConvEpilogue(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+        self.proj = torch.nn.Linear(6, 6)
+
+    def forward(self, x):
+        return self.proj(torch.relu(self.conv(x)))
+
+
+def test_a_tf32_convolution_or_matmul_on_a_gpu_rounds_to_fp16_precision(monkeypatch):
+    # PyTorch runs fp32 convolutions in TF32 on a GPU by default (fp16's 10-bit mantissa): the
+    # reference as written is that coarse there, and a kernel is judged with fp16's tolerance.
+    # Where TF32 is not allowed (matmuls by default) or on the CPU, fp32's stays.
+    import kbot.evaluate.rounding as rounding
+
+    x = torch.randn(2, 3, 8, 8)
+    assert coarsest_rounding(ConvEpilogue(), [x]) is None  # on the CPU: IEEE fp32
+    monkeypatch.setattr(rounding, "_on_gpu", lambda tensor: True)
+    allowed = {"convolution": True, "matmul": False}
+    monkeypatch.setattr(
+        rounding,
+        "tf32_allowed",
+        lambda convolution: allowed["convolution" if convolution else "matmul"],
+    )
+    assert coarsest_rounding(ConvEpilogue(), [x]) is torch.float16
+    allowed["convolution"] = False
+    assert coarsest_rounding(ConvEpilogue(), [x]) is None
+    allowed["matmul"] = True
+    assert coarsest_rounding(ConvEpilogue(), [x]) is torch.float16
+    # bf16 arithmetic beside a TF32 convolution: bf16 is the coarser
+    assert coarsest_rounding(HalfArithmeticAfterConv(), [x]) is torch.bfloat16
+
+
+class HalfArithmeticAfterConv(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        return (self.conv(x).to(torch.bfloat16) * 2).float()
