@@ -266,3 +266,34 @@ def test_number_terms_for_several_strings_and_non_finite_floats():
     assert _number_terms("cap", infinite) == ["cap == float('inf')"]
     # an object the guard cannot write (a config namespace): no term, as before
     assert _number_terms("cfg", InputFact(False, False, "", (), (), None)) == []
+
+
+OPTIONAL_NONE_PROBLEM = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x, residual):
+        return x if residual is None else x + residual
+
+
+CASES = [dict(T=1), dict(T=16)]
+
+
+def get_inputs(T=1):
+    return [torch.randn(T, 64), None]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_an_optional_tensor_passed_as_none_in_every_case_keeps_to_none(tmp_path):
+    # The kernel was checked without a residual: a call with one takes the original path.
+    facts = _facts(tmp_path, OPTIONAL_NONE_PROBLEM)
+    call = KernelCall("op", ("x", "residual"), ("x", "residual"), (), ())
+    target = (Param("x", None), Param("residual", "None"))
+    terms = guard_terms(call, target, ("float32",), True, "op", facts)
+    assert "residual is None" in terms
