@@ -148,7 +148,11 @@ class Session:
         graph_before, plain_before = len(impl.graph_us), len(impl.plain_us)
         sample_graph(impl, self._flush, n)
         sample_plain(impl, n)
-        return {"graph_us": impl.graph_us[graph_before:], "plain_us": impl.plain_us[plain_before:]}
+        return {
+            "graph_us": impl.graph_us[graph_before:],
+            "plain_us": impl.plain_us[plain_before:],
+            "host_us": impl.host_us[plain_before:],
+        }
 
     def _replay(self, request: dict[str, Any]) -> dict[str, Any]:
         impl = self._timed()

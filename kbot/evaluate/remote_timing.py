@@ -43,6 +43,7 @@ class RemoteImplementation:
     name: str = "candidate"
     graph_us: list[float] = field(default_factory=list)
     plain_us: list[float] = field(default_factory=list)
+    host_us: list[float] = field(default_factory=list)
 
     @classmethod
     def capture(cls, host, case_index: int, inputs: list, copies: int, timeout_s: float):
@@ -56,13 +57,14 @@ class RemoteImplementation:
             reply = self.host.request("sample", self.timeout_s, n=n)
         except (CandidateFailed, CandidateLost) as exc:
             raise RemoteLost(self.index, exc.reason) from None
-        graph, plain = reply.get("graph_us"), reply.get("plain_us")
-        if not _samples(graph, n) or not _samples(plain, n):
+        graph, plain, host = reply.get("graph_us"), reply.get("plain_us"), reply.get("host_us")
+        if not _samples(graph, n) or not _samples(plain, n) or not _samples(host, n):
             raise RemoteLost(
                 self.index, Reason("timing", "the candidate's process sent malformed times")
             )
         self.graph_us += [float(v) for v in graph]
         self.plain_us += [float(v) for v in plain]
+        self.host_us += [float(v) for v in host]
 
     def clock_check(self) -> Reason | None:
         """Replays the timed graph back to back and holds the claimed time against the judge's

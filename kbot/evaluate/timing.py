@@ -44,6 +44,7 @@ class Implementation:
     calls_per_replay: int = 1
     graph_us: list[float] = field(default_factory=list)
     plain_us: list[float] = field(default_factory=list)
+    host_us: list[float] = field(default_factory=list)  # CPU time to issue one plain call
 
     def take(self, flush: torch.Tensor, n: int) -> None:
         sample_graph(self, flush, n)
@@ -99,17 +100,23 @@ def sample_graph(impl: Implementation, flush: torch.Tensor, n: int) -> None:
 
 def sample_plain(impl: Implementation, n: int) -> None:
     # No flush and no synchronisation between calls: when launching costs more than the
-    # kernels, the GPU waits on the host and the events show it.
+    # kernels, the GPU waits on the host and the events show it. The host time is the CPU's
+    # own clock around each call alone: what an eager caller pays to issue it (the Python
+    # launcher, argument binding, the launch), whatever the GPU is doing.
     starts, ends = _events(n)
     offset = len(impl.plain_us)
+    host = []
     with torch.no_grad():
         for i in range(n):
             call = impl.plain_calls[(offset + i) % len(impl.plain_calls)]
             starts[i].record()
+            began = time.perf_counter()
             call()
+            host.append(1e6 * (time.perf_counter() - began))
             ends[i].record()
     torch.cuda.synchronize()
     impl.plain_us += [1000.0 * s.elapsed_time(e) for s, e in zip(starts, ends)]
+    impl.host_us += host
 
 
 def to_stat(samples_us: list[float]) -> Stat:

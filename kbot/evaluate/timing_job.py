@@ -38,7 +38,7 @@ from kbot.evaluate.timing import (
     speedup,
     to_stat,
 )
-from kbot.evaluate.verdict import CaseResult, CaseTiming, Reason, Stage
+from kbot.evaluate.verdict import CaseResult, CaseTiming, Reason, Stage, Stat
 from kbot.problem.runtime import apply_distribution, init_inputs, seeded_inputs
 
 COMPILE_MODES = {"compile": None, "compile_max_autotune": "max-autotune-no-cudagraphs"}
@@ -336,7 +336,14 @@ def _case_timing(
         speedup_vs_eager=speedup(eager_graph, cand_graph) or math.nan,
         speedup_vs_compile=speedup(best_compile, cand_graph),
         roofline_peak=peak,
+        candidate_host=_host(impl),
+        eager_host=_host(refs["eager"]),
+        compile_host=_host(refs["compile"]) if "compile" in refs else None,
     )
+
+
+def _host(impl: Implementation) -> Stat | None:
+    return to_stat(impl.host_us) if impl.host_us else None
 
 
 def _merge(outcomes, timed, timings, rejected, notes) -> list[CandidateOutcome]:

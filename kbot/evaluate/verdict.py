@@ -170,7 +170,14 @@ class CaseCorrectness:
 
 
 _REQUIRED_STATS = ("candidate_graph", "candidate_plain", "eager_graph", "eager_plain")
-_OPTIONAL_STATS = ("compile_graph", "compile_plain", "compile_max_autotune_graph")
+_OPTIONAL_STATS = (
+    "compile_graph",
+    "compile_plain",
+    "compile_max_autotune_graph",
+    "candidate_host",
+    "eager_host",
+    "compile_host",
+)
 
 
 @dataclass(frozen=True)
@@ -195,6 +202,11 @@ class CaseTiming:
     # the peak that bound the fraction, e.g. "fp32 FMA 51.2 TFLOP/s" or "copy 4.25 TB/s";
     # "" where not measured, and in verdicts written before kbot named it
     roofline_peak: str = ""
+    # CPU µs to issue one plain call (what an eager caller pays per call while the GPU keeps
+    # up); None in verdicts written before kbot measured it
+    candidate_host: Stat | None = None
+    eager_host: Stat | None = None
+    compile_host: Stat | None = None
 
     @classmethod
     def from_json(cls, data: Any) -> CaseTiming:

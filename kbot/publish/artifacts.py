@@ -380,6 +380,12 @@ def performance_context(verdict: Verdict) -> dict[str, Any]:
                 "spread": t.candidate_graph.spread,
                 "runs": t.candidate_graph.runs,
                 "kbot_plain_us": t.candidate_plain.median_us,
+                # CPU µs to issue one call, per path (None in verdicts from before kbot
+                # measured it)
+                "host_us": [
+                    None if s is None else s.median_us
+                    for s in (t.eager_host, t.compile_host, t.candidate_host)
+                ],
             }
         )
     return {

@@ -22,6 +22,7 @@ def environment() -> jinja2.Environment:
     env.filters["compact_json"] = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"))
     env.filters["case_label"] = case_label
     env.filters["cell"] = table_cell
+    env.filters["host_triple"] = host_triple
     return env
 
 
@@ -48,6 +49,14 @@ def percent(value: float | None) -> str:
     if not measured(value):
         return NOT_MEASURED
     return f"{100 * value:.1f}%" if 100 * value < 10 else f"{100 * value:.0f}%"
+
+
+def host_triple(values: list[float | None] | None) -> str:
+    """Host µs of eager / torch.compile / kbot as `24.0 / 41.0 / 23.4`; a path not measured
+    is `–`, a verdict from before kbot measured any says so."""
+    if not values or not any(measured(v) for v in values):
+        return NOT_MEASURED
+    return " / ".join(_microseconds(v) if measured(v) else "–" for v in values)
 
 
 def _microseconds(value: float) -> str:

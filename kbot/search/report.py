@@ -174,6 +174,9 @@ def case_row(case: CaseResult) -> dict[str, Any]:
         "compile_graph": _stat(t.compile_graph),
         "compile_plain": _stat(t.compile_plain),
         "compile_max_autotune_graph": _stat(t.compile_max_autotune_graph),
+        "candidate_host": _stat(t.candidate_host),
+        "eager_host": _stat(t.eager_host),
+        "compile_host": _stat(t.compile_host),
         "speedup_vs_eager": t.speedup_vs_eager,
         "speedup_vs_compile": t.speedup_vs_compile,
         # null when the device's peaks could not be measured: shown as "not measured"

@@ -334,7 +334,14 @@ def _status(
         why = "; ".join(notes) or stop_message
         if notes and any(n.endswith("before the run stopped") for n in notes):
             why = f"{why} ({stop_message})"  # the budget, not the proposers, ended the run
-        return OptimizeStatus.NO_ACCEPTED, f"no candidate was proposed: {why}"
+        # Proposed but stopped in the judge (a budget shorter than one evaluation) is not the
+        # same as nothing proposed: the user's fix is a longer budget, not another proposer.
+        proposed = any(
+            "evaluation stopped at the run's end" in n or "were not evaluated before" in n
+            for n in notes
+        )
+        lead = "no candidate was evaluated in time" if proposed else "no candidate was proposed"
+        return OptimizeStatus.NO_ACCEPTED, f"{lead}: {why}"
     if winner is None:
         return (
             OptimizeStatus.NO_ACCEPTED,

@@ -41,3 +41,18 @@ def test_the_message_names_codegen_tune_and_the_late_seeder(tmp_path):
     assert "codegen: no codegen schedule: op sort.default has no Triton lowering" in message
     assert "tune: tune needs a parent candidate to mutate" in message
     assert "inductor: not asked before the run stopped (it seeds in generation 1)" in message
+
+
+def test_candidates_stopped_in_the_judge_are_not_called_unproposed():
+    # gpt-fast on the CPU at 30 s: codegen proposed, the correctness trials outlasted the
+    # budget. The fix is a longer budget, so the message must not say nothing was proposed.
+    from kbot.search.runner import _status
+
+    notes = [
+        "evaluation stopped at the run's end during check candidate_1.py: correctness trials "
+        "for 29 s",
+        "codegen: its candidates were not evaluated before the run stopped",
+    ]
+    _, message = _status(None, 0, "wall-time budget of 30 s spent", notes)
+    assert message.startswith("no candidate was evaluated in time: evaluation stopped")
+    assert message.endswith("(wall-time budget of 30 s spent)")

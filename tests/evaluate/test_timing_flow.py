@@ -47,8 +47,9 @@ class FakeHost:
     """A candidate's process that computes with `model` and claims `claimed_us` per call.
     `replay_s` is what one replay really takes (the judge's clock sees it)."""
 
-    def __init__(self, model, claimed_us=10.0, replay_s=0.0, stale=False, fail=None):
+    def __init__(self, model, claimed_us=10.0, replay_s=0.0, stale=False, fail=None, host_us=24.0):
         self.model, self.claimed_us, self.replay_s = model, claimed_us, replay_s
+        self.host_us = host_us
         self.stale, self.fail = stale, fail or {}
         self.refused: list[str] = []
         self.inputs = None
@@ -65,6 +66,7 @@ class FakeHost:
             return {
                 "graph_us": [self.claimed_us + 0.01 * i for i in range(n)],
                 "plain_us": [self.claimed_us + 5.0] * n,
+                "host_us": [self.host_us] * n,
             }
         if op == "replay":
             time.sleep(self.replay_s * fields["times"])
@@ -86,6 +88,7 @@ def fake_measure(impls, flush, budget_s):
             continue
         impl.graph_us = [20.0 + 0.01 * i for i in range(100)]
         impl.plain_us = [25.0 + 0.01 * i for i in range(100)]
+        impl.host_us = [30.0] * 100
 
 
 @pytest.fixture
@@ -141,6 +144,21 @@ def test_timed_candidate_gets_stats_speedup_and_roofline(fakes, problem, candida
         assert t.speedup_vs_compile is None and t.compile_graph is None
         assert 0 < t.roofline_fraction < 1
         assert result.correctness.passed
+        # what an eager caller pays to issue one call, beside the graph time
+        assert t.candidate_host.median_us == 24.0 and t.eager_host.median_us == 30.0
+        assert t.compile_host is None
+
+
+def test_a_sample_without_host_times_is_malformed(problem, fakes):
+    class NoHostTimes(FakeHost):
+        def request(self, op, timeout_s, **fields):
+            reply = super().request(op, timeout_s, **fields)
+            if op == "sample":
+                reply.pop("host_us")
+            return reply
+
+    (outcome,) = _run(problem("add_rmsnorm"), [NoHostTimes])
+    assert not outcome.accepted and "malformed times" in outcome.reasons[0].message
 
 
 def test_timed_graph_that_stops_computing_is_rejected(problem, fakes):

@@ -76,3 +76,12 @@ def test_pr_body_says_when_trials_matched_the_float32_reference(make_run, target
     publication = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
     cases = len(report["verdict"]["cases"])
     assert f"In {cases} trial(s) the kernel missed the original code's own" in publication.body
+
+
+def test_host_times_of_a_verdict_from_before_kbot_measured_them_say_so():
+    from kbot.evaluate.verdict import NOT_MEASURED
+    from kbot.publish.render import host_triple
+
+    assert host_triple(None) == NOT_MEASURED
+    assert host_triple([None, None, None]) == NOT_MEASURED
+    assert host_triple([22.0, None, 9.5]) == "22.0 / – / 9.50"
