@@ -19,7 +19,7 @@ from kbot.evaluate import wire
 from kbot.evaluate.audit import Policy
 from kbot.evaluate.cuda_errors import is_sticky
 from kbot.evaluate.processes import short
-from kbot.problem.runtime import import_file
+from kbot.problem.runtime import build_on, import_file
 
 _POISON_MIN_BYTES = 64 << 20
 
@@ -79,7 +79,7 @@ class Session:
         if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
             raise _Refused("model-new", "ModelNew is not an nn.Module subclass")
         try:
-            model = model_new(*init)
+            model = build_on(self.device, lambda: model_new(*init))
         except BaseException as exc:
             raise _Refused("load", f"ModelNew(*get_init_inputs()) raised {short(exc)}") from None
         _load_state(model, state, adopt=bool(request.get("adopt")))

@@ -24,7 +24,7 @@ from kbot.evaluate.remote import (
 from kbot.evaluate.roofline import tensor_bytes
 from kbot.evaluate.rounding import coarsest_rounding
 from kbot.evaluate.verdict import CaseResult, Reason, Stage
-from kbot.problem.runtime import import_file, init_inputs, seeded_inputs
+from kbot.problem.runtime import build_on, import_file, init_inputs, seeded_inputs
 
 Send = Callable[[dict[str, Any]], None]
 # Starting a candidate's process (interpreter, torch, Triton, CUDA, a warm-up kernel) is not
@@ -189,8 +189,9 @@ def _problem(job: Job, state: Any):
 
 def _warm_reference(job: Job, state: Any, problem) -> None:
     try:
-        torch.manual_seed(job.base_seed)
-        model = problem.Model(*init_inputs(problem)).to(state.device).eval()
+        init = init_inputs(problem)
+        model = build_on(state.device, lambda: problem.Model(*init), job.base_seed)
+        model = model.to(state.device).eval()
         with torch.no_grad():
             for index, case in enumerate(job.cases):
                 inputs = seeded_inputs(problem, case, job.base_seed, state.device)
@@ -209,8 +210,7 @@ def _load(
     path.write_text(source, encoding="utf-8")
     try:
         init = init_inputs(problem)
-        torch.manual_seed(job.base_seed)
-        reference = problem.Model(*init)
+        reference = build_on(state.device, lambda: problem.Model(*init), job.base_seed)
     except BaseException as exc:
         raise _Rejected(
             Stage.INPUT, Reason("problem", f"building the problem's Model raised {short(exc)}")

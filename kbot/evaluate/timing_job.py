@@ -39,7 +39,7 @@ from kbot.evaluate.timing import (
     to_stat,
 )
 from kbot.evaluate.verdict import CaseResult, CaseTiming, Reason, Stage, Stat
-from kbot.problem.runtime import apply_distribution, init_inputs, seeded_inputs
+from kbot.problem.runtime import apply_distribution, build_on, init_inputs, seeded_inputs
 
 COMPILE_MODES = {"compile": None, "compile_max_autotune": "max-autotune-no-cudagraphs"}
 # Input copies rotated through so that small (decode-size) working sets miss L2: 2x L2 over
@@ -60,8 +60,9 @@ def prepare_baselines(job: Job, state: Any, problem, send) -> Baselines:
     key = ("baselines", job.problem_sha256, job.compile_baselines)
     baselines = state.cache.get(key)
     if baselines is None:
-        torch.manual_seed(0)
-        model = problem.Model(*init_inputs(problem)).to(state.device).eval()
+        init = init_inputs(problem)
+        model = build_on(state.device, lambda: problem.Model(*init), seed=0)
+        model = model.to(state.device).eval()
         baselines = Baselines(model)
         if job.compile_baselines:
             _raise_recompile_limit()
