@@ -85,3 +85,17 @@ def test_host_times_of_a_verdict_from_before_kbot_measured_them_say_so():
     assert host_triple(None) == NOT_MEASURED
     assert host_triple([None, None, None]) == NOT_MEASURED
     assert host_triple([22.0, None, 9.5]) == "22.0 / – / 9.50"
+
+
+def test_the_sweep_table_is_a_markdown_table(make_run, target_repo):
+    # A table needs a blank line before it; the template's `{% endif %}` used to eat it, and
+    # GitHub showed the rows as one paragraph of pipes.
+    run_dir = make_run("fused_op")
+    report = json.loads((run_dir / "report.json").read_text())
+    report["sweep"] = {
+        "points": [{"size": 4096, "to": 896, "status": "passed", "reasons": []}],
+        "note": "",
+    }
+    (run_dir / "report.json").write_text(json.dumps(report))
+    body = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
+    assert "original path.\n\n| size | changed to | result |\n|---|---|---|\n| 4096 | 896 |" in body
