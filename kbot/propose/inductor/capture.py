@@ -148,7 +148,7 @@ def capture_problem(problem_path: Path) -> dict:
 
     from kbot.evaluate.gpu_lock import lock_inductor_benchmarks
     from kbot.problem import load_problem
-    from kbot.problem.runtime import case_inputs, import_file, init_inputs
+    from kbot.problem.runtime import build_on, case_inputs, import_file, init_inputs
 
     # The capture may run beside the evaluator's measurements: its autotuning waits for them.
     benchmarks_locked = lock_inductor_benchmarks(torch.device("cuda"))
@@ -158,8 +158,8 @@ def capture_problem(problem_path: Path) -> dict:
     dims = varying_dims(shapes)
     index = capture_case(shapes, dims)
     case = dict(spec.cases[index])
-    torch.manual_seed(0)
-    model = module.Model(*init_inputs(module)).cuda().eval()
+    init = init_inputs(module)
+    model = build_on("cuda", lambda: module.Model(*init), seed=0).cuda().eval()
     inputs = [v.cuda() if isinstance(v, torch.Tensor) else v for v in case_inputs(module, case)]
     for i, dim in sorted(dims):
         torch._dynamo.mark_dynamic(inputs[i], dim)
