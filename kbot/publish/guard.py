@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # adapters import this module; a runtime import would be circular
     from kbot.publish.adapters.source import Param
 from kbot.errors import KbotError
-from kbot.publish.swept import SweptDim, SweptValue, swept_dims
+from kbot.publish.swept import SweptDim, SweptValue, rows_split_passed, swept_dims
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,9 @@ class InputFact:
     # A number (or bool, str, None) passed in every case: its distinct values in case order;
     # None when the argument is a tensor or something a guard cannot write as a literal.
     values: tuple[Any, ...] | None = None
+    # The sweep's rows point passed and this tensor carries the rows (its first dim, which the
+    # cases vary): it may come with one more leading dim ([batch, seqlen, ...]).
+    rows_free: bool = False
 
     @property
     def fixed_dims(self) -> tuple[tuple[int, int], ...]:
@@ -116,7 +119,28 @@ def input_facts(
         swept = swept_dims(position, shapes, sweep) if tensor else ()
         literals = None if tensor else _distinct_literals(values)
         facts.append(InputFact(tensor, floating, dtype, shapes, swept, literals))
+    if rows_split_passed(sweep):
+        facts = _with_free_rows(facts)
     return tuple(facts)
+
+
+def _with_free_rows(facts: list[InputFact]) -> list[InputFact]:
+    """The token inputs (first dim the first tensor's in every case, varying) marked
+    rows_free."""
+    first = next((f for f in facts if f.tensor and f.shape_per_case), None)
+    if first is None or any(len(s) == 0 for s in first.shape_per_case):
+        return facts
+    rows = [s[0] for s in first.shape_per_case]
+    if len(set(rows)) < 2:
+        return facts
+    return [
+        replace(f, rows_free=True)
+        if f.tensor
+        and all(len(s) > 0 for s in f.shape_per_case)
+        and [s[0] for s in f.shape_per_case] == rows
+        else f
+        for f in facts
+    ]
 
 
 @dataclass(frozen=True)
@@ -142,15 +166,23 @@ class SizeGuard:
         return cls(key["position"], key.get("dim"), ranges)
 
 
-def size_terms(params: tuple[Param, ...], sizes: SizeGuard | None) -> list[str]:
+def size_terms(
+    params: tuple[Param, ...], sizes: SizeGuard | None, facts: tuple[InputFact, ...] = ()
+) -> list[str]:
     """`x.shape[0] <= 4`-like terms that keep the sizes where the original code was faster
-    on the original path."""
+    on the original path. Rows that may come in two leading dims count as their product."""
     from kbot.search.dispatch import range_condition
 
     if sizes is None or sizes.position >= len(params):
         return []
     name = params[sizes.position].name
-    size = f"{name}.numel()" if sizes.dim is None else f"{name}.shape[{sizes.dim}]"
+    fact = facts[sizes.position] if sizes.position < len(facts) else None
+    if sizes.dim is None:
+        size = f"{name}.numel()"
+    elif sizes.dim == 0 and fact is not None and fact.rows_free and fact.ndim:
+        size = _rows_count(name, fact.ndim)
+    else:
+        size = f"{name}.shape[{sizes.dim}]"
     conditions = [range_condition(size, low, high) for low, high in sizes.kernel_ranges]
     return [conditions[0] if len(conditions) == 1 else "(" + " or ".join(conditions) + ")"]
 
@@ -228,16 +260,37 @@ def _literal(value: Any) -> str:
     return repr(value)
 
 
+def _rows_count(name: str, ndim: int) -> str:
+    return f"{name}.numel()" if ndim == 1 else f"{name}.shape[:-{ndim - 1}].numel()"
+
+
 def _shape_terms(name: str, fact: InputFact) -> list[str]:
+    if fact.rows_free and fact.ndim:
+        return _rows_free_terms(name, fact)
     return _fixed_terms(name, fact) + _swept_terms(name, fact)
 
 
-def _swept_terms(name: str, fact: InputFact) -> list[str]:
+def _rows_free_terms(name: str, fact: InputFact) -> list[str]:
+    """The traced rank or one more leading dim (what the sweep's rows point checked), the
+    other dims counted from the end."""
+    ndim = fact.ndim or 0
+    terms = [f"{name}.dim() in ({ndim}, {ndim + 1})"]
+    fixed = dict(fact.fixed_dims)
+    if fixed and sorted(fixed) == list(range(1, ndim)):
+        sizes = ", ".join(str(fixed[d]) for d in range(1, ndim)) + ("," if ndim == 2 else "")
+        terms.append(f"{name}.shape[-{ndim - 1}:] == ({sizes})")
+    else:
+        terms += [f"{name}.shape[{d - ndim}] == {size}" for d, size in sorted(fixed.items())]
+    return terms + _swept_terms(name, fact, ndim)
+
+
+def _swept_terms(name: str, fact: InputFact, from_end: int = 0) -> list[str]:
     """A dimension the kernel passed at every swept size: up to the largest checked; one it
-    failed at some size: the sizes that passed."""
+    failed at some size: the sizes that passed. `from_end`: the rank to count dims back from
+    (rows that may come in more leading dims)."""
     terms = []
     for swept in fact.swept:
-        size = f"{name}.shape[{swept.dim}]"
+        size = f"{name}.shape[{swept.dim - from_end if from_end else swept.dim}]"
         if not swept.clean:
             terms.append(f"{size} in {_tuple(swept.sizes)}")
             continue

@@ -50,7 +50,17 @@ def checked_sizes(sweep: dict[str, Any] | None) -> tuple[CheckedSize, ...]:
             scalars=dict(p.get("scalars") or {}),
         )
         for p in points
-        if isinstance(p, dict)
+        if isinstance(p, dict) and p.get("kind", "size") == "size"
+    )
+
+
+def rows_split_passed(sweep: dict[str, Any] | None) -> bool:
+    """Whether the sweep's rows point (kbot.search.sweep: the token inputs' rows split into two
+    leading dims) passed: the kernel then takes [batch, seqlen, ...] as well as [rows, ...]."""
+    points = (sweep or {}).get("points") or []
+    return any(
+        isinstance(p, dict) and p.get("kind") == "rows" and p.get("status") == "passed"
+        for p in points
     )
 
 

@@ -44,16 +44,20 @@ _FIXED_NAMES = ("CASES", "KBOT")
 
 @dataclass(frozen=True)
 class SweepPoint:
-    size: int  # the size as the problem has it
-    to: int  # what this point changes it to
+    size: int  # the size as the problem has it (the rows point: the rows it splits)
+    to: int  # what this point changes it to (the rows point: the rows of each leading index)
     source: str  # the problem at that size, with its first case only
     path: Path | None = None  # where that source was written
     # its first case's input shapes and Model's scalars (kbot.search.sweep_facts), or "error"
     facts: dict[str, Any] = field(default_factory=dict)
+    # "size": one size changed; "rows": the token inputs' rows split into two leading dims
+    kind: str = "size"
 
     @property
     def label(self) -> str:
-        return f"{self.size}->{self.to}"
+        return (
+            f"{self.size}->{self.to}" if self.kind == "size" else f"rows {self.size}->2x{self.to}"
+        )
 
 
 def sweep_values(size: int) -> tuple[int, ...]:
@@ -85,27 +89,29 @@ def sweep_points(
     except SyntaxError:
         return [], "the problem does not parse"
     literals = {n for n in _size_literals(tree) if n >= MIN_SWEPT}
-    if not literals:  # nothing to sweep: spare the child process
-        return [], "no input has a size that is the same in every case and written in the problem"
     facts = problem_facts([Path(problem.path)]).get(str(problem.path)) or {}
     if "error" in facts or not facts:
         why = facts.get("error", "no answer")
         return [], f"its inputs could not be built on the meta device ({why})"
     sizes = [s for s in _fixed_input_sizes(facts["shapes"]) if s in literals]
-    if not sizes:
-        return [], "no input has a size that is the same in every case and written in the problem"
+    rows = _rows_point(problem, tree, facts["shapes"]) if problem.has_cases else None
     per_size = [[(size, to) for to in sweep_values(size)] for size in sizes]
-    order = [pair for round_ in _round_robin(per_size) for pair in round_][:max_points]
+    room = max_points - (rows is not None)
+    order = [pair for round_ in _round_robin(per_size) for pair in round_][:room]
     first = problem.cases[0] if problem.cases else {}
     points = [
         SweepPoint(size, to, _resized(tree, size, to, first if problem.has_cases else None))
         for size, to in order
     ]
+    points += [rows] if rows is not None else []
+    if not points:
+        return [], "no input has a size that is the same in every case and written in the problem"
     folder.mkdir(parents=True, exist_ok=True)
     _copy_target_json(problem.path, folder)
     written = []
     for point in points:
-        path = folder / f"{problem.name}_{point.size}_to_{point.to}.py"
+        stem = "rows_split" if point.kind == "rows" else f"{point.size}_to_{point.to}"
+        path = folder / f"{problem.name}_{stem}.py"
         path.write_text(point.source, encoding="utf-8")
         written.append(replace(point, path=path))
     facts = problem_facts([p.path for p in written if p.path is not None])
@@ -130,7 +136,7 @@ def run_sweep(
         variant = parse_problem(point.source, point.path)
         verdict = cached(variant) if cached is not None else None
         if verdict is None:
-            verdict = check(variant, source, f"sweep_{point.size}_to_{point.to}.py")
+            verdict = check(variant, source, f"sweep_{path_stem(point)}.py")
             if record is not None:
                 record(variant, verdict)
         checked.append(_point_report(point, variant, verdict))
@@ -147,6 +153,7 @@ def _point_report(point: SweepPoint, variant: ProblemSpec, verdict: Verdict) -> 
     entry: dict[str, Any] = {
         "size": point.size,
         "to": point.to,
+        "kind": point.kind,
         "status": status,
         "reasons": reasons,
         "problem": variant.path.name,
@@ -159,6 +166,54 @@ def _point_report(point: SweepPoint, variant: ProblemSpec, verdict: Verdict) -> 
     else:
         entry["facts_error"] = str(facts.get("error") or "no answer")
     return entry
+
+
+def path_stem(point: SweepPoint) -> str:
+    return "rows_split" if point.kind == "rows" else f"{point.size}_to_{point.to}"
+
+
+def _rows_point(
+    problem: ProblemSpec, tree: ast.Module, shapes: list[list[list[int] | None]]
+) -> SweepPoint | None:
+    """The token inputs' rows split into two leading dims ([rows, hidden] -> [2, rows / 2,
+    hidden], gpt-fast's [batch, seqlen, hidden]) at the smallest case with an even row count:
+    where the kernel passes, the guard admits the extra leading dims. Token inputs: those whose
+    first dim is the first tensor input's in every case, which the cases vary; one of rank 2 or
+    more (a [rows] vector alone has no rows to split off)."""
+    first = next((i for i, s in enumerate(shapes[0] if shapes else []) if s), None)
+    if first is None or len(shapes) < 2:
+        return None
+    rows = [case[first][0] if case[first] else None for case in shapes]
+    if None in rows or len(set(rows)) < 2:
+        return None
+    tokens = [
+        i for i in range(len(shapes[0]))
+        if all(case[i] and case[i][0] == case[first][0] for case in shapes)
+    ]  # fmt: skip
+    if not any(len(shapes[0][i]) >= 2 for i in tokens):
+        return None
+    even = sorted((r, c) for c, r in enumerate(rows) if r >= 2 and r % 2 == 0)
+    if not even:
+        return None
+    count, case = even[0]
+    source = _with_case(ast.parse(ast.unparse(tree)), problem.cases[case])
+    source += _ROWS_SPLIT.format(tokens=tuple(tokens))
+    return SweepPoint(count, count // 2, source, kind="rows")
+
+
+_ROWS_SPLIT = """
+
+_kbot_unsplit_inputs = get_inputs
+
+
+def get_inputs(*args, **kwargs):
+    \"\"\"The problem's inputs with the rows of each token input split into two leading dims,
+    [rows, ...] -> [2, rows / 2, ...]: kbot's shape sweep checks the kernel on them.\"\"\"
+    inputs = list(_kbot_unsplit_inputs(*args, **kwargs))
+    for i in {tokens}:
+        inputs[i] = inputs[i].reshape(2, inputs[i].shape[0] // 2, *inputs[i].shape[1:])
+    return inputs
+"""
 
 
 def _fixed_input_sizes(shapes: list[list[list[int] | None]]) -> list[int]:
@@ -221,13 +276,18 @@ def _resized(tree: ast.Module, size: int, to: int, first_case: dict[str, Any] | 
     resize = _Resize(size, to)
     for site in _size_sites(copy):
         resize.visit(site)
-    if first_case is not None:
-        for node in copy.body:
+    return _with_case(copy, first_case)
+
+
+def _with_case(tree: ast.Module, case: dict[str, Any] | None) -> str:
+    """`tree`'s source with CASES set to `case` alone (None: as it is)."""
+    if case is not None:
+        for node in tree.body:
             if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "CASES" for t in node.targets
             ):
-                node.value = ast.parse(repr([first_case]), mode="eval").body
-    return ast.unparse(ast.fix_missing_locations(copy)) + "\n"
+                node.value = ast.parse(repr([case]), mode="eval").body
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
 def _round_robin(groups: list[list[tuple[int, int]]]) -> list[list[tuple[int, int]]]:

@@ -309,3 +309,41 @@ def _sweep_report(tmp_path, fakes, evaluator, budget_s: float) -> dict:
         proposer_factory=lambda names: [fakes.FakeProposer()],
     )  # fmt: skip
     return json.loads(result.report_json_path.read_text())
+
+
+def test_rows_split_in_two_leading_dims_are_checked_and_then_admitted(tmp_path):
+    """gpt-fast calls its norms on [batch, seqlen, hidden]: the sweep's rows point splits the
+    token inputs' rows ([4, 128] -> [2, 2, 128]); codegen's kernel passes it (its launcher
+    flattens leading dims), a hand-written one that reads x.shape[0] as the rows fails it, and
+    the guard admits one more leading dim only after a pass."""
+    from kbot.evaluate import EvalOptions, Evaluator
+    from kbot.propose.codegen import generate
+
+    source = NORM.replace("CASES = [dict(T=1), dict(T=5)]", "CASES = [dict(T=1), dict(T=4)]")
+    problem = _problem(tmp_path, source)
+    points, why = sweep_points(problem, tmp_path / "sweep")
+    rows = [p for p in points if p.kind == "rows"]
+    assert why == "" and [p.label for p in rows] == ["rows 4->2x2"]
+    assert rows[0].facts["shapes"][0] == [[2, 2, 128]]
+    codegen = generate(problem)[0].source
+    options = EvalOptions(device="cpu", seeds=5, sandbox="off", allow_unsandboxed=True)
+    with Evaluator(options) as ev:
+        reports = {
+            name: run_sweep(ev.evaluate_sweep, candidate, rows)
+            for name, candidate in (("codegen", codegen), ("hand", GENERIC))
+        }
+    assert reports["codegen"]["points"][0]["status"] == "passed"
+    assert reports["hand"]["points"][0]["status"] == "failed"
+    admitted = _guard(problem, reports["codegen"])
+    assert "x.dim() in (2, 3)" in admitted and "x.shape[-1:] == (128,)" in admitted
+    kept = _guard(problem, reports["hand"])
+    assert "x.dim() in (2, 3)" not in kept and "x.shape[1:] == (128,)" in kept
+
+
+def test_no_rows_point_without_an_even_row_count_or_a_token_input_of_rank_two(tmp_path):
+    odd = sweep_points(_problem(tmp_path), tmp_path / "odd")[0]  # T = 1 and 5
+    assert not [p for p in odd if p.kind == "rows"]
+    vector = NORM.replace("CASES = [dict(T=1), dict(T=5)]", "CASES = [dict(T=2), dict(T=4)]")
+    vector = vector.replace("torch.randn(T, HIDDEN)", "torch.randn(T * HIDDEN)")
+    points = sweep_points(_problem(tmp_path, vector), tmp_path / "vector")[0]
+    assert not [p for p in points if p.kind == "rows"]

@@ -14,6 +14,7 @@ from kbot.problem import ProblemSpec
 from kbot.propose.codegen.attr_constants import arg_name
 from kbot.propose.codegen.classify import Schedule
 from kbot.propose.codegen.emitted import Emitted
+from kbot.propose.codegen.leading_rows import leading_rows, wrapper_lines
 from kbot.propose.codegen.lowering import shape_of
 from kbot.propose.codegen.model_new import model_new_source
 from kbot.propose.codegen.ops import HELPERS, dtype_of
@@ -112,7 +113,9 @@ def render_candidate(
     parts = ["\n".join(header)]
     parts += [HELPERS[h] for h in helpers]
     parts += [k.render() for k in emitted.kernels]
-    launcher = [f"def {op}({', '.join(names)}):"]
+    rows = leading_rows(traced, list(traced.outputs), spec.options.mutates_inputs)
+    inner = f"_{op}_rows" if rows is not None else op
+    launcher = [f"def {inner}({', '.join(names)}):"]
     launcher.append(
         f'    """Launches the kernel(s) of `{spec.name}`; returns new output tensors."""'
     )
@@ -125,5 +128,8 @@ def render_candidate(
         result += ","  # Model returns a 1-tuple
     launcher.append(f"    return {result}")
     parts.append("\n".join(launcher) + "\n")
+    if rows is not None:
+        wrapper = wrapper_lines(rows, op, inner, names, traced.returns_tuple)
+        parts.append("\n".join(wrapper) + "\n")
     parts.append(model_new_source(spec, op, sources))
     return "\n\n".join(parts)

@@ -140,7 +140,7 @@ def guard_terms(
             terms.append(f"{extra.name} is {extra.default}")
         else:
             terms.append(f"{extra.name} == {extra.default}")
-    terms += size_terms(passed, sizes)
+    terms += size_terms(passed, sizes, inputs[: len(passed)])
     return terms + attribute_terms(function, scalars, call.attributes, owner, swept_scalars)
 
 
