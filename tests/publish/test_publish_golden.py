@@ -93,9 +93,13 @@ def test_the_sweep_table_is_a_markdown_table(make_run, target_repo):
     run_dir = make_run("fused_op")
     report = json.loads((run_dir / "report.json").read_text())
     report["sweep"] = {
-        "points": [{"size": 4096, "to": 896, "status": "passed", "reasons": []}],
+        "points": [
+            {"size": 4096, "to": 896, "status": "passed", "reasons": []},
+            {"size": 16, "to": 8, "kind": "rows", "status": "passed", "reasons": []},
+        ],
         "note": "",
     }
     (run_dir / "report.json").write_text(json.dumps(report))
     body = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
-    assert "original path.\n\n| size | changed to | result |\n|---|---|---|\n| 4096 | 896 |" in body
+    assert "passed.\n\n| size | changed to | result |\n|---|---|---|\n| 4096 | 896 |" in body
+    assert "| 16 rows | two leading dims, 2 x 8 | passed |" in body
