@@ -60,9 +60,11 @@ def test_pr_from_scanner_problem_and_evaluator_verdict(tmp_path, monkeypatch):
     with Evaluator(EvalOptions(device="cpu")) as evaluator:
         sweep = run_sweep(evaluator.evaluate_sweep, (run_dir / "best_candidate.py").read_text(),
                           points)  # fmt: skip
+    # the hidden size's points, then the rows point: T = 16 split into [2, 8, hidden]
     assert [(p["to"], p["status"]) for p in sweep["points"]] == [
-        (896, "passed"), (2560, "passed"), (8192, "passed"), (3000, "passed")
+        (896, "passed"), (2560, "passed"), (8192, "passed"), (3000, "passed"), (8, "passed")
     ]  # fmt: skip
+    assert sweep["points"][-1]["kind"] == "rows"
     report = {"verdict": verdict.to_json(), "sweep": sweep}
     (run_dir / "report.json").write_text(json.dumps(report))
 
@@ -77,7 +79,8 @@ def test_pr_from_scanner_problem_and_evaluator_verdict(tmp_path, monkeypatch):
     assert str(tmp_path) not in parity and "sys.path" not in parity  # nothing machine-specific
     assert "PARITY_CASES += [" in parity and '{"T": 1, "dim_2048": 8192}' in parity
     norm = (outcome.clone_dir / outcome.files[1]).read_text()
-    assert "x.shape[1] <= 8192" in norm and "(2048,)" not in norm  # generic, not one size
+    assert "x.shape[-1] <= 8192" in norm and "(2048,)" not in norm  # generic, not one size
+    assert "x.dim() in (2, 3)" in norm  # [T, hidden] or [batch, seqlen, hidden]: both checked
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
         cwd=outcome.clone_dir,
