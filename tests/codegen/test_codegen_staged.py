@@ -38,7 +38,7 @@ def test_the_mean_is_written_to_a_buffer_that_the_softmax_kernel_loads():
         "_staged_mean_then_softmax_stage1_kernel",
         "_staged_mean_then_softmax_kernel",
     ]
-    launcher = source.split("def staged_mean_then_softmax(")[1]
+    launcher = source.split("def _staged_mean_then_softmax_rows(")[1]  # the traced launcher
     allocation = launcher.index("mean_buf = torch.empty((x_size0, x_size1)")
     first_launch = launcher.index("_staged_mean_then_softmax_stage1_kernel[grid](")
     second_launch = launcher.index("_staged_mean_then_softmax_kernel[grid](")
