@@ -16,13 +16,6 @@ from kbot.propose.codegen import generate
 PROBLEMS = Path(__file__).parent / "problems"
 
 
-def _first_kernel(tmp_path: Path, problem: Path):
-    source = generate(load_problem(problem))[0].source
-    path = tmp_path / f"{problem.stem}_kernel.py"
-    path.write_text(source, encoding="utf-8")
-    return source, import_file(path)
-
-
 @pytest.mark.parametrize(
     "name, shapes",
     [
@@ -30,9 +23,10 @@ def _first_kernel(tmp_path: Path, problem: Path):
         ("norm_rmsnorm_bf16", None),
     ],
 )
-def test_more_leading_dims_are_more_rows(tmp_path, name, shapes):
+def test_more_leading_dims_are_more_rows(load_candidate, name, shapes):
     problem = PROBLEMS / f"{name}.py"
-    source, kernel = _first_kernel(tmp_path, problem)
+    source = generate(load_problem(problem))[0].source
+    kernel = load_candidate(source)
     assert "_rows(" in source
     module = import_file(problem)
     torch.manual_seed(0)
