@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # adapters import this module; a runtime import would be circular
     from kbot.publish.adapters.source import Param
 from kbot.errors import KbotError
-from kbot.publish.swept import SweptDim, SweptValue, rows_split_passed, swept_dims
+from kbot.publish.swept import SweptDim, SweptValue, rows_split_positions, swept_dims
 
 
 @dataclass(frozen=True)
@@ -119,28 +119,10 @@ def input_facts(
         swept = swept_dims(position, shapes, sweep) if tensor else ()
         literals = None if tensor else _distinct_literals(values)
         facts.append(InputFact(tensor, floating, dtype, shapes, swept, literals))
-    if rows_split_passed(sweep):
-        facts = _with_free_rows(facts)
-    return tuple(facts)
-
-
-def _with_free_rows(facts: list[InputFact]) -> list[InputFact]:
-    """The token inputs (first dim the first tensor's in every case, varying) marked
-    rows_free."""
-    first = next((f for f in facts if f.tensor and f.shape_per_case), None)
-    if first is None or any(len(s) == 0 for s in first.shape_per_case):
-        return facts
-    rows = [s[0] for s in first.shape_per_case]
-    if len(set(rows)) < 2:
-        return facts
-    return [
-        replace(f, rows_free=True)
-        if f.tensor
-        and all(len(s) > 0 for s in f.shape_per_case)
-        and [s[0] for s in f.shape_per_case] == rows
-        else f
-        for f in facts
-    ]
+    split = rows_split_positions(sweep)
+    return tuple(
+        replace(f, rows_free=True) if i in split and f.tensor else f for i, f in enumerate(facts)
+    )
 
 
 @dataclass(frozen=True)

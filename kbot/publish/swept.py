@@ -54,14 +54,14 @@ def checked_sizes(sweep: dict[str, Any] | None) -> tuple[CheckedSize, ...]:
     )
 
 
-def rows_split_passed(sweep: dict[str, Any] | None) -> bool:
-    """Whether the sweep's rows point (kbot.search.sweep: the token inputs' rows split into two
-    leading dims) passed: the kernel then takes [batch, seqlen, ...] as well as [rows, ...]."""
-    points = (sweep or {}).get("points") or []
-    return any(
-        isinstance(p, dict) and p.get("kind") == "rows" and p.get("status") == "passed"
-        for p in points
-    )
+def rows_split_positions(sweep: dict[str, Any] | None) -> tuple[int, ...]:
+    """The forward arguments the sweep's rows point (kbot.search.sweep) split into two leading
+    dims, where it passed: the kernel then takes them as [batch, seqlen, ...] as well as
+    [rows, ...]. () where there was no such point or it did not pass."""
+    for p in (sweep or {}).get("points") or []:
+        if isinstance(p, dict) and p.get("kind") == "rows" and p.get("status") == "passed":
+            return tuple(int(i) for i in p.get("tokens") or ())
+    return ()
 
 
 def _shapes(value: Any) -> tuple[tuple[int, ...] | None, ...] | None:

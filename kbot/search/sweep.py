@@ -52,6 +52,11 @@ class SweepPoint:
     facts: dict[str, Any] = field(default_factory=dict)
     # "size": one size changed; "rows": the token inputs' rows split into two leading dims
     kind: str = "size"
+    tokens: tuple[int, ...] = ()  # the rows point: the forward arguments it split
+
+    @property
+    def stem(self) -> str:
+        return "rows_split" if self.kind == "rows" else f"{self.size}_to_{self.to}"
 
     @property
     def label(self) -> str:
@@ -112,8 +117,7 @@ def sweep_points(
     _copy_target_json(problem.path, folder)
     written = []
     for point in points:
-        stem = "rows_split" if point.kind == "rows" else f"{point.size}_to_{point.to}"
-        path = folder / f"{problem.name}_{stem}.py"
+        path = folder / f"{problem.name}_{point.stem}.py"
         path.write_text(point.source, encoding="utf-8")
         written.append(replace(point, path=path))
     facts = problem_facts([p.path for p in written if p.path is not None])
@@ -138,7 +142,7 @@ def run_sweep(
         variant = parse_problem(point.source, point.path)
         verdict = cached(variant) if cached is not None else None
         if verdict is None:
-            verdict = check(variant, source, f"sweep_{path_stem(point)}.py")
+            verdict = check(variant, source, f"sweep_{point.stem}.py")
             if record is not None:
                 record(variant, verdict)
         checked.append(_point_report(point, variant, verdict))
@@ -156,6 +160,7 @@ def _point_report(point: SweepPoint, variant: ProblemSpec, verdict: Verdict) -> 
         "size": point.size,
         "to": point.to,
         "kind": point.kind,
+        **({"tokens": list(point.tokens)} if point.kind == "rows" else {}),
         "status": status,
         "reasons": reasons,
         "problem": variant.path.name,
@@ -168,10 +173,6 @@ def _point_report(point: SweepPoint, variant: ProblemSpec, verdict: Verdict) -> 
     else:
         entry["facts_error"] = str(facts.get("error") or "no answer")
     return entry
-
-
-def path_stem(point: SweepPoint) -> str:
-    return "rows_split" if point.kind == "rows" else f"{point.size}_to_{point.to}"
 
 
 def _rows_point(
@@ -200,7 +201,7 @@ def _rows_point(
     count, case = even[0]
     source = _with_case(ast.parse(ast.unparse(tree)), problem.cases[case])
     source += _ROWS_SPLIT.format(tokens=tuple(tokens))
-    return SweepPoint(count, count // 2, source, kind="rows")
+    return SweepPoint(count, count // 2, source, kind="rows", tokens=tuple(tokens))
 
 
 _ROWS_SPLIT = """
