@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import re
 
-from kbot.scan.facts import FileFacts, FunctionNode, dotted_name
+from kbot.scan.facts import FileFacts, FunctionNode, dotted_name, resolve_alias
 from kbot.scan.findings import Kind
 from kbot.scan.patterns import Candidate, ClassIndex, function_candidate, is_stub
 
@@ -74,7 +74,8 @@ def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
                 continue  # its forward launches a kernel already: the fast path itself
             is_module = any("Module" in ancestor.bases for _, ancestor in chain)
             if is_module and not _calls_a_submodule(forward, set(methods)):
-                out.append(Candidate(facts, info.qualname, Kind.NAMED_OP, "forward", forward, info))
+                candidate = Candidate(facts, info.qualname, Kind.NAMED_OP, "forward", forward, info)
+                out.append(_served_by_a_library(candidate, where))
         for fn in facts.functions:
             name = fn.qualname.rsplit(".", 1)[-1]
             words = set(name.lower().strip("_").split("_"))
@@ -88,8 +89,21 @@ def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
                 and not _reaches_a_kernel(fn.node, facts)
                 and not _takes_only_scalars(fn.node)
             ):
-                out.append(function_candidate(facts, fn.qualname, fn.node, None, Kind.NAMED_OP))
+                candidate = function_candidate(facts, fn.qualname, fn.node, None, Kind.NAMED_OP)
+                out.append(_served_by_a_library(candidate, facts))
     return out
+
+
+def _served_by_a_library(candidate: Candidate, facts: FileFacts) -> Candidate:
+    """An op whose body calls a kernel library (mini-sglang's `silu_and_mul` is
+    `flashinfer.silu_and_mul`) stays in the scan, skipped for its fast path, so the table says
+    why it is not a target."""
+    assert candidate.func is not None
+    call = library_call(candidate.func, facts)
+    if call:
+        candidate.has_fast_path = True
+        candidate.fast_path = call
+    return candidate
 
 
 _SCALAR_ANNOTATIONS = {"int", "float", "bool", "str", "None", "Optional", "Union", "Literal"}
@@ -125,11 +139,9 @@ def _launches_a_kernel(node: ast.AST) -> bool:
 _KERNEL_DECORATORS = ("custom_op", "triton_op", ".jit", ".kernel")
 
 
-def _reaches_a_kernel(node: FunctionNode, facts: FileFacts) -> bool:
-    """The function launches a Triton kernel, calls a registered op (`torch.ops.ns.op(...)`),
-    or calls, through functions of its own file (lambdas included), one that does or one that
-    is a kernel or a custom op (`@torch.library.custom_op`, `@helion.kernel`): torchtitan's
-    `_fused_silu_and_mul` wraps its own kernel, and is not an op left to write."""
+def _reached(node: FunctionNode, facts: FileFacts) -> list[ast.AST]:
+    """The function and, through functions of its own file that it calls or passes on
+    (`local_map(...)(_fwd)(x)`, lambdas included), every one it reaches."""
     # Functions of the file by name, wherever defined outside classes (also under `if`/`try`:
     # an optional dependency's two versions of a function).
     local: dict[str, list[ast.AST]] = {}
@@ -138,13 +150,24 @@ def _reaches_a_kernel(node: FunctionNode, facts: FileFacts) -> bool:
     for fn in ast.walk(facts.file.tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(fn) not in methods:
             local.setdefault(fn.name, []).append(fn)
-    seen: set[int] = set()
+    seen: dict[int, ast.AST] = {}
     todo: list[ast.AST] = [node]
     while todo:
         fn = todo.pop()
         if id(fn) in seen:
             continue
-        seen.add(id(fn))
+        seen[id(fn)] = fn
+        for ref in (n for n in ast.walk(fn) if isinstance(n, ast.Name)):
+            todo += local.get(ref.id, [])
+    return list(seen.values())
+
+
+def _reaches_a_kernel(node: FunctionNode, facts: FileFacts) -> bool:
+    """The function launches a Triton kernel, calls a registered op (`torch.ops.ns.op(...)`),
+    or calls, through functions of its own file (lambdas included), one that does or one that
+    is a kernel or a custom op (`@torch.library.custom_op`, `@helion.kernel`): torchtitan's
+    `_fused_silu_and_mul` wraps its own kernel, and is not an op left to write."""
+    for fn in _reached(node, facts):
         if fn is not node and any(
             (dotted_name(d.func if isinstance(d, ast.Call) else d) or "").endswith(
                 _KERNEL_DECORATORS
@@ -158,10 +181,58 @@ def _reaches_a_kernel(node: FunctionNode, facts: FileFacts) -> bool:
             name = dotted_name(call.func) or ""
             if name.startswith("torch.ops.") and not name.startswith("torch.ops.aten."):
                 return True
-        # Called or passed on (`local_map(...)(_fwd)(x)`): a function of the file it names.
-        for ref in (n for n in ast.walk(fn) if isinstance(n, ast.Name)):
-            todo += local.get(ref.id, [])
     return False
+
+
+# Packages whose functions are compiled kernels: an op that calls one is served already.
+_KERNEL_PACKAGES = {
+    "flashinfer", "sgl_kernel", "flash_attn", "flash_mla", "vllm_flash_attn", "xformers",
+    "apex", "liger_kernel", "deep_gemm", "transformer_engine", "bitsandbytes", "causal_conv1d",
+    "mamba_ssm", "fla", "aiter", "cupy", "quack", "tilelang", "torch_npu", "fused_layer_norm",
+    "lightllm_kernel", "awq_inference_engine", "marlin", "triton",
+}  # fmt: skip
+# A module path part that says "compiled kernels": `kernels`, `sgl_kernel`, `vllm._C`,
+# `vllm._custom_ops`, `rotary_emb_cuda`, `layer_norm_ext`.
+_KERNEL_MODULE_PART = re.compile(r"kernel|^_C$|_C$|^_custom_ops$|_cuda$|_ext$")
+
+
+def library_call(node: FunctionNode, facts: FileFacts) -> str:
+    """Where the function (or one of its file's functions that it reaches) calls a function of
+    a kernel library, imported at the top of the file or inside the function
+    (`from flashinfer import silu_and_mul`): "calls flashinfer.silu_and_mul at line 12"; an op
+    that is one library call is served by that library's kernel already. "" when none."""
+    module_level = dict(facts.imports)
+    for imp in facts.file.tree.body:  # `from .kernels import rms_norm`: relative ones too
+        if isinstance(imp, ast.ImportFrom) and imp.level:
+            for alias in imp.names:
+                module_level[alias.asname or alias.name] = (
+                    f"{'.' * imp.level}{imp.module or ''}.{alias.name}"
+                )
+    for fn in _reached(node, facts):
+        imports = dict(module_level)
+        for imp in (n for n in ast.walk(fn) if isinstance(n, (ast.Import, ast.ImportFrom))):
+            if isinstance(imp, ast.Import):
+                for alias in imp.names:
+                    imports[alias.asname or alias.name.split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0]
+                    )
+            else:
+                module = "." * imp.level + (imp.module or "")
+                for alias in imp.names:
+                    imports[alias.asname or alias.name] = f"{module}.{alias.name}"
+        for call in (c for c in ast.walk(fn) if isinstance(c, ast.Call)):
+            name = dotted_name(call.func)
+            if not name or name.split(".")[0] not in imports:
+                continue
+            origin = resolve_alias(name, imports)
+            parts = [p for p in origin.split(".") if p]
+            if parts[0] == "torch":
+                continue
+            if parts[0] in _KERNEL_PACKAGES or any(
+                _KERNEL_MODULE_PART.search(p) for p in parts[:-1]
+            ):
+                return f"calls {origin.lstrip('.')} at line {call.lineno}"
+    return ""
 
 
 def _calls_a_submodule(forward: FunctionNode, methods: set[str]) -> bool:

@@ -187,3 +187,75 @@ def test_a_repository_that_compiles_its_model_whole_runs_named_ops_compiled(tmp_
         "torch.compile"
     )
     assert original_path_of({"kind": "named_op", "compiled_by": ""}) == "eager"
+
+
+LIBRARY_OPS = '''import torch
+from torch import nn
+from einops import rearrange
+import sgl_kernel
+from vllm import _custom_ops as ops
+from .kernels.rope import rope_forward
+
+
+def silu_and_mul(x, out=None):
+    from flashinfer import silu_and_mul
+
+    return silu_and_mul(x, out=out)
+
+
+def gemma_rms_norm(x, weight, eps: float = 1e-6):
+    return sgl_kernel.gemma_rmsnorm(x, weight, eps)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        ops.rms_norm(out, x, self.weight, self.eps)
+        return out
+
+
+def apply_rotary_emb(x, cos, sin):
+    return _rope(x, cos, sin)
+
+
+def _rope(x, cos, sin):
+    return rope_forward(x, cos, sin)
+
+
+def apply_rope(x, cos, sin):
+    """Pure torch, through a helper library that is not a kernel library."""
+    x1, x2 = rearrange(x, "... (two d) -> two ... d", two=2)
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+'''
+
+
+def test_an_op_that_calls_a_kernel_library_is_skipped_for_its_fast_path(tmp_path):
+    # mini-sglang's `silu_and_mul` is `from flashinfer import silu_and_mul` inside the function:
+    # nothing in PyTorch to replace. Module-level, function-level and relative imports of kernel
+    # libraries (flashinfer, sgl_kernel, vllm._custom_ops, a package's own kernels/) count;
+    # einops does not.
+    from kbot.scan.findings import Status
+
+    root = tmp_path / "engine"
+    root.mkdir()
+    (root / "layers.py").write_text(LIBRARY_OPS)
+    found = {f.qualname: f for f in scan(root, ScanOptions()).findings}
+    assert set(found) == {"silu_and_mul", "gemma_rms_norm", "RMSNorm", "apply_rotary_emb",
+                          "apply_rope"}  # fmt: skip
+    expected = {
+        "silu_and_mul": "calls flashinfer.silu_and_mul at line 12",
+        "gemma_rms_norm": "calls sgl_kernel.gemma_rmsnorm at line 16",
+        "RMSNorm": "calls vllm._custom_ops.rms_norm at line 27",
+        "apply_rotary_emb": "calls kernels.rope.rope_forward at line 36",
+    }
+    for name, call in expected.items():
+        assert found[name].has_fast_path and found[name].fast_path == call, name
+        assert found[name].status == Status.SKIPPED and call in found[name].skip_reason
+    assert found["apply_rope"].status == Status.TARGET and not found["apply_rope"].has_fast_path
+    included = {f.qualname: f for f in scan(root, ScanOptions(include_existing=True)).findings}
+    assert included["silu_and_mul"].status == Status.TARGET
