@@ -126,12 +126,48 @@ def load_model_config(spec: str) -> ModelConfig:
         raise UsageError(f"--model-config {spec}: not a JSON file ({exc})") from None
     if isinstance(data, dict) and isinstance(data.get("text_config"), dict):
         data = {**data, **data["text_config"]}  # multimodal configs nest the language model's
+    if isinstance(data, dict):
+        data = _canonical_names(data)
     if not isinstance(data, dict) or not isinstance(data.get("hidden_size"), int):
+        names = ", ".join(("hidden_size", *CONFIG_ALIASES["hidden_size"]))
         raise UsageError(
-            f"--model-config {spec}: no integer `hidden_size`; give a Hugging Face config.json"
+            f"--model-config {spec}: no integer hidden size (any of {names}); "
+            "give a Hugging Face config.json"
         )
     values = _complete(data, spec)
     return ModelConfig(spec, values, _raw(data, values))
+
+
+# Other names Hugging Face configs give FIELDS (their classes' `attribute_map`): GPT-2, GPT-J
+# and CodeGen (n_embd, n_head, n_positions, n_inner, layer_norm_epsilon), BLOOM (n_embed),
+# T5 (d_model, num_heads, d_ff), Falcon (num_kv_heads), ChatGLM (multi_query_group_num,
+# seq_length), OPT (ffn_dim), GPT-NeoX (rotary_emb_base, layer_norm_eps).
+CONFIG_ALIASES: dict[str, tuple[str, ...]] = {
+    "hidden_size": ("n_embd", "n_embed", "d_model"),
+    "num_attention_heads": ("n_head", "num_heads", "n_heads"),
+    "num_key_value_heads": ("num_kv_heads", "n_head_kv", "multi_query_group_num"),
+    "intermediate_size": ("n_inner", "ffn_dim", "d_ff", "ffn_hidden_size"),
+    "max_position_embeddings": ("n_positions", "n_ctx", "seq_length", "max_seq_len"),
+    "rms_norm_eps": ("layer_norm_epsilon", "layer_norm_eps", "norm_eps", "rms_norm_epsilon"),
+    "rope_theta": ("rotary_emb_base", "rope_base"),
+}
+
+
+def _canonical_names(data: dict[str, Any]) -> dict[str, Any]:
+    """FIELDS under their Hugging Face names, from the config's other spellings of them and
+    from `rope_parameters` (where newer configs keep `rope_theta`); a field the config gives
+    under its own name is kept as given."""
+    out = dict(data)
+    rope = data.get("rope_parameters")
+    if isinstance(rope, dict) and isinstance(rope.get("rope_theta"), (int, float)):
+        out.setdefault("rope_theta", rope["rope_theta"])
+    for name, aliases in CONFIG_ALIASES.items():
+        if isinstance(out.get(name), (int, float)):
+            continue
+        given = next((a for a in aliases if isinstance(data.get(a), (int, float))), None)
+        if given is not None and not isinstance(data[given], bool):
+            out[name] = data[given]
+    return out
 
 
 def _raw(data: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:

@@ -70,10 +70,43 @@ def test_a_hugging_face_config_file_with_a_nested_text_config(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        # GPT-2 (its config has no hidden_size: HF maps it to n_embd)
+        ({"n_embd": 768, "n_head": 12, "n_positions": 1024, "n_inner": None,
+          "layer_norm_epsilon": 1e-5, "vocab_size": 50257},
+         {"hidden_size": 768, "num_attention_heads": 12, "head_dim": 64,
+          "max_position_embeddings": 1024, "rms_norm_eps": 1e-5}),
+        # T5
+        ({"d_model": 512, "num_heads": 8, "d_ff": 2048, "layer_norm_epsilon": 1e-6},
+         {"hidden_size": 512, "intermediate_size": 2048, "num_attention_heads": 8}),
+        # Falcon: its own hidden_size, kv heads under another name
+        ({"hidden_size": 4544, "num_attention_heads": 71, "num_kv_heads": 1,
+          "layer_norm_epsilon": 1e-5},
+         {"num_key_value_heads": 1, "head_dim": 64, "rms_norm_eps": 1e-5}),
+        # a newer config: rope_theta inside rope_parameters
+        ({"hidden_size": 2048, "num_attention_heads": 16,
+          "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}},
+         {"rope_theta": 1000000.0}),
+    ],
+)  # fmt: skip
+def test_hugging_face_configs_that_name_the_sizes_otherwise(tmp_path, given, expected):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(given))
+    values = load_model_config(str(path)).values
+    assert {k: values.get(k) for k in expected} == expected
+    assert "intermediate_size" not in values or given.get("n_inner", 0) is not None
+
+
+@pytest.mark.parametrize(
     ("spec", "message"),
     [
         ("llama-9000", "neither a file nor a preset; presets: " + ", ".join(PRESETS)),
-        ("{path}", "no integer `hidden_size`; give a Hugging Face config.json"),
+        (
+            "{path}",
+            "no integer hidden size (any of hidden_size, n_embd, n_embed, d_model); "
+            "give a Hugging Face config.json",
+        ),
     ],
 )
 def test_a_bad_model_config_says_what_to_give(tmp_path, spec, message):
