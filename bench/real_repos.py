@@ -31,16 +31,23 @@ import yaml
 from real_repos_run import git_copy, run_stage, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
+# Every problem's first case, in one child (one torch import: on the H200 host a child per
+# problem took 20 s each, most of it starting Python and torch).
 PROBE = """
-import sys, torch
+import json, sys, torch
 from kbot.problem import load_problem
 from kbot.problem.runtime import case_inputs, import_file, init_inputs
-spec = load_problem(sys.argv[1])
-module = import_file(sys.argv[1])
-model = module.Model(*init_inputs(module))
-with torch.no_grad():
-    model(*case_inputs(module, spec.cases[0]))
-print("ok")
+for path in json.loads(sys.argv[1]):
+    try:
+        spec = load_problem(path)
+        module = import_file(path, prefix="kbot_probe")
+        model = module.Model(*init_inputs(module))
+        with torch.no_grad():
+            model(*case_inputs(module, spec.cases[0]))
+        said = "ok"
+    except BaseException as exc:
+        said = f"{type(exc).__name__}: {exc}".splitlines()[0][:200] if str(exc) else type(exc).__name__
+    print("KBOT-PROBE " + json.dumps([path, said]), flush=True)
 """
 
 
@@ -63,25 +70,38 @@ def _last_line(text: str) -> str:
     return lines[-1][:200] if lines else "no output"
 
 
-def _probe(problem: Path, repo: Path, deadline: float) -> str:
-    """'ok', or the last line of what running the problem's first case raised."""
-    timeout_s = min(300.0, deadline - time.time())
+def _probe(problems: list[Path], repo: Path, deadline: float) -> dict[str, str]:
+    """Per problem: 'ok', or what running its first case raised (the last line of the child's
+    error output for those it did not reach)."""
+    timeout_s = min(300.0 + 30.0 * len(problems), deadline - time.time())
     if timeout_s < 5:
-        return "not run: the call's time limit came first"
+        return {str(p): "not run: the call's time limit came first" for p in problems}
     try:
         done = subprocess.run(
-            [sys.executable, "-c", PROBE, str(problem)], env=_this_tree(),
-            cwd=repo, capture_output=True, text=True, timeout=timeout_s, check=False,
+            [sys.executable, "-c", PROBE, json.dumps([str(p) for p in problems])],
+            env=_this_tree(), cwd=repo, capture_output=True, text=True, timeout=timeout_s,
+            check=False,
         )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return f"timed out after {timeout_s:.0f} s"
-    return "ok" if done.returncode == 0 else _last_line(done.stderr)
+        stdout, why = done.stdout, _last_line(done.stderr)
+    except subprocess.TimeoutExpired as exc:
+        stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        why = f"timed out after {timeout_s:.0f} s"
+    said = {}
+    for line in stdout.splitlines():
+        if line.startswith("KBOT-PROBE "):
+            path, verdict = json.loads(line[len("KBOT-PROBE ") :])
+            said[path] = verdict
+    return {str(p): said.get(str(p), why) for p in problems}
 
 
-def measure(entry: dict, ext: Path, work: Path, search: dict, run: float | None) -> dict:
+def measure(
+    entry: dict, ext: Path, work: Path, search: dict, run: float | None, earlier: dict | None = None
+) -> dict:
     """The scan's counts and each problem's first case; with `run` (a deadline), the GPU stage
     too. Both work on a git copy of the checkout whose root holds the benchmark's .kbot.yml
-    (`search`: the per-target budget and proposers)."""
+    (`search`: the per-target budget and proposers). `earlier`: the row an earlier call wrote
+    for this repository before its GPU stage ended; its scan and first cases are kept (the same
+    checkout and kbot give the same ones) and only the GPU stage goes on."""
     repo = ext / entry["name"]
     row: dict = {"name": entry["name"], "repo": entry["repo"], "commit": entry["commit"]}
     commit_file = repo / ".kbot-commit"
@@ -100,6 +120,12 @@ def measure(entry: dict, ext: Path, work: Path, search: dict, run: float | None)
             f"  {entry['name']}: {what} ({time.time() - began:.0f} s)", file=sys.stderr, flush=True
         )
 
+    if earlier is not None and run is not None and "files" in earlier and "error" not in earlier:
+        row = {k: v for k, v in earlier.items() if k != "run"}
+        progress("kbot run, continued (scan and first cases as the earlier call found them)")
+        row["run"] = run_stage(copy, path, work / entry["name"], _this_tree(), deadline=run)
+        progress("done")
+        return row
     progress("scan")
     try:
         scan = _kbot(["scan", str(path), "--json", "--emit-problems", str(problems)], copy,
@@ -124,7 +150,8 @@ def measure(entry: dict, ext: Path, work: Path, search: dict, run: float | None)
         skipped=[(p["name"], p["message"]) for p in skipped],
     )
     progress(f"first cases of {len(emitted)} problems")
-    probes = {p["name"]: _probe(Path(p["path"]), copy, limit) for p in emitted}
+    probed = _probe([Path(p["path"]) for p in emitted], copy, limit)
+    probes = {p["name"]: probed[str(Path(p["path"]))] for p in emitted}
     row["runs"] = sum(1 for v in probes.values() if v == "ok")
     row["probe_failures"] = [(name, why) for name, why in probes.items() if why != "ok"]
     if run is not None:
@@ -275,10 +302,11 @@ def main() -> int:
     rows = []
     for entry in entries:
         saved = args.work / entry["name"] / "row.json"
+        earlier = None
         if args.resume and saved.is_file():
-            row = json.loads(saved.read_text())
-            if not args.run or (row.get("run") or {}).get("finished"):
-                rows.append(row)
+            earlier = json.loads(saved.read_text())
+            if not args.run or (earlier.get("run") or {}).get("finished"):
+                rows.append(earlier)
                 continue
         if time.time() >= deadline - 60:
             rows.append({"name": entry["name"], "repo": entry["repo"], "commit": entry["commit"],
@@ -286,7 +314,7 @@ def main() -> int:
             continue
         print(f"{entry['name']} ...", file=sys.stderr, flush=True)
         share = min(deadline, time.time() + args.per_repo) if args.per_repo else deadline
-        row = measure(entry, args.ext, args.work, search, share if args.run else None)
+        row = measure(entry, args.ext, args.work, search, share if args.run else None, earlier)
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_text(json.dumps(row, indent=1), encoding="utf-8")
         rows.append(row)

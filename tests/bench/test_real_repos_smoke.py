@@ -109,3 +109,70 @@ def test_every_stage_ends_by_the_calls_time_limit(tmp_path, monkeypatch):
     assert code is None and time.time() - began < 4
     code, why = module._child(sleeper, tmp_path, {}, 900, deadline=time.time() + 2)
     assert code == -1 and why.startswith("not run: the call's time limit")
+
+
+def _bench_module():
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import real_repos
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return real_repos
+
+
+PROBLEM = """import torch
+from torch import nn
+
+CASES = [dict(T=1)]
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return {body}
+
+
+def get_init_inputs():
+    return []
+
+
+def get_inputs(T):
+    return [torch.ones(T, 4)]
+"""
+
+
+def test_the_first_cases_of_every_problem_run_in_one_child(tmp_path):
+    # One child for all of them (a child each took 20 s apiece on the H200 host, most of it
+    # starting Python and torch); one that raises does not hide the others' results.
+    module = _bench_module()
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text(PROBLEM.format(body="x * 2"))
+    bad.write_text(PROBLEM.format(body="x @ x"))
+    said = module._probe([good, bad], tmp_path, deadline=float("inf"))
+    assert said[str(good)] == "ok"
+    assert said[str(bad)].startswith("RuntimeError: mat1 and mat2 shapes cannot be multiplied")
+
+
+def test_a_continued_gpu_stage_keeps_the_earlier_calls_scan(tmp_path, monkeypatch):
+    # A repository whose GPU stage an earlier call left unfinished: the next call goes straight
+    # to kbot run (which continues its own searches); the scan and first cases are not redone.
+    module = _bench_module()
+    ext = tmp_path / "ext"
+    (ext / "tinylm").mkdir(parents=True)
+    (ext / "tinylm" / "layers.py").write_text(LAYERS)
+    entry = dict(name="tinylm", repo="example/tinylm", commit="a" * 40)
+    earlier = {**entry, "files": 1, "findings": 2, "targets": 2, "with_inputs": 1,
+               "skipped": [], "runs": 1, "probe_failures": [],
+               "run": {"finished": False, "accepted": 0, "drafts": []}}  # fmt: skip
+
+    def no_scan(*args, **kwargs):
+        raise AssertionError("the scan ran again")
+
+    monkeypatch.setattr(module, "_kbot", no_scan)
+    monkeypatch.setattr(module, "_probe", no_scan)
+    monkeypatch.setattr(
+        module, "run_stage", lambda *a, **k: {"finished": True, "accepted": 1, "drafts": []}
+    )
+    search = {"budget_s": 30.0, "proposers": ""}
+    row = module.measure(entry, ext, tmp_path / "work", search, float("inf"), earlier)
+    assert row["findings"] == 2 and row["runs"] == 1
+    assert row["run"] == {"finished": True, "accepted": 1, "drafts": []}
