@@ -234,7 +234,9 @@ def inductor_share(lineages: list[str]) -> str:
     """How many winners an inductor-extracted candidate started (issue 15: does the inductor
     proposer earn its place), of the ops that had a winner."""
     won = [lineage for lineage in lineages if lineage != "–"]
-    derived = sum(1 for lineage in won if "inductor" in lineage.split(" > "))
+    derived = sum(
+        1 for lineage in won if any(p.startswith("inductor") for p in lineage.split(" > "))
+    )
     return f"{derived} of {len(won)} ops with a winner" if won else "no op had a winner"
 
 

@@ -58,12 +58,25 @@ def make_proposer(name: str, llm: LLMSettings | None = None) -> Proposer:
     return factory(llm) if name == "llm" else factory()
 
 
+def _inductor_max_autotune() -> Proposer:
+    from kbot.propose.inductor import InductorProposer
+
+    return InductorProposer(compile_mode="max-autotune")
+
+
 def make_proposers(names: Sequence[str], llm: LLMSettings | None = None) -> list[Proposer]:
-    """Proposers in the order given; duplicates are dropped, unknown names fail listing valid ones."""
+    """Proposers in the order given; duplicates are dropped, unknown names fail listing valid ones.
+    `inductor` is two: torch.compile's default mode's kernels and max-autotune's, the two modes
+    "vs torch.compile" measures against."""
     unknown = [n for n in names if n not in PROPOSERS]
     if unknown:
         raise UsageError(
             f"unknown proposer(s) {', '.join(map(repr, unknown))}; "
             f"valid proposers: {', '.join(sorted(PROPOSERS))}"
         )
-    return [make_proposer(n, llm) for n in dict.fromkeys(names)]
+    out = []
+    for name in dict.fromkeys(names):
+        out.append(make_proposer(name, llm))
+        if name == "inductor":
+            out.append(_inductor_max_autotune())
+    return out

@@ -133,9 +133,18 @@ def _shapes(module: Any, cases: tuple[dict[str, Any], ...]) -> list[list[tuple[i
     return shapes
 
 
-def capture_problem(problem_path: Path) -> dict:
-    """Compiles the problem's Model on CUDA and returns the capture's JSON form, with the
-    output code under "code".
+# torch.compile's modes as inductor options, without CUDA graphs (kbot measures every candidate
+# in a CUDA graph itself): "max-autotune" also benchmarks each GEMM and convolution's choices
+# and tunes every Triton kernel's launch by coordinate descent.
+COMPILE_MODES: dict[str, dict[str, bool]] = {
+    "default": {},
+    "max-autotune": {"max_autotune": True, "coordinate_descent_tuning": True},
+}
+
+
+def capture_problem(problem_path: Path, compile_mode: str = "default") -> dict:
+    """Compiles the problem's Model on CUDA (inductor's options for `compile_mode`, one of
+    COMPILE_MODES) and returns the capture's JSON form, with the output code under "code".
 
     `dynamic=True` lets dynamo tie sizes that happen to be equal (T=4096 and hidden 4096) and
     bake them in, so instead exactly the input dims that vary across CASES are marked
@@ -143,6 +152,7 @@ def capture_problem(problem_path: Path) -> dict:
     import torch
     import triton
     from torch._inductor import codecache
+    from torch._inductor import config as inductor_config
     from torch._inductor.compile_fx import compile_fx
     from torch._inductor.utils import run_and_get_code
 
@@ -172,7 +182,8 @@ def capture_problem(problem_path: Path) -> dict:
     torch._dynamo.reset()
     try:
         compiled = torch.compile(model, dynamic=False, backend=recording_backend)
-        with torch.no_grad(), _no_duck_sizing():
+        options = inductor_config.patch(COMPILE_MODES[compile_mode])
+        with torch.no_grad(), _no_duck_sizing(), options:
             result, codes = run_and_get_code(compiled, *inputs)
         kernels: dict[str, Any] = {}
         for loaded in list(getattr(codecache.PyCodeCache, "modules", [])):
@@ -197,6 +208,7 @@ def capture_problem(problem_path: Path) -> dict:
         "output_count": len(outputs) if all(isinstance(o, torch.Tensor) for o in outputs) else None,
         "kernels": kernels,
         "benchmarks_locked": benchmarks_locked,
+        "compile_mode": compile_mode,
         "code": GRAPH_SEPARATOR.join(codes),
     }
 
@@ -213,16 +225,18 @@ def _no_duck_sizing():
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m kbot.propose.inductor.capture PROBLEM OUT.json`: the capture in a child process
-    of its own, so a torch.compile that hangs or crashes costs the proposer, not the search."""
+    """`python -m kbot.propose.inductor.capture PROBLEM OUT.json [--mode max-autotune]`: the
+    capture in a child process of its own, so a torch.compile that hangs or crashes costs the
+    proposer, not the search."""
     import argparse
     import json
 
     parser = argparse.ArgumentParser(description="capture torch.compile's output for a problem")
     parser.add_argument("problem")
     parser.add_argument("out")
+    parser.add_argument("--mode", choices=sorted(COMPILE_MODES), default="default")
     args = parser.parse_args(argv)
-    meta = capture_problem(Path(args.problem))
+    meta = capture_problem(Path(args.problem), args.mode)
     Path(args.out).write_text(json.dumps(meta))
     return 0
 

@@ -27,11 +27,14 @@ class CaptureFailed(Exception):
 
 
 def capture_in_child(
-    problem_path: Path, timeout_s: float, cancelled: threading.Event | None = None
+    problem_path: Path,
+    timeout_s: float,
+    cancelled: threading.Event | None = None,
+    compile_mode: str = "default",
 ) -> dict:
     """Runs the capture in `python -m kbot.propose.inductor.capture` with the evaluator's scrubbed
     environment (no tokens) in its own process group, killed whole at the time limit or as soon
-    as `cancelled` is set."""
+    as `cancelled` is set. `compile_mode`: torch.compile's mode whose kernels it captures."""
     from kbot.evaluate.credentials import scrub_environment
 
     with tempfile.TemporaryDirectory(prefix="kbot-inductor-") as folder:
@@ -47,6 +50,8 @@ def capture_in_child(
             "kbot.propose.inductor.capture",
             str(Path(problem_path).resolve()),  # the child runs in its own folder
             str(out),
+            "--mode",
+            compile_mode,
         ]
         with tempfile.TemporaryFile() as log:
             process = subprocess.Popen(
@@ -91,13 +96,22 @@ def _wait(process: subprocess.Popen, timeout_s: float, cancelled: threading.Even
 
 
 class InductorProposer:
-    name = "inductor"
+    """torch.compile's kernels in one of its modes: `inductor` the default mode's,
+    `inductor-max-autotune` max-autotune's (its GEMM and convolution choices benchmarked, its
+    kernels' launches tuned), which "vs torch.compile" also measures against; the search asks
+    both (kbot.propose.registry), each compiling beside the evaluations. Where both modes write
+    the same kernels, their candidates are one file and are evaluated once."""
+
     # Compiling the problem in line delays the first verdict (H200, log_softmax_128k: first
     # accepted at 128 s with it seeding first, 55 s without it). Where its autotuning can hold
     # the GPU's measurement lock it compiles beside the evaluations from the start
     # (`overlaps_evaluation`); elsewhere it seeds in line in generation 1.
     late_seed = True
     timeout_s: float = 300.0  # compiling and autotuning one problem; a default 10 min op budget
+
+    def __init__(self, compile_mode: str = "default") -> None:
+        self.compile_mode = compile_mode
+        self.name = "inductor" if compile_mode == "default" else f"inductor-{compile_mode}"
 
     @functools.cached_property
     def overlaps_evaluation(self) -> bool:
@@ -109,24 +123,36 @@ class InductorProposer:
 
     def propose(self, context: ProposeContext) -> ProposeOutcome:
         if context.device != "cuda":
-            return ProposeOutcome((), skipped_reason=CPU_REASON)
+            reason = CPU_REASON.replace("inductor", self.name, 1)
+            return ProposeOutcome((), skipped_reason=reason)
         if context.parents:
             return ProposeOutcome(
                 (),
-                skipped_reason="inductor: proposes once, without parents (its seeding generation)",
+                skipped_reason=f"{self.name}: proposes once, without parents (its seeding "
+                "generation)",
             )
         from kbot.propose.inductor.extract import extract
 
         try:
-            meta = capture_in_child(context.problem.path, self.timeout_s, context.cancelled)
+            meta = capture_in_child(
+                context.problem.path, self.timeout_s, context.cancelled, self.compile_mode
+            )
             capture = capture_from_json(meta.pop("code"), meta)
             source = extract(capture, context.problem)
         except CaptureFailed as exc:
-            return ProposeOutcome((), skipped_reason=f"inductor: {exc}")
+            return ProposeOutcome((), skipped_reason=f"{self.name}: {exc}")
         except Unsupported as exc:
-            return ProposeOutcome((), skipped_reason=f"inductor: {exc}")
-        params = {"schedule": "inductor", "case": capture.case, "mode": capture.mode}
-        note = f"inductor: torch.compile's kernels ({capture.mode}), torch {capture.torch_version}"
+            return ProposeOutcome((), skipped_reason=f"{self.name}: {exc}")
+        params = {
+            "schedule": "inductor",
+            "case": capture.case,
+            "mode": capture.mode,
+            "compile_mode": self.compile_mode,
+        }
+        note = (
+            f"{self.name}: torch.compile's kernels ({self.compile_mode} mode, {capture.mode}), "
+            f"torch {capture.torch_version}"
+        )
         return ProposeOutcome(
             (Proposal(source=source, proposer=self.name, params=params, note=note),)
         )
