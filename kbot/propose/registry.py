@@ -58,10 +58,11 @@ def make_proposer(name: str, llm: LLMSettings | None = None) -> Proposer:
     return factory(llm) if name == "llm" else factory()
 
 
-def _inductor_max_autotune() -> Proposer:
+def _inductor_max_autotune(first: Proposer) -> Proposer:
     from kbot.propose.inductor import InductorProposer
 
-    return InductorProposer(compile_mode="max-autotune")
+    assert isinstance(first, InductorProposer)
+    return InductorProposer(compile_mode="max-autotune", after=first)
 
 
 def make_proposers(names: Sequence[str], llm: LLMSettings | None = None) -> list[Proposer]:
@@ -78,5 +79,5 @@ def make_proposers(names: Sequence[str], llm: LLMSettings | None = None) -> list
     for name in dict.fromkeys(names):
         out.append(make_proposer(name, llm))
         if name == "inductor":
-            out.append(_inductor_max_autotune())
+            out.append(_inductor_max_autotune(out[-1]))
     return out

@@ -84,3 +84,41 @@ def test_the_capture_child_takes_the_compile_mode(tmp_path):
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 2 and "invalid choice: 'reduce-overhead'" in done.stderr
+
+
+def test_the_max_autotune_capture_starts_when_the_default_ones_ends(monkeypatch):
+    # Asked side by side (a thread each), max-autotune's benchmarks would slow the default
+    # mode's compile, which the first evaluations wait for: it waits for that capture to end.
+    import threading
+    import time
+    import types
+
+    import kbot.propose.inductor.proposer as module
+    from kbot.propose.base import ProposeContext
+    from kbot.propose.registry import make_proposers
+
+    spans: dict[str, list[float]] = {}
+
+    def fake_capture(path, timeout_s, cancelled=None, compile_mode="default"):
+        spans[compile_mode] = [time.monotonic()]
+        time.sleep(0.5 if compile_mode == "default" else 0.05)
+        spans[compile_mode].append(time.monotonic())
+        raise CaptureFailed("torch.compile failed (stand-in)")
+
+    monkeypatch.setattr(module, "capture_in_child", fake_capture)
+    default, max_autotune = make_proposers(["inductor"])
+    problem = types.SimpleNamespace(path=PROBLEM)
+    context = ProposeContext(problem=problem, parents=(), device="cuda", seed=0)
+    outcomes = {}
+    threads = [
+        threading.Thread(target=lambda p=p: outcomes.__setitem__(p.name, p.propose(context)))
+        for p in (max_autotune, default)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert spans["max-autotune"][0] >= spans["default"][1]
+    assert outcomes["inductor-max-autotune"].skipped_reason == (
+        "inductor-max-autotune: torch.compile failed (stand-in)"
+    )

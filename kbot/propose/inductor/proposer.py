@@ -109,9 +109,15 @@ class InductorProposer:
     late_seed = True
     timeout_s: float = 300.0  # compiling and autotuning one problem; a default 10 min op budget
 
-    def __init__(self, compile_mode: str = "default") -> None:
+    def __init__(
+        self, compile_mode: str = "default", after: InductorProposer | None = None
+    ) -> None:
         self.compile_mode = compile_mode
         self.name = "inductor" if compile_mode == "default" else f"inductor-{compile_mode}"
+        # Another mode's proposer whose capture comes first: max-autotune's benchmarks then do not
+        # slow the default mode's compile, which the first evaluations wait for.
+        self.after = after
+        self.captured = threading.Event()  # this proposer's capture ended (either way)
 
     @functools.cached_property
     def overlaps_evaluation(self) -> bool:
@@ -134,6 +140,7 @@ class InductorProposer:
         from kbot.propose.inductor.extract import extract
 
         try:
+            self._wait_for_the_first_mode(context.cancelled)
             meta = capture_in_child(
                 context.problem.path, self.timeout_s, context.cancelled, self.compile_mode
             )
@@ -143,6 +150,8 @@ class InductorProposer:
             return ProposeOutcome((), skipped_reason=f"{self.name}: {exc}")
         except Unsupported as exc:
             return ProposeOutcome((), skipped_reason=f"{self.name}: {exc}")
+        finally:
+            self.captured.set()
         params = {
             "schedule": "inductor",
             "case": capture.case,
@@ -156,3 +165,13 @@ class InductorProposer:
         return ProposeOutcome(
             (Proposal(source=source, proposer=self.name, params=params, note=note),)
         )
+
+    def _wait_for_the_first_mode(self, cancelled: threading.Event | None) -> None:
+        if self.after is None:
+            return
+        deadline = time.monotonic() + self.timeout_s
+        while not self.after.captured.wait(POLL_S):
+            if cancelled is not None and cancelled.is_set():
+                raise CaptureFailed("stopped: the run no longer needed it")
+            if time.monotonic() >= deadline:
+                return  # the first mode's capture hangs: this one goes on regardless
