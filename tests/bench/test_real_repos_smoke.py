@@ -52,6 +52,17 @@ def _run(tmp_path, commit):
     return out.read_text()
 
 
+def _bench(name: str):
+    """A module of bench/ (they import each other by their plain names)."""
+    import importlib
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+
+
 def test_the_report_counts_each_stage_and_says_why_targets_stopped(tmp_path):
     report = _run(tmp_path, "a" * 40)
     # files, findings, targets, with inputs, first case runs
@@ -68,32 +79,19 @@ def test_a_checkout_at_another_commit_is_refused(tmp_path):
 
 
 def test_a_draft_whose_original_does_not_import_here_counts_on_neither_side():
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        from real_repos import UNCHECKABLE, _run_cells
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
+    module = _bench("real_repos")
     drafts = [
         {"op": "a", "parity": "passed", "modules": {"pkg.a": "imports"}},
         {
             "op": "b",
             "parity": "ImportError: cannot import name 'X'",
-            "modules": {"pkg.b": UNCHECKABLE},
+            "modules": {"pkg.b": module.UNCHECKABLE},
         },
         {"op": "c", "parity": "TypeError: bad", "modules": {"pkg.c": "imports"}},
     ]
-    cells = _run_cells({"accepted": 3, "finished": True, "drafts": drafts})
+    cells = module._run_cells({"accepted": 3, "finished": True, "drafts": drafts})
     unchecked = " (1 not checkable here: the original does not import)"
     assert cells == ["3", 3, f"1 of 2{unchecked}", f"2 of 2{unchecked}"]
-
-
-def _run_module():
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import real_repos_run
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    return real_repos_run
 
 
 def test_every_stage_ends_by_the_calls_time_limit(tmp_path, monkeypatch):
@@ -101,7 +99,7 @@ def test_every_stage_ends_by_the_calls_time_limit(tmp_path, monkeypatch):
     # SIGINT its grace before the limit and SIGKILL at it; checks after the limit are not run.
     import time
 
-    module = _run_module()
+    module = _bench("real_repos_run")
     monkeypatch.setattr(module, "STOP_GRACE_S", 1)
     sleeper = [sys.executable, "-c", "import time\nwhile True: time.sleep(0.1)"]
     began = time.time()
@@ -109,15 +107,6 @@ def test_every_stage_ends_by_the_calls_time_limit(tmp_path, monkeypatch):
     assert code is None and time.time() - began < 4
     code, why = module._child(sleeper, tmp_path, {}, 900, deadline=time.time() + 2)
     assert code == -1 and why.startswith("not run: the call's time limit")
-
-
-def _bench_module():
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import real_repos
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    return real_repos
 
 
 PROBLEM = """import torch
@@ -143,7 +132,7 @@ def get_inputs(T):
 def test_the_first_cases_of_every_problem_run_in_one_child(tmp_path):
     # One child for all of them (a child each took 20 s apiece on the H200 host, most of it
     # starting Python and torch); one that raises does not hide the others' results.
-    module = _bench_module()
+    module = _bench("real_repos")
     good, bad = tmp_path / "good.py", tmp_path / "bad.py"
     good.write_text(PROBLEM.format(body="x * 2"))
     bad.write_text(PROBLEM.format(body="x @ x"))
@@ -155,7 +144,7 @@ def test_the_first_cases_of_every_problem_run_in_one_child(tmp_path):
 def test_a_continued_gpu_stage_keeps_the_earlier_calls_scan(tmp_path, monkeypatch):
     # A repository whose GPU stage an earlier call left unfinished: the next call goes straight
     # to kbot run (which continues its own searches); the scan and first cases are not redone.
-    module = _bench_module()
+    module = _bench("real_repos")
     ext = tmp_path / "ext"
     (ext / "tinylm").mkdir(parents=True)
     (ext / "tinylm" / "layers.py").write_text(LAYERS)

@@ -11,16 +11,22 @@ from kbot.propose.inductor.proposer import CaptureFailed, capture_in_child
 PROBLEM = Path(__file__).parents[2] / "bench" / "problems" / "rmsnorm.py"
 
 
-def test_a_failing_capture_reports_the_childs_last_line(tmp_path):
-    # The Model fails as it is built, before anything reaches a device: the child fails the same
-    # way on a CPU-only machine and on a GPU host, and its last line is the reason.
-    problem = tmp_path / "rmsnorm_without_weights.py"
+def _failing_problem(folder: Path) -> Path:
+    """rmsnorm whose Model fails as it is built, before anything reaches a device: the child
+    fails the same way on a CPU-only machine and on a GPU host."""
+    problem = folder / "rmsnorm_without_weights.py"
     problem.write_text(
         PROBLEM.read_text().replace(
             "        super().__init__()\n",
             "        super().__init__()\n        raise RuntimeError('no weights at /nowhere')\n",
         )
     )
+    return problem
+
+
+def test_a_failing_capture_reports_the_childs_last_line(tmp_path):
+    # The child's last line is the reason.
+    problem = _failing_problem(tmp_path)
     relative = Path(os.path.relpath(problem))  # the child runs in a folder of its own
     with pytest.raises(
         CaptureFailed, match=r"^torch.compile failed \(RuntimeError: no weights at /nowhere\)$"
@@ -69,13 +75,7 @@ def test_the_capture_child_takes_the_compile_mode(tmp_path):
     import subprocess
     import sys
 
-    problem = tmp_path / "rmsnorm_without_weights.py"
-    problem.write_text(
-        PROBLEM.read_text().replace(
-            "        super().__init__()\n",
-            "        super().__init__()\n        raise RuntimeError('no weights at /nowhere')\n",
-        )
-    )
+    problem = _failing_problem(tmp_path)
     with pytest.raises(CaptureFailed, match=r"RuntimeError: no weights at /nowhere"):
         capture_in_child(problem, timeout_s=120, compile_mode="max-autotune")
     done = subprocess.run(
