@@ -32,7 +32,10 @@ for step in "$@"; do
     case "$step" in
         gputests) run_step gputests "${GPUTESTS_S:-280}" python3 -m pytest -m gpu -v -rfEs -p no:cacheprovider --timeout="${GPUTEST_TIMEOUT_S:-150}" ${GPUTESTS_ARGS:-tests} ;;
         evaluator) run_step evaluator "${EVALUATOR_S:-280}" python3 bench/evaluator_bench.py --out "$OUT/evaluator.md" --time-limit "${EVALUATOR_LIMIT_S:-220}" ;;
-        optimize) run_step optimize "${OPTIMIZE_S:-560}" python3 bench/optimize_suite.py --out "$OUT/optimize.md" --time-limit "${OPTIMIZE_LIMIT_S:-480}" ${OPTIMIZE_ARGS:-} ;;
+        optimize) run_step optimize "${OPTIMIZE_S:-560}" python3 bench/optimize_suite.py --out "$OUT/optimize.md" --time-limit "${OPTIMIZE_LIMIT_S:-480}" --work-dir /tmp/kbot-suite ${OPTIMIZE_ARGS:-}
+                  # each op's run report (which candidate did what, for how long), one archive
+                  (cd /tmp/kbot-suite && find runs \( -name report.md -o -name report.json \) -print0 \
+                      | tar -czf "$OUT/optimize-reports.tgz" --null -T -) 2> /dev/null ;;
         capture) run_step capture "${CAPTURE_S:-240}" python3 bench/inductor_capture.py --out /tmp/kbot-inductor ${CAPTURE_ARGS:-}
                  tar czf "$OUT/inductor.tgz" -C /tmp/kbot-inductor . ;;  # one file: $OUT returns few
         real) run_step real "${REAL_S:-420}" bash bench/real_repo.sh .ext/lmdeploy bench/targets/lmdeploy.kbot.yml layer_norm_residual lmdeploy "$OUT/publish_real.md" ;;

@@ -112,7 +112,10 @@ def main() -> int:
         verdict = result.verdict
         if verdict is None or not verdict.accepted:
             summary.append(f"| {name} | no winner: {result.message[:160]} | {wall_s:.0f} | – | – |")
-            print(f"{name}: no winner; rejections from {result.report_md_path}:", flush=True)
+            print(f"{name}: no winner: {result.message}", flush=True)
+            for note in report_notes(result.report_json_path):
+                print(f"  note: {note}", flush=True)
+            print(f"{name}: rejections from {result.report_md_path}:", flush=True)
             print(rejections(result.report_md_path), flush=True)
             continue
         lineages.append(lineage)
@@ -228,6 +231,14 @@ def targets_row(name: str, verdict, first_s: float | None) -> str:
 
 def _geomean_value(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def report_notes(report_json: Path | None) -> list[str]:
+    """The run report's notes (where its time went, why a proposer gave nothing), whole: the
+    summary row cuts the message at 160 characters."""
+    if report_json is None or not Path(report_json).is_file():
+        return []
+    return [str(n) for n in json.loads(Path(report_json).read_text()).get("notes", [])]
 
 
 def inductor_share(lineages: list[str]) -> str:

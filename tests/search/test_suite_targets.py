@@ -49,3 +49,17 @@ def test_the_summary_counts_the_winners_an_inductor_extraction_started():
     lineages = ["inductor > tune", "codegen", "codegen > tune > tune", "inductor"]
     assert suite.inductor_share(lineages) == "2 of 4 ops with a winner"
     assert suite.inductor_share([]) == "no op had a winner"
+
+
+def test_an_op_without_a_winner_prints_its_reports_notes_whole(tmp_path):
+    # On the H200 the summary row cut "evaluation stopped at the run's end during ch...", and
+    # the report stayed on the machine: the notes are printed whole.
+    import json
+
+    suite = _suite()
+    report = tmp_path / "report.json"
+    note = "evaluation stopped at the run's end during check of T=16384: loading inputs for 31 s"
+    report.write_text(json.dumps({"notes": ["evaluator started in 76 s", note]}))
+    assert suite.report_notes(report) == ["evaluator started in 76 s", note]
+    assert suite.report_notes(tmp_path / "missing.json") == []
+    assert suite.report_notes(None) == []
