@@ -93,3 +93,42 @@ def test_complex_ops_without_a_real_form_are_refused_by_name(tmp_path, edit, ref
     spec = _problem(tmp_path, "rope_refused", COMPLEX_ROPE.replace(*edit))
     with pytest.raises(Unsupported, match=refused):
         trace_problem(spec)
+
+
+# One tensor returned (not a tuple), the halves of each head paired by stacking chunks rather
+# than by a reshape: the complex rewrite read the output's one value as a tuple and crashed.
+HALVES_ROPE = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x, freqs_cis):
+        pairs = torch.stack(torch.chunk(x.transpose(1, 2).float(), 2, dim=-1), dim=-1)
+        out = torch.view_as_real(torch.view_as_complex(pairs) * freqs_cis).type_as(x)
+        out = torch.cat(torch.chunk(out, 2, dim=-1), dim=-2)
+        return out.reshape(out.shape[0], out.shape[1], out.shape[2], -1).transpose(1, 2)
+
+
+CASES = [dict(T=1), dict(T=5)]
+
+
+def get_init_inputs():
+    return []
+
+
+def get_inputs(T=1):
+    angles = torch.rand(T, 16) * 6.28
+    return [
+        torch.randn(1, T, 4, 32, dtype=torch.bfloat16),
+        torch.polar(torch.ones_like(angles), angles),
+    ]
+"""
+
+
+def test_a_rotary_that_returns_one_tensor_of_stacked_halves(tmp_path):
+    spec = _problem(tmp_path, "rope_halves", HALVES_ROPE)
+    candidate = generate(spec, limit=1)[0]
+    with Evaluator(EvalOptions(device="cpu")) as evaluator:
+        verdict = evaluator.evaluate(spec, candidate.source)
+    assert verdict.accepted, [str(r) for r in verdict.reasons]

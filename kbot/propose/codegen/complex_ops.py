@@ -48,7 +48,9 @@ def decomplexify(graph: torch.fx.Graph) -> set[str]:
                 inputs.add(node.name)
             continue
         if node.op == "output":
-            if any(_is_complex(a) for a in node.args[0] if isinstance(a, torch.fx.Node)):
+            returned: list[torch.fx.Node] = []  # one value, or a tuple of them
+            torch.fx.node.map_arg(node.args[0], returned.append)
+            if any(_is_complex(a) for a in returned):
                 raise ComplexUnsupported("forward returns a complex tensor")
             continue
         args = [a for a in node.all_input_nodes if a in real]
