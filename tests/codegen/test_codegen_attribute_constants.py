@@ -151,3 +151,30 @@ def test_a_float_argument_that_changes_the_path_stays_as_traced(tmp_path):
     source, kernel = _kernel_module(tmp_path, path)
     x = torch.randn(4, 64)
     torch.testing.assert_close(kernel.ModelNew()(x, 0.5), x * 3.0)
+
+
+def test_an_attribute_a_float32_decomposition_rounds_is_still_the_attribute(tmp_path):
+    # DeepSeek-V3's RMSNorm is `F.rms_norm(x, (dim,), weight, self.eps)` on bf16 activations
+    # with a float32 weight: the decomposition computes in float32 and its eps reaches the graph as 9.99999974738e-06, which matched no
+    # form of eps = 1e-5, so codegen refused the problem. It is eps, rounded as the kernel's
+    # float32 argument rounds it; another instance's eps still follows.
+    path = tmp_path / "rms_norm_functional.py"
+    path.write_text(
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+        "class Model(nn.Module):\n"
+        "    def __init__(self, eps):\n        super().__init__()\n"
+        "        self.eps = eps\n        self.weight = nn.Parameter(torch.rand(64) + 0.5)\n\n"
+        "    def forward(self, x):\n"
+        "        return F.rms_norm(x, (64,), self.weight, self.eps)\n\n\n"
+        "def get_inputs():\n    return [torch.randn(4, 64, dtype=torch.bfloat16) * 1e-3]\n\n\n"
+        "def get_init_inputs():\n    return [1e-5]\n",
+        encoding="utf-8",
+    )
+    source, kernel = _kernel_module(tmp_path, path)
+    assert "9.99999974" not in source and "1e-05" not in source.split("class ModelNew")[0]
+    module = import_file(path)
+    x = torch.randn(4, 64, dtype=torch.bfloat16) * 1e-3  # small enough that eps matters
+    for eps in (1e-5, 1e-3):  # the second is not the traced instance
+        reference, candidate = module.Model(eps), kernel.ModelNew(eps)
+        candidate.load_state_dict(reference.state_dict())
+        torch.testing.assert_close(candidate(x), reference(x))
