@@ -25,6 +25,7 @@ _OP_FUNCTION_NAME = re.compile(
 _NOT_OP_WORDS = {
     "test", "tests", "meta", "fake", "checker", "check", "config", "build", "make", "setup",
     "annotate", "backward", "bwd", "kernel", "scaling", "cache", "init", "context", "register",
+    "ref", "reference", "naive",  # a kernel's test oracle (`rms_norm_ref`)
 }  # fmt: skip
 _TEST_FOLDERS = {"test", "tests", "unit_tests", "testing"}
 _NOT_OP_FOLDERS = _TEST_FOLDERS | {"benchmarks", "benchmark", "examples", "docs"}
@@ -48,7 +49,8 @@ def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
         # kernels/, triton_kernel/: a kernel library already (its torch twins are test oracles)
         if in_tests(facts.file.rel) or folders & _NOT_OP_FOLDERS:
             continue
-        if any("kernel" in f for f in folders):
+        # ... and triton/, ops/triton/ (mamba_ssm): Triton kernels with their torch oracles
+        if any("kernel" in f or f.startswith("triton") for f in folders):
             continue
         for info in facts.classes:
             if not _OP_CLASS_NAME.match(info.name):
@@ -150,6 +152,13 @@ def _reached(node: FunctionNode, facts: FileFacts) -> list[ast.AST]:
     for fn in ast.walk(facts.file.tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(fn) not in methods:
             local.setdefault(fn.name, []).append(fn)
+    # `LayerNormFn.apply(x, ...)`: an autograd Function of the file runs its forward.
+    for cls in classes:
+        if any((dotted_name(b) or "").endswith("Function") for b in cls.bases):
+            forward = [
+                m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "forward"
+            ]
+            local.setdefault(cls.name, []).extend(forward)
     seen: dict[int, ast.AST] = {}
     todo: list[ast.AST] = [node]
     while todo:
@@ -193,7 +202,7 @@ _KERNEL_PACKAGES = {
 }  # fmt: skip
 # A module path part that says "compiled kernels": `kernels`, `sgl_kernel`, `vllm._C`,
 # `vllm._custom_ops`, `rotary_emb_cuda`, `layer_norm_ext`.
-_KERNEL_MODULE_PART = re.compile(r"kernel|^_C$|_C$|^_custom_ops$|_cuda$|_ext$")
+_KERNEL_MODULE_PART = re.compile(r"kernel|^triton|^_C$|_C$|^_custom_ops$|_cuda$|_ext$")
 
 
 def library_call(node: FunctionNode, facts: FileFacts) -> str:

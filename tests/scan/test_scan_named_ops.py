@@ -259,3 +259,40 @@ def test_an_op_that_calls_a_kernel_library_is_skipped_for_its_fast_path(tmp_path
     assert found["apply_rope"].status == Status.TARGET and not found["apply_rope"].has_fast_path
     included = {f.qualname: f for f in scan(root, ScanOptions(include_existing=True)).findings}
     assert included["silu_and_mul"].status == Status.TARGET
+
+
+AUTOGRAD_OPS = """import torch
+
+
+class RMSNormFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        out = torch.empty_like(x)
+        _rms_norm_kernel[(x.shape[0],)](x, weight, out, eps)
+        return out
+
+
+def rms_norm_fn(x, weight, eps: float = 1e-6):
+    return RMSNormFn.apply(x, weight, eps)
+
+
+def rms_norm_ref(x, weight, eps: float = 1e-6):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+def gelu_and_mul(x):
+    d = x.shape[-1] // 2
+    return torch.nn.functional.gelu(x[..., :d]) * x[..., d:]
+"""
+
+
+def test_kernel_wrappers_and_their_oracles_are_not_targets(tmp_path):
+    # mamba_ssm keeps Triton kernels in ops/triton/ beside their torch oracles (`rms_norm_ref`),
+    # and wraps them as `LayerNormFn.apply(...)`, an autograd Function whose forward launches
+    # the kernel: none of those is an op left to write.
+    root = tmp_path / "ssm"
+    (root / "ops" / "triton").mkdir(parents=True)
+    (root / "ops" / "triton" / "layer_norm.py").write_text(AUTOGRAD_OPS)
+    (root / "layers.py").write_text(AUTOGRAD_OPS)
+    found = {(f.file, f.qualname) for f in scan(root, ScanOptions()).findings}
+    assert found == {("layers.py", "gelu_and_mul")}
