@@ -74,12 +74,16 @@ def test_complex_values_become_pairs_and_the_candidates_are_accepted(tmp_path):
             assert verdict.accepted, (candidate.note, [str(r) for r in verdict.reasons])
 
 
-def test_complex_sums_and_real_scales_are_written_as_pairs(tmp_path):
-    spec = _problem(tmp_path, "rope_scaled", SCALED)
+def _assert_first_candidate_accepted(tmp_path, name, text):
+    spec = _problem(tmp_path, name, text)
     candidate = generate(spec, limit=1)[0]
     with Evaluator(EvalOptions(device="cpu")) as evaluator:
         verdict = evaluator.evaluate(spec, candidate.source)
     assert verdict.accepted, [str(r) for r in verdict.reasons]
+
+
+def test_complex_sums_and_real_scales_are_written_as_pairs(tmp_path):
+    _assert_first_candidate_accepted(tmp_path, "rope_scaled", SCALED)
 
 
 @pytest.mark.parametrize(
@@ -127,8 +131,4 @@ def get_inputs(T=1):
 
 
 def test_a_rotary_that_returns_one_tensor_of_stacked_halves(tmp_path):
-    spec = _problem(tmp_path, "rope_halves", HALVES_ROPE)
-    candidate = generate(spec, limit=1)[0]
-    with Evaluator(EvalOptions(device="cpu")) as evaluator:
-        verdict = evaluator.evaluate(spec, candidate.source)
-    assert verdict.accepted, [str(r) for r in verdict.reasons]
+    _assert_first_candidate_accepted(tmp_path, "rope_halves", HALVES_ROPE)
