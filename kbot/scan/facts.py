@@ -122,18 +122,27 @@ def module_imports(tree: ast.Module) -> dict[str, str]:
     pending = list(tree.body)
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    imports[alias.asname] = alias.name
-                else:
-                    imports.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:
-                imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-        elif isinstance(node, (ast.If, ast.Try)):
+        if isinstance(node, (ast.If, ast.Try)):
             pending.extend(child for branch in _branches(node) for child in branch)
+        else:
+            add_import(imports, node)
     return imports
+
+
+def add_import(imports: dict[str, str], node: ast.AST, relative: bool = False) -> None:
+    """The names one import statement binds, with their dotted origins, into `imports` (other
+    nodes add nothing). A relative import (`from .kernels import rms_norm`) only with
+    `relative`, its origin keeping its dots (`.kernels.rms_norm`)."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                imports[alias.asname] = alias.name
+            else:
+                imports.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
+    elif isinstance(node, ast.ImportFrom) and (node.level == 0 and node.module or relative):
+        module = "." * node.level + (node.module or "")
+        for alias in node.names:
+            imports[alias.asname or alias.name] = f"{module}.{alias.name}"
 
 
 def collect_facts(parsed: ParsedFile, compile_names: tuple[str, ...]) -> FileFacts:

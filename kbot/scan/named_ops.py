@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import re
 
-from kbot.scan.facts import FileFacts, FunctionNode, dotted_name, resolve_alias
+from kbot.scan.facts import FileFacts, FunctionNode, add_import, dotted_name, resolve_alias
 from kbot.scan.findings import Kind
 from kbot.scan.patterns import Candidate, ClassIndex, function_candidate, is_stub
 
@@ -72,12 +72,13 @@ def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
 
             if any(is_stub(method) for _, method in methods.values()):
                 continue  # an abstract base: its subclasses fill in what forward needs
-            if _reaches_a_kernel(forward, where):
+            reached = _reached(forward, where)
+            if _reaches_a_kernel(forward, reached):
                 continue  # its forward launches a kernel already: the fast path itself
             is_module = any("Module" in ancestor.bases for _, ancestor in chain)
             if is_module and not _calls_a_submodule(forward, set(methods)):
                 candidate = Candidate(facts, info.qualname, Kind.NAMED_OP, "forward", forward, info)
-                out.append(_served_by_a_library(candidate, where))
+                out.append(_served_by_a_library(candidate, reached, where))
         for fn in facts.functions:
             name = fn.qualname.rsplit(".", 1)[-1]
             words = set(name.lower().strip("_").split("_"))
@@ -88,20 +89,23 @@ def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
                 and not fn.node.decorator_list
                 and fn.node.args.args
                 and not is_stub(fn.node)
-                and not _reaches_a_kernel(fn.node, facts)
                 and not _takes_only_scalars(fn.node)
             ):
+                reached = _reached(fn.node, facts)
+                if _reaches_a_kernel(fn.node, reached):
+                    continue
                 candidate = function_candidate(facts, fn.qualname, fn.node, None, Kind.NAMED_OP)
-                out.append(_served_by_a_library(candidate, facts))
+                out.append(_served_by_a_library(candidate, reached, facts))
     return out
 
 
-def _served_by_a_library(candidate: Candidate, facts: FileFacts) -> Candidate:
+def _served_by_a_library(
+    candidate: Candidate, reached: list[ast.AST], facts: FileFacts
+) -> Candidate:
     """An op whose body calls a kernel library (mini-sglang's `silu_and_mul` is
     `flashinfer.silu_and_mul`) stays in the scan, skipped for its fast path, so the table says
     why it is not a target."""
-    assert candidate.func is not None
-    call = library_call(candidate.func, facts)
+    call = library_call(reached, facts)
     if call:
         candidate.has_fast_path = True
         candidate.fast_path = call
@@ -171,12 +175,13 @@ def _reached(node: FunctionNode, facts: FileFacts) -> list[ast.AST]:
     return list(seen.values())
 
 
-def _reaches_a_kernel(node: FunctionNode, facts: FileFacts) -> bool:
+def _reaches_a_kernel(node: FunctionNode, reached: list[ast.AST]) -> bool:
     """The function launches a Triton kernel, calls a registered op (`torch.ops.ns.op(...)`),
     or calls, through functions of its own file (lambdas included), one that does or one that
     is a kernel or a custom op (`@torch.library.custom_op`, `@helion.kernel`): torchtitan's
-    `_fused_silu_and_mul` wraps its own kernel, and is not an op left to write."""
-    for fn in _reached(node, facts):
+    `_fused_silu_and_mul` wraps its own kernel, and is not an op left to write. `reached`: the
+    function and what it reaches (_reached)."""
+    for fn in reached:
         if fn is not node and any(
             (dotted_name(d.func if isinstance(d, ast.Call) else d) or "").endswith(
                 _KERNEL_DECORATORS
@@ -205,30 +210,20 @@ _KERNEL_PACKAGES = {
 _KERNEL_MODULE_PART = re.compile(r"kernel|^triton|^_C$|_C$|^_custom_ops$|_cuda$|_ext$")
 
 
-def library_call(node: FunctionNode, facts: FileFacts) -> str:
-    """Where the function (or one of its file's functions that it reaches) calls a function of
-    a kernel library, imported at the top of the file or inside the function
-    (`from flashinfer import silu_and_mul`): "calls flashinfer.silu_and_mul at line 12"; an op
-    that is one library call is served by that library's kernel already. "" when none."""
+def library_call(reached: list[ast.AST], facts: FileFacts) -> str:
+    """Where one of the `reached` functions (an op and its file's functions it reaches: see
+    _reached) calls a function of a kernel library, imported at the top of the file or inside
+    the function (`from flashinfer import silu_and_mul`): "calls flashinfer.silu_and_mul at line
+    12"; an op that is one library call is served by that library's kernel already. "" when
+    none."""
     module_level = dict(facts.imports)
     for imp in facts.file.tree.body:  # `from .kernels import rms_norm`: relative ones too
         if isinstance(imp, ast.ImportFrom) and imp.level:
-            for alias in imp.names:
-                module_level[alias.asname or alias.name] = (
-                    f"{'.' * imp.level}{imp.module or ''}.{alias.name}"
-                )
-    for fn in _reached(node, facts):
+            add_import(module_level, imp, relative=True)
+    for fn in reached:
         imports = dict(module_level)
-        for imp in (n for n in ast.walk(fn) if isinstance(n, (ast.Import, ast.ImportFrom))):
-            if isinstance(imp, ast.Import):
-                for alias in imp.names:
-                    imports[alias.asname or alias.name.split(".")[0]] = (
-                        alias.name if alias.asname else alias.name.split(".")[0]
-                    )
-            else:
-                module = "." * imp.level + (imp.module or "")
-                for alias in imp.names:
-                    imports[alias.asname or alias.name] = f"{module}.{alias.name}"
+        for imp in ast.walk(fn):
+            add_import(imports, imp, relative=True)
         for call in (c for c in ast.walk(fn) if isinstance(c, ast.Call)):
             name = dotted_name(call.func)
             if not name or name.split(".")[0] not in imports:

@@ -69,15 +69,27 @@ def test_inductor_is_two_proposers_one_per_compile_mode():
     assert outcome.skipped_reason.startswith("inductor-max-autotune: needs a CUDA GPU")
 
 
-def test_the_capture_child_takes_the_compile_mode(tmp_path):
+def test_the_capture_child_takes_the_compile_mode(tmp_path, monkeypatch):
     # The mode reaches the child (which fails here, as the Model is built, after parsing it);
     # an unknown mode is refused by the child's own arguments.
     import subprocess
     import sys
 
+    import kbot.propose.inductor.proposer as module
+
+    commands = []
+    real_popen = subprocess.Popen
+
+    def recording_popen(command, *args, **kwargs):
+        commands.append(command)
+        return real_popen(command, *args, **kwargs)
+
+    monkeypatch.setattr(module.subprocess, "Popen", recording_popen)
     problem = _failing_problem(tmp_path)
     with pytest.raises(CaptureFailed, match=r"RuntimeError: no weights at /nowhere"):
         capture_in_child(problem, timeout_s=120, compile_mode="max-autotune")
+    assert commands and commands[0][-2:] == ["--mode", "max-autotune"]
+    monkeypatch.undo()
     done = subprocess.run(
         [sys.executable, "-m", "kbot.propose.inductor.capture", str(problem), str(tmp_path / "o"),
          "--mode", "reduce-overhead"],
