@@ -23,6 +23,7 @@ from kbot.publish.reference import (
     import_sections,
     parametrize_sizes,
     py_literal,
+    reimport,
     size_keyword,
     split_reference,
 )
@@ -200,7 +201,12 @@ def _case_key(case: Any) -> str:
 def _code_context(
     run: RunDir, call: KernelCall, layout: Layout, kernel_import: str, dtypes: tuple[str, ...]
 ) -> dict[str, Any]:
-    reference = split_reference(run.problem.source, kernel_import.split(".")[0])
+    source = run.problem.source
+    if run.target is not None and run.target.module:
+        # a problem file from a scan that named the module otherwise (before the import
+        # folder of a PEP 420 folder was fixed: `layernorm` for nanovllm.layers.layernorm)
+        source = reimport(source, run.target.module, layout.target_module)
+    reference = split_reference(source, kernel_import.split(".")[0])
     passed = passed_sizes(run.report)
     sized = parametrize_sizes(reference.body, list(dict.fromkeys(size for size, _ in passed)))
     swept_cases = [

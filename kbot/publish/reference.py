@@ -67,6 +67,24 @@ def split_reference(source: str, package: str) -> Reference:
     return Reference(tuple(third), tuple(first), body)
 
 
+def reimport(source: str, old: str, new: str) -> str:
+    """`source` with its top-level imports of module `old` importing `new` instead (`from old
+    import X` and `import old as m`; `import old` alone binds the name `old` and is kept)."""
+    if not old or old == new:
+        return source
+    lines = source.splitlines(keepends=True)
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == old:
+            pattern = rf"(\bfrom\s+){re.escape(old)}(\s+import\b)"
+        elif isinstance(node, ast.Import) and any(a.name == old and a.asname for a in node.names):
+            pattern = rf"(\bimport\s+(?:[\w.]+\s+as\s+\w+\s*,\s*)*){re.escape(old)}(\s+as\b)"
+        else:
+            continue
+        index = node.lineno - 1
+        lines[index] = re.sub(pattern, rf"\g<1>{new}\g<2>", lines[index], count=1)
+    return "".join(lines)
+
+
 def import_sections(lines: Iterable[str], package: str) -> list[list[str]]:
     """Import lines as isort's default profile (and ruff's `I` rules) order them: the standard
     library, third-party packages, then the target's own `package`; in each, `import x` lines

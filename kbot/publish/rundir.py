@@ -37,6 +37,7 @@ class TargetInfo:
     time_share: float | None = None  # of measured op time in the profiled run, 0..1
     time_kind: str | None = None  # "device" or "cpu": what the time share measured
     adapter: str = "auto"  # from `.kbot.yml` targets[*].adapter, when the run recorded it
+    module: str = ""  # the dotted module the problem file imports the op from ("" unknown)
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ def _target_info(raw: dict[str, Any], path: Path) -> TargetInfo:
         time_share=float(time_share) if time_share is not None else None,
         time_kind=raw.get("time_kind", profile.get("time_kind")),
         adapter=str(raw.get("adapter") or "auto"),
+        module=str(raw.get("module") or ""),
     )
 
 

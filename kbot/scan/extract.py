@@ -20,7 +20,7 @@ from pathlib import Path
 from kbot.output import to_jsonable
 from kbot.scan.findings import Finding, Flag, ScanOptions, ScanResult
 from kbot.scan.inputs import InputPlan, InputsUnknown, plan_inputs
-from kbot.scan.location import ImportLocation, import_location
+from kbot.scan.location import ImportLocation, import_location, imported_names
 from kbot.scan.rebuild import RebuildError, rebuild_reference
 from kbot.scan.render import render_problem
 from kbot.scan.smoke import Refusal, run_first_cases
@@ -107,7 +107,8 @@ def emit_problems(
         except InputsUnknown as exc:
             plans[number] = str(exc)
     # Importing runs the project's code and costs a process: only for ops that can be emitted.
-    locations = {f.file: import_location(result.root, f.file) for f in result.targets}
+    imports = imported_names(result.root) if result.targets else {}
+    locations = {f.file: import_location(result.root, f.file, imports) for f in result.targets}
     wanted = {
         locations[f.file].module: locations[f.file]
         for n, f in enumerate(result.targets)
