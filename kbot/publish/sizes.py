@@ -28,9 +28,15 @@ def by_size_context(report: dict[str, Any]) -> dict[str, Any] | None:
         summary = "One kernel serves every size."
     condition = by_size.get("kernel_condition")
     if condition:
+        where = str(by_size.get("compiled_by") or "")
+        why = (
+            where  # kbot.scan.compiled_context: "file:line (who calls what)"
+            if "(" in where
+            else "under `@torch.compile`, or inside a model or step function the repository "
+            "compiles whole" + (f" ({where})" if where else "")
+        )
         replaced = (
-            "torch.compile (the op runs compiled: under `@torch.compile`, or inside a "
-            "model or step function the repository compiles whole)"
+            f"torch.compile (the op runs compiled: {why})"
             if by_size.get("original_path") == "torch.compile"
             else "the original code"
         )

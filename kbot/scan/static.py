@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kbot.errors import ConfigError
+from kbot.scan.compiled_context import mark_compiled_context
 from kbot.scan.config_args import config_args
 from kbot.scan.facts import FileFacts, FunctionNode, collect_facts
 from kbot.scan.findings import (
@@ -100,6 +101,7 @@ def scan_static(
             else f
             for f in findings
         ]
+    findings = mark_compiled_context(findings, all_facts)
     findings.sort(key=lambda f: (f.file, f.line))
     return findings, skips, files
 

@@ -289,6 +289,8 @@ def _finish(
     interrupted = result.stop_reason is StopReason.INTERRUPTED
     winner = final_winner(result, finalists, options.finalists, sized)
     by_size = final_by_size(problem, winner, sized, original_path_of(target))
+    if by_size is not None and (target or {}).get("compiled_by"):
+        by_size["compiled_by"] = target["compiled_by"]  # where the op runs compiled (kbot scan)
     status, message = _status(winner, len(result.entries), stop_message, result.notes)
     if interrupted:
         status = OptimizeStatus.INTERRUPTED

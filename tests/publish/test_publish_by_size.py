@@ -156,3 +156,18 @@ def test_pr_body_names_torch_compile_as_the_path_a_compiled_op_keeps(make_run, t
         "under `@torch.compile`, or inside a model or step function the repository compiles "
         "whole), so the integration runs it only when `x.shape[0] > 4`"
     ) in body
+
+
+def test_pr_body_says_where_an_op_runs_compiled_code(make_run, target_repo):
+    # kbot.scan.compiled_context: an op that is not compiled itself but calls compiled code
+    run_dir = make_run("fused_op")
+    report = _with_by_size(run_dir)
+    report["by_size"]["original_path"] = "torch.compile"
+    where = "pkg/norms.py:16 (RMSNorm.forward calls the compiled RMSNorm.rms_forward)"
+    report["by_size"]["compiled_by"] = where
+    (run_dir / "report.json").write_text(json.dumps(report))
+    body = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
+    assert (
+        f"not faster than torch.compile (the op runs compiled: {where}), so the integration "
+        "runs it only when `x.shape[0] > 4`"
+    ) in body
