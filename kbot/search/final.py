@@ -52,7 +52,9 @@ def best_finalist(
 ) -> Ranked | None:
     """The best accepted contender: the re-measured finalists on a GPU; untimed (CPU) runs
     re-measure nothing, so the first verdicts of the elites stand, as they do for a run
-    stopped by a signal or by its time budget before the re-measurement."""
+    stopped by a signal or by its time budget before the re-measurement. A kernel specialised
+    to the problem's own sizes wins only by beating the best generic one above the noise
+    floor: at equal speed the PR gets the kernel that serves other models' sizes too."""
     contenders = finalists or [(e, e.verdict) for e in result.archive.elites(count)]
     ranked = sorted(
         (
@@ -63,7 +65,19 @@ def best_finalist(
         key=lambda item: item[0].sort_key(),
         reverse=True,
     )
-    return ranked[0] if ranked else None
+    if not ranked:
+        return None
+    generic = next((r for r in ranked if not specialised(r[1])), None)
+    if specialised(ranked[0][1]) and generic is not None and not ranked[0][0].beats(generic[0]):
+        return generic
+    return ranked[0]
+
+
+def specialised(entry: Entry) -> bool:
+    """torch.compile's own kernels (the inductor proposers): compiled for the problem's model
+    sizes, only the dims its cases vary left dynamic (kbot.propose.inductor.capture), so the
+    shape sweep fails them at other hidden sizes and the PR's guard pins the size."""
+    return entry.params.get("schedule") == "inductor"
 
 
 def final_winner(
