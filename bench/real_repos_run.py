@@ -23,7 +23,27 @@ from pathlib import Path
 
 import yaml
 
-IMPORT_CHECK = "import importlib, sys; importlib.import_module(sys.argv[1]); print('ok')"
+# Imports the module (argv[1]); then every import inside its functions of a module the PR
+# creates (argv[2]: their names, comma-separated) must resolve from the same sys.path. The
+# guard imports the kernel lazily, so importing the module alone never ran that line, and
+# nano-vllm's drafts once imported `triton_rms_norm` where only `nanovllm.layers.triton_rms_norm`
+# exists.
+IMPORT_CHECK = """import ast, importlib, importlib.util, sys
+module = importlib.import_module(sys.argv[1])
+created = set(filter(None, (sys.argv[2] if len(sys.argv) > 2 else "").split(",")))
+tree = ast.parse(open(module.__file__, encoding="utf-8").read())
+lazy = {
+    node.module
+    for function in ast.walk(tree) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+    for node in ast.walk(function)
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+    and node.module.rsplit(".", 1)[-1] in created
+}
+missing = sorted(name for name in lazy if importlib.util.find_spec(name) is None)
+if missing:
+    sys.exit("ModuleNotFoundError: the guarded import of " + ", ".join(missing) + " does not resolve")
+print("ok")
+"""
 
 
 def git_copy(checkout: Path, dest: Path) -> Path:
@@ -206,9 +226,10 @@ def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path, seen: BaseF
     row = {"branch": record["branch"], "parity": "passed" if code == 0 else _tail(out),
            "stubs": stubs}  # fmt: skip
     modules = {}
+    created = ",".join(Path(f["path"]).stem for f in files if f["created"])
     for name in patched_modules:
         patched, why = _child(
-            [sys.executable, "-c", IMPORT_CHECK, name], tree, env, 300, seen.deadline
+            [sys.executable, "-c", IMPORT_CHECK, name, created], tree, env, 300, seen.deadline
         )
         if patched != 0 and name not in seen.originals:
             original, _ = _child(

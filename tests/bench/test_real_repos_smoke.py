@@ -165,3 +165,24 @@ def test_a_continued_gpu_stage_keeps_the_earlier_calls_scan(tmp_path, monkeypatc
     row = module.measure(entry, ext, tmp_path / "work", search, float("inf"), earlier)
     assert row["findings"] == 2 and row["runs"] == 1
     assert row["run"] == {"finished": True, "accepted": 1, "drafts": []}
+
+
+def test_the_import_check_resolves_the_guarded_import_of_the_kernel(tmp_path):
+    # Importing the patched module never runs the guard's lazy import of the kernel module;
+    # the check resolves it from the same sys.path (nano-vllm's drafts imported
+    # `triton_rms_norm`, which only `nanovllm/layers/` on sys.path would find).
+    module = _bench("real_repos_run")
+    (tmp_path / "pkg" / "layers").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "layers" / "triton_norm.py").write_text("def norm(x):\n    return x\n")
+    norm = tmp_path / "pkg" / "layers" / "norm.py"
+
+    def check(line: str) -> subprocess.CompletedProcess:
+        norm.write_text(f"def forward(x):\n    if x:\n        {line}\n        return norm(x)\n")
+        cmd = [sys.executable, "-c", module.IMPORT_CHECK, "pkg.layers.norm", "triton_norm"]
+        return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    bad = check("from triton_norm import norm")
+    assert bad.returncode != 0 and "guarded import of triton_norm does not resolve" in bad.stderr
+    good = check("from pkg.layers.triton_norm import norm")
+    assert good.returncode == 0 and good.stdout.strip() == "ok", good.stderr
