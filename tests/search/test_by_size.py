@@ -295,6 +295,9 @@ def test_mermaid_chart_text():
         ({"kind": "torch_compile"}, "torch.compile", {"N=64": "original", "N=1000": "kernel"}),
         ({"kind": "config_target", "also_found_as": ["torch_compile"]}, "torch.compile",
          {"N=64": "original", "N=1000": "kernel"}),
+        ({"kind": "named_op", "compiled_by": "pkg/norms.py:16 (RMSNorm.forward calls the "
+          "compiled RMSNorm.rms_forward)"}, "torch.compile",
+         {"N=64": "original", "N=1000": "kernel"}),
     ],
 )  # fmt: skip
 def test_a_compiled_reference_keeps_its_path_where_torch_compile_is_faster(
@@ -317,6 +320,13 @@ def test_a_compiled_reference_keeps_its_path_where_torch_compile_is_faster(
     assert {c["label"]: c["path"] for c in by_size["cases"]} == paths
     if original_path == "torch.compile":
         assert by_size["kernel_condition"] == "x.shape[0] > 252"  # floor(sqrt(64 * 1000))
+        # report.md names the path kept, and where the scan found the op runs compiled
+        where = (target or {}).get("compiled_by")
+        kept = f"torch.compile (the op runs compiled{': ' + where if where else ''})"
+        assert (
+            f"the kernel is not faster than {kept}: the integration runs it only when"
+            in (result.run_dir / "report.md").read_text()
+        )
 
 
 def test_a_kernel_specialised_to_the_problems_sizes_wins_only_above_the_noise_floor(problem):
