@@ -122,11 +122,39 @@ def run(args: argparse.Namespace) -> CommandResult:
                 problems[item.name] = str(item.path)
                 problem_cases[item.name] = item.cases
         emitted_json = to_jsonable(emitted)
+    else:
+        planned = _planned_inputs(result, options)
+        for name, (cases, source) in planned.items():
+            problem_status[name] = source
+            if cases:
+                problem_cases[name] = cases
     data = scan_json(result, problems)
     if emitted_json is not None:
         data["problems"] = emitted_json
+    else:  # what each target's inputs would be, and from where (or what to add)
+        data["inputs"] = {
+            name: {"cases": list(cases), "source": source} if cases else {"missing": source}
+            for name, (cases, source) in planned.items()
+        }
     text = render_table(result, problem_status, problem_cases)
     code = ExitCode.OK if result.targets else ExitCode.REJECTED
     if not result.targets:
         text += "\nno targets found (mark one with `# kbot: optimize` or list it under targets: in .kbot.yml)"
     return CommandResult(code, text, data)
+
+
+def _planned_inputs(result, options) -> dict[str, tuple[tuple, str]]:
+    """Each target's cases and where its inputs come from (.kbot.yml, the profile,
+    --model-config with the values it read), or, with no cases, what to add to .kbot.yml:
+    planned without running anything, as `--emit-problems` would plan them."""
+    from kbot.scan.inputs import InputsUnknown, plan_inputs
+
+    planned: dict[str, tuple[tuple, str]] = {}
+    for finding in result.targets:
+        try:
+            plan = plan_inputs(finding, options)
+        except InputsUnknown as exc:
+            planned[finding.name] = ((), f"no inputs: {exc}")
+        else:
+            planned[finding.name] = (plan.cases, f"inputs from {plan.source}")
+    return planned

@@ -379,3 +379,27 @@ def _config_file(folder, values):
     path = folder / "limited_config.json"
     path.write_text(json.dumps(values))
     return load_model_config(str(path))
+
+
+def test_scan_without_emitting_says_each_targets_cases_and_their_source(engine_tree, capsys):
+    # A newcomer's first `kbot scan --model-config`: the cases and where each value came from
+    # are in the table and the JSON before any problem is written; without a model config,
+    # what to add (the .kbot.yml key) instead.
+    from kbot.cli import main
+
+    assert main(["scan", str(engine_tree), "--model-config", "qwen3-8b"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if " gemma_rms_norm " in line)
+    assert " T=1,16,4096 " in row
+    assert "target; inputs from --model-config qwen3-8b: hidden_size=4096" in row
+    assert main(["scan", str(engine_tree), "--model-config", "qwen3-8b", "--json"]) == 0
+    inputs = json.loads(capsys.readouterr().out)["data"]["inputs"]
+    assert inputs["gemma_rms_norm"]["cases"] == [{"T": 1}, {"T": 16}, {"T": 4096}]
+    assert inputs["gemma_rms_norm"]["source"].startswith(
+        "inputs from --model-config qwen3-8b: hidden_size=4096"
+    )
+    assert main(["scan", str(engine_tree), "--json"]) == 0
+    missing = json.loads(capsys.readouterr().out)["data"]["inputs"]["gemma_rms_norm"]
+    assert (
+        set(missing) == {"missing"}
+        and "add `inputs:` to its .kbot.yml target" in missing["missing"]
+    )
