@@ -90,6 +90,7 @@ def named_op_candidates(all_facts: list[FileFacts]) -> list[Candidate]:
                 and fn.node.args.args
                 and not is_stub(fn.node)
                 and not _takes_only_scalars(fn.node)
+                and not _returns_a_closure(fn.node)
             ):
                 reached = _reached(fn.node, facts)
                 if _reaches_a_kernel(fn.node, reached):
@@ -110,6 +111,30 @@ def _served_by_a_library(
         candidate.has_fast_path = True
         candidate.fast_path = call
     return candidate
+
+
+def compiled_library_wrappers(candidates: list[Candidate]) -> list[Candidate]:
+    """Compiled functions that call a kernel library (lingua's `@torch.compile` wrappers of
+    mamba_ssm's Triton scans), skipped for that fast path like a named op that does: the
+    kernel is the library's, and torch.compile only wraps the call."""
+    for candidate in candidates:
+        if candidate.func is not None:
+            reached = _reached(candidate.func, candidate.facts)
+            call = library_call(reached, candidate.facts)
+            if call:
+                candidate.has_fast_path = True
+                candidate.fast_path = f"{candidate.fast_path}; {call}".lstrip("; ")
+    return candidates
+
+
+def _returns_a_closure(node: FunctionNode) -> bool:
+    """`def create_score_mod(...): def score_mod(...): ...; return score_mod`: a factory of a
+    function (flex attention's score_mod), not an op on tensors."""
+    nested = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return any(
+        isinstance(n, ast.Return) and isinstance(n.value, ast.Name) and n.value.id in nested
+        for n in ast.walk(node)
+    )
 
 
 _SCALAR_ANNOTATIONS = {"int", "float", "bool", "str", "None", "Optional", "Union", "Literal"}

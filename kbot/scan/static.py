@@ -22,7 +22,7 @@ from kbot.scan.findings import (
     TargetHint,
 )
 from kbot.scan.flags import analyse_flags
-from kbot.scan.named_ops import in_tests, named_op_candidates
+from kbot.scan.named_ops import compiled_library_wrappers, in_tests, named_op_candidates
 from kbot.scan.patterns import (
     Candidate,
     ClassIndex,
@@ -84,7 +84,7 @@ def scan_static(
     candidates = (
         op_class_candidates(all_facts, index)
         + default_backend_candidates(all_facts, index)
-        + compiled_candidates(all_facts)
+        + compiled_library_wrappers(compiled_candidates(all_facts))
         + marker_candidates(all_facts)
         + named_op_candidates(all_facts)
     )

@@ -296,3 +296,49 @@ def test_kernel_wrappers_and_their_oracles_are_not_targets(tmp_path):
     (root / "layers.py").write_text(AUTOGRAD_OPS)
     found = {(f.file, f.qualname) for f in scan(root, ScanOptions()).findings}
     assert found == {("layers.py", "gelu_and_mul")}
+
+
+WRAPPERS = """import torch
+from mamba_ssm.ops.triton.ssd_combined import _chunk_scan_fwd
+
+
+@torch.compile(fullgraph=True)
+def compiled_chunk_scan_fwd(x, dt, A):
+    return _chunk_scan_fwd(x, dt, A)
+
+
+@torch.compile
+def compiled_softcap(x, cap: float):
+    return cap * torch.tanh(x / cap)
+
+
+def create_softcapped_score_mod(softcap, causal_mask):
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return softcap * torch.tanh(score / softcap)
+
+    return score_mod
+
+
+def softcap(x, cap: float):
+    return cap * torch.tanh(x / cap)
+"""
+
+
+def test_compiled_wrappers_of_kernel_libraries_and_closure_factories_are_not_targets(tmp_path):
+    # lingua compiles wrappers of mamba_ssm's Triton scans (the kernel is the library's);
+    # nanotron's `create_softcapped_causal_score_mod` returns flex attention's score_mod, a
+    # function, not a tensor.
+    from kbot.scan.findings import Status
+
+    root = tmp_path / "engine"
+    root.mkdir()
+    (root / "ops.py").write_text(WRAPPERS)
+    found = {f.qualname: f for f in scan(root, ScanOptions()).findings}
+    assert set(found) == {"compiled_chunk_scan_fwd", "compiled_softcap", "softcap"}
+    wrapper = found["compiled_chunk_scan_fwd"]
+    assert wrapper.status == Status.SKIPPED
+    assert (
+        "calls mamba_ssm.ops.triton.ssd_combined._chunk_scan_fwd at line 7" in wrapper.skip_reason
+    )
+    assert found["compiled_softcap"].status == Status.TARGET
+    assert found["softcap"].status == Status.TARGET
