@@ -55,7 +55,13 @@ def _model_config_plan(
     rotary_tables: bool,
     batched_positions: bool = False,
 ) -> InputPlan:
-    from kbot.scan.model_config import is_length, is_quant_scale, scalar_value, tensor_shape
+    from kbot.scan.model_config import (
+        init_tensor,
+        is_length,
+        is_quant_scale,
+        scalar_value,
+        tensor_shape,
+    )
 
     config = options.model_config
     said: list[str] = []
@@ -64,6 +70,11 @@ def _model_config_plan(
     for param in finding.init_params:
         if _axis_like(param.default):
             continue  # RMSNorm(size, dim=-1): `dim` is the axis it reduces over, not a width
+        tensor = init_tensor(config, param.name, words)
+        if tensor is not None and (param.annotation or "tensor").lower().endswith("tensor"):
+            init[param.name] = tensor.value
+            said.append(f"{param.name} ({tensor.because})")
+            continue
         known = scalar_value(config, param.name.lstrip("*"), words)
         if known is not None:
             init[param.name] = known.value

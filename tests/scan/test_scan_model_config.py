@@ -403,3 +403,51 @@ def test_scan_without_emitting_says_each_targets_cases_and_their_source(engine_t
         set(missing) == {"missing"}
         and "add `inputs:` to its .kbot.yml target" in missing["missing"]
     )
+
+
+TENSOR_INIT_NORM = """import torch
+from torch import nn
+
+
+class FastRMSNorm(nn.Module):
+    def __init__(self, weight: torch.Tensor, eps: float):
+        super().__init__()
+        self.weight = nn.Parameter(weight)
+        self.variance_epsilon = eps
+
+    @classmethod
+    def load(cls, prefix, weights, eps=1e-6):
+        return cls(weights.get_tensor(f"{prefix}.weight"), eps)
+
+    def forward(self, hidden_states):
+        variance = hidden_states.float().pow(2).mean(-1, keepdim=True)
+        normed = hidden_states.float() * torch.rsqrt(variance + self.variance_epsilon)
+        return (normed * self.weight.float()).to(hidden_states.dtype)
+"""
+
+
+def test_a_norm_built_from_its_weight_tensor_gets_one_from_the_model_config(tmp_path):
+    # text-generation-inference builds its norms from loaded weights (`FastRMSNorm(weight,
+    # eps)`): the problem makes a [hidden_size] weight near 1, random, in the model's dtype.
+    from kbot.evaluate import EvalOptions, evaluate
+    from kbot.problem import load_problem
+    from kbot.propose.codegen import generate
+
+    root = tmp_path / "server"
+    root.mkdir()
+    (root / "layernorm.py").write_text(TENSOR_INIT_NORM)
+    options = ScanOptions(cases=({"T": 1}, {"T": 3}), model_config=load_model_config("llama-3-8b"))
+    (emitted,) = emit_problems(scan(root, options), tmp_path / "problems", options)
+    assert emitted.status == EmitStatus.EMITTED, emitted.message
+    source = emitted.path.read_text()
+    assert (
+        "return [torch.randn((4096,), dtype=torch.bfloat16) * 0.1 + 1.0, 1e-05]  # weight, eps"
+        in source
+    )
+    assert "weight (a norm's weight: [hidden_size] bfloat16)" in source
+    problem = load_problem(emitted.path)
+    candidate = generate(problem)[0].source
+    # codegen's ModelNew names the tensor in a one-line comment (its repr spans lines)
+    assert "get_init_inputs() = [<tensor [4096] bfloat16>, 1e-05] builds it" in candidate
+    verdict = evaluate(problem, candidate, EvalOptions(device="cpu"))
+    assert verdict.accepted, [str(r) for r in verdict.reasons]

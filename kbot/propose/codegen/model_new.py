@@ -97,7 +97,8 @@ def instance_init_source(spec: ProblemSpec) -> str:
     lines = [
         f"    def __init__({signature}):",
         "        super().__init__()",
-        f"        # Model's state as get_init_inputs() = {init!r} builds it; the evaluator loads",
+        f"        # Model's state as get_init_inputs() = {_one_line(init)} builds it; the "
+        "evaluator loads",
         "        # Model's values into these tensors, so only names, shapes and dtypes matter here.",
     ]
     for prefix, sub in model.named_modules():
@@ -188,3 +189,20 @@ def model_new_source(spec: ProblemSpec, op: str, call_args: list[str]) -> str:
         f"        return {op}({', '.join(call_args)})",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _one_line(values: object) -> str:
+    """`values` for a one-line comment: a tensor as its shape and dtype (its repr spans lines
+    and would end the comment: text-generation-inference's norms take their weight tensor)."""
+    import torch
+
+    if isinstance(values, torch.Tensor):
+        return f"<tensor {list(values.shape)} {str(values.dtype).removeprefix('torch.')}>"
+    if isinstance(values, (list, tuple)):
+        inner = ", ".join(_one_line(v) for v in values)
+        return (
+            f"[{inner}]"
+            if isinstance(values, list)
+            else f"({inner}{',' if len(values) == 1 else ''})"
+        )
+    return " ".join(repr(values).split())
