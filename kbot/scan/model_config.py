@@ -295,22 +295,19 @@ def layouts_for(names: list[str]) -> tuple[str, ...]:
 class InitTensor:
     """A tensor a constructor takes (text-generation-inference builds `FastRMSNorm(weight,
     eps)` from loaded weights), written into the problem's `get_init_inputs` as the expression
-    that makes one: a norm's weight near 1, a bias near 0, random so a kernel that ignores it
-    fails the comparison."""
+    that makes one: a Parameter, a norm's weight near 1 and a bias near 0, random so a kernel
+    that ignores it fails the comparison."""
 
     shape: tuple[int, ...]
     dtype: str
     near: float  # 1.0 for a weight, 0.0 for a bias
 
     def __repr__(self) -> str:
-        shape = (
-            "("
-            + ", ".join(str(d) for d in self.shape)
-            + ("," if len(self.shape) == 1 else "")
-            + ")"
-        )
-        expr = f"torch.randn({shape}, dtype=torch.{self.dtype}) * 0.1"
-        return f"{expr} + {self.near!r}" if self.near else expr
+        shape = ", ".join(str(d) for d in self.shape) + ("," if len(self.shape) == 1 else "")
+        value = f"torch.randn(({shape}), dtype=torch.{self.dtype}) * 0.1"
+        value += f" + {self.near!r}" if self.near else ""
+        # a Parameter, as the repository's loader makes it: `self.weight = weight` registers it
+        return f"torch.nn.Parameter({value}, requires_grad=False)"
 
 
 _NORM_WORDS = re.compile(r"norm", re.IGNORECASE)

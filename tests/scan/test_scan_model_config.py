@@ -423,6 +423,18 @@ class FastRMSNorm(nn.Module):
         variance = hidden_states.float().pow(2).mean(-1, keepdim=True)
         normed = hidden_states.float() * torch.rsqrt(variance + self.variance_epsilon)
         return (normed * self.weight.float()).to(hidden_states.dtype)
+
+
+class TextRMSNorm(nn.Module):
+    def __init__(self, weight, eps):
+        super().__init__()
+        self.weight = weight  # the loader's Parameter: registered as it is assigned
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        variance = hidden_states.float().pow(2).mean(-1, keepdim=True)
+        normed = hidden_states.float() * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * normed.to(hidden_states.dtype)
 """
 
 
@@ -437,12 +449,14 @@ def test_a_norm_built_from_its_weight_tensor_gets_one_from_the_model_config(tmp_
     root.mkdir()
     (root / "layernorm.py").write_text(TENSOR_INIT_NORM)
     options = ScanOptions(cases=({"T": 1}, {"T": 3}), model_config=load_model_config("llama-3-8b"))
-    (emitted,) = emit_problems(scan(root, options), tmp_path / "problems", options)
-    assert emitted.status == EmitStatus.EMITTED, emitted.message
+    found = {e.name: e for e in emit_problems(scan(root, options), tmp_path / "problems", options)}
+    assert {e.status for e in found.values()} == {EmitStatus.EMITTED}, found
+    assert generate(load_problem(found["text_rms_norm"].path))  # its weight traced as a Parameter
+    emitted = found["fast_rms_norm"]
     source = emitted.path.read_text()
     assert (
-        "return [torch.randn((4096,), dtype=torch.bfloat16) * 0.1 + 1.0, 1e-05]  # weight, eps"
-        in source
+        "return [torch.nn.Parameter(torch.randn((4096,), dtype=torch.bfloat16) * 0.1 + 1.0, "
+        "requires_grad=False), 1e-05]  # weight, eps" in source
     )
     assert "weight (a norm's weight: [hidden_size] bfloat16)" in source
     problem = load_problem(emitted.path)
