@@ -134,3 +134,12 @@ def test_bench_rope_tiles_a_token_by_all_its_heads():
         "num_warps": 8,
     }
     assert composite.params["decode"]["block_m"] == 8
+
+
+def test_a_pair_dim_whose_size_name_hides_its_1_is_squeezed(compare):
+    # text-generation-inference's Llama-4 rotary: reshape(..., -1, 2) then unbind(-1); the
+    # squeeze once raised a bare StopIteration out of codegen (an empty error message)
+    path = PROBLEMS / "rope_pairs_split_table.py"
+    candidates = generate(load_problem(path))
+    assert candidates
+    assert compare(path, candidates[0].source) > 0

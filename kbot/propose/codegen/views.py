@@ -80,11 +80,15 @@ def lower_view(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
     if target in (aten.squeeze.dim, aten.squeeze.dims):
         dims = args[1] if target == aten.squeeze.dims else [args[1]]
         dims = {_dim(d, len(in_shape)) for d in dims}
+        squeezed = {d for d in dims if SizeNames.is_one(in_shape[d])}
+        if len(in_shape) - len(squeezed) != len(idx) and len(in_shape) - len(dims) == len(idx):
+            # every named dim went: a size the trace saw as 1 that its name cannot show is 1
+            # (`s // (2 * (s // 2))`, the pair dim of a reshape to (..., -1, 2))
+            squeezed = dims
+        if len(in_shape) - len(squeezed) != len(idx):
+            raise Unsupported(f"a squeeze of dims {sorted(dims)} of {list(in_shape)}")
         it = iter(idx)
-        new = [
-            ZERO if d in dims and SizeNames.is_one(in_shape[d]) else next(it)
-            for d in range(len(in_shape))
-        ]
+        new = [ZERO if d in squeezed else next(it) for d in range(len(in_shape))]
         return body.value(src, tuple(new))
     if target == aten.expand.default:
         out_shape = shape_of(node)
