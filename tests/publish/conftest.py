@@ -160,3 +160,38 @@ def forge_factory(github):
         )
 
     return make
+
+
+@pytest.fixture
+def draft_emitted(tmp_path):
+    """`draft_emitted(emitted)`: a scanned problem (kbot.scan.extract's EmittedProblem) through
+    codegen's first candidate, the real evaluator on the CPU and `kbot pr` (dry run): the
+    publication's outcome, its clone holding the patched repository."""
+    import argparse
+
+    from kbot.commands import pr as pr_command
+    from kbot.errors import ExitCode
+    from kbot.evaluate import EvalOptions, evaluate
+    from kbot.problem import load_problem
+    from kbot.propose.codegen import generate
+
+    def draft(emitted, name: str = "op"):
+        run_dir = tmp_path / "work" / "runs" / name
+        run_dir.mkdir(parents=True)
+        (run_dir / "problem.py").write_text(emitted.path.read_text())
+        (run_dir / "target.json").write_text(emitted.target_json.read_text())
+        problem = load_problem(run_dir / "problem.py")
+        candidate = generate(problem)[0].source
+        verdict = evaluate(problem, candidate, EvalOptions(device="cpu"))
+        assert verdict.accepted, [str(r) for r in verdict.reasons]
+        (run_dir / "best_candidate.py").write_text(candidate)
+        (run_dir / "kernel.py").write_text(candidate.split("class ModelNew")[0])
+        (run_dir / "report.json").write_text(json.dumps({"verdict": verdict.to_json()}))
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--json", action="store_true")
+        pr_command.add_arguments(parser)
+        result = pr_command.run(parser.parse_args([str(run_dir)]))
+        assert result.exit_code == ExitCode.OK, result
+        return result.data["outcome"]
+
+    return draft

@@ -9,8 +9,6 @@ repository's root and from elsewhere, with nothing on PYTHONPATH."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import subprocess
 import sys
@@ -18,11 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from kbot.commands import pr as pr_command
-from kbot.errors import ExitCode
-from kbot.evaluate import EvalOptions, evaluate
-from kbot.problem import load_problem
-from kbot.propose.codegen import generate
 from kbot.publish.adapters.source import AdapterError
 from kbot.publish.reference import check_names
 from kbot.scan import ScanOptions, scan
@@ -63,7 +56,9 @@ def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
-def test_a_pr_for_a_folder_of_scripts_runs_its_own_parity_test(tmp_path, monkeypatch):
+def test_a_pr_for_a_folder_of_scripts_runs_its_own_parity_test(
+    tmp_path, monkeypatch, draft_emitted
+):
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     repo = _flat_repo(tmp_path / "fastlm")
@@ -73,24 +68,7 @@ def test_a_pr_for_a_folder_of_scripts_runs_its_own_parity_test(tmp_path, monkeyp
     problem_source = emitted.path.read_text()
     assert "_reference = " in problem_source  # the name the parity test's helper once shadowed
 
-    run_dir = tmp_path / "work" / "runs" / "rope"
-    run_dir.mkdir(parents=True)
-    (run_dir / "problem.py").write_text(problem_source)
-    (run_dir / "target.json").write_text(emitted.target_json.read_text())
-    problem = load_problem(run_dir / "problem.py")
-    candidate = generate(problem)[0].source
-    verdict = evaluate(problem, candidate, EvalOptions(device="cpu"))
-    assert verdict.accepted, [str(r) for r in verdict.reasons]
-    (run_dir / "best_candidate.py").write_text(candidate)
-    (run_dir / "kernel.py").write_text(candidate.split("class ModelNew")[0])
-    (run_dir / "report.json").write_text(json.dumps({"verdict": verdict.to_json()}))
-
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--json", action="store_true")
-    pr_command.add_arguments(parser)
-    result = pr_command.run(parser.parse_args([str(run_dir)]))
-    assert result.exit_code == ExitCode.OK, result
-    outcome = result.data["outcome"]
+    outcome = draft_emitted(emitted, "rope")
     clone = outcome.clone_dir
     parity = next(f for f in outcome.files if Path(f).name.startswith("test_"))
     bench = next(f for f in outcome.files if Path(f).name.startswith("bench_"))

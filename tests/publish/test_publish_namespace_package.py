@@ -8,18 +8,11 @@ a folder without `__init__.py` inside a package belongs to that package."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from kbot.commands import pr as pr_command
-from kbot.errors import ExitCode
-from kbot.evaluate import EvalOptions, evaluate
-from kbot.problem import load_problem
-from kbot.propose.codegen import generate
 from kbot.scan import ScanOptions, scan
 from kbot.scan.extract import EmitStatus, emit_problems
 from kbot.scan.location import import_location, imported_names
@@ -90,7 +83,9 @@ def test_the_repositorys_own_imports_decide_the_import_folder(tmp_path):
     assert import_location(tmp_path, "pkg/ops/act.py").module == "pkg.ops.act"
 
 
-def test_a_pr_in_a_namespace_folder_imports_the_kernel_as_the_package_does(tmp_path, monkeypatch):
+def test_a_pr_in_a_namespace_folder_imports_the_kernel_as_the_package_does(
+    tmp_path, monkeypatch, draft_emitted
+):
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     repo = _write(tmp_path / "fastlm", {
@@ -108,24 +103,7 @@ def test_a_pr_in_a_namespace_folder_imports_the_kernel_as_the_package_does(tmp_p
     (emitted,) = emit_problems(scan(repo, options), tmp_path / "problems", options)
     assert emitted.status == EmitStatus.EMITTED, emitted.message
 
-    run_dir = tmp_path / "work" / "runs" / "rope"
-    run_dir.mkdir(parents=True)
-    (run_dir / "problem.py").write_text(emitted.path.read_text())
-    (run_dir / "target.json").write_text(emitted.target_json.read_text())
-    problem = load_problem(run_dir / "problem.py")
-    candidate = generate(problem)[0].source
-    verdict = evaluate(problem, candidate, EvalOptions(device="cpu"))
-    assert verdict.accepted, [str(r) for r in verdict.reasons]
-    (run_dir / "best_candidate.py").write_text(candidate)
-    (run_dir / "kernel.py").write_text(candidate.split("class ModelNew")[0])
-    (run_dir / "report.json").write_text(json.dumps({"verdict": verdict.to_json()}))
-
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--json", action="store_true")
-    pr_command.add_arguments(parser)
-    result = pr_command.run(parser.parse_args([str(run_dir)]))
-    assert result.exit_code == ExitCode.OK, result
-    outcome = result.data["outcome"]
+    outcome = draft_emitted(emitted, "rope")
     clone = outcome.clone_dir
     kernel = next(f for f in outcome.files if Path(f).name.startswith("triton_"))
     assert kernel == "fastlm/layers/triton_apply_rotary_emb.py"

@@ -196,13 +196,18 @@ def _one_line(values: object) -> str:
     and would end the comment: text-generation-inference's norms take their weight tensor)."""
     import torch
 
-    if isinstance(values, torch.Tensor):
-        return f"<tensor {list(values.shape)} {str(values.dtype).removeprefix('torch.')}>"
-    if isinstance(values, (list, tuple)):
-        inner = ", ".join(_one_line(v) for v in values)
-        return (
-            f"[{inner}]"
-            if isinstance(values, list)
-            else f"({inner}{',' if len(values) == 1 else ''})"
-        )
-    return " ".join(repr(values).split())
+    class Note:
+        def __init__(self, tensor: torch.Tensor) -> None:
+            self.text = f"<tensor {list(tensor.shape)} {str(tensor.dtype).removeprefix('torch.')}>"
+
+        def __repr__(self) -> str:
+            return self.text
+
+    def noted(value: object) -> object:
+        if isinstance(value, torch.Tensor):
+            return Note(value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(noted(v) for v in value)
+        return value
+
+    return " ".join(repr(noted(values)).split())
