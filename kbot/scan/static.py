@@ -10,6 +10,7 @@ from pathlib import Path
 from kbot.errors import ConfigError
 from kbot.scan.compiled_context import mark_compiled_context
 from kbot.scan.config_args import config_args
+from kbot.scan.dispatchers import skip_dispatchers
 from kbot.scan.facts import FileFacts, FunctionNode, collect_facts
 from kbot.scan.findings import (
     CLASS_ENTRIES,
@@ -102,6 +103,7 @@ def scan_static(
             for f in findings
         ]
     findings = mark_compiled_context(findings, all_facts)
+    findings = skip_dispatchers(findings, all_facts)
     findings.sort(key=lambda f: (f.file, f.line))
     return findings, skips, files
 
