@@ -283,6 +283,7 @@ class Evaluator:
                     worker_output=mask(outcome.output, self._secrets),
                     versions=dict(info.versions),
                     base_seed=base_seed,
+                    steps_s=reply.steps,
                 )
             )
         return verdicts

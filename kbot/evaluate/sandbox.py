@@ -39,6 +39,8 @@ class WorkerReply:
     output: str
     wall_s: float
     phase: str = ""  # the stage the worker had announced when it was lost
+    # where the job's time went: (phase, or "phase: step", seconds) in the order they came
+    steps: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass
@@ -160,6 +162,7 @@ class WorkerProcess:
         deadline = started + job.candidate_timeout_s
         phase = "start"
         self.phase, self.phase_started = phase, started
+        marks: list[tuple[str, float]] = [(phase, started)]  # each label from when it began
         try:
             process.stdin.write(job.to_line())
             process.stdin.flush()
@@ -182,18 +185,22 @@ class WorkerProcess:
             if message.get("event") == "phase":
                 phase = str(message.get("name", "?"))
                 self.phase, self.phase_started = phase, time.monotonic()
+                marks.append((phase, self.phase_started))
                 deadline = time.monotonic() + float(
                     message.get("timeout_s", job.candidate_timeout_s)
                 )
                 continue
             if message.get("event") == "step":  # within the phase; its deadline stands
                 self.phase = f"{phase}: {message.get('name', '?')}"
+                marks.append((self.phase, time.monotonic()))
                 continue
             if message.get("event") == "result":
                 self.phase = ""
                 if message.get("restart"):
                     self._reap()
-                return WorkerReply(message, None, "", self._output(), time.monotonic() - started)
+                ended = time.monotonic()
+                return WorkerReply(message, None, "", self._output(), ended - started,
+                                   steps=_durations(marks, ended))  # fmt: skip
 
     def _crashed(self, started: float, phase: str) -> WorkerReply:
         how = how_it_ended(self._reap())
@@ -281,3 +288,9 @@ class WorkerProcess:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
+
+
+def _durations(marks: list[tuple[str, float]], ended: float) -> tuple[tuple[str, float], ...]:
+    """(label, seconds) from the times each label began, the last one running to `ended`."""
+    ends = [t for _, t in marks[1:]] + [ended]
+    return tuple((label, round(end - began, 3)) for (label, began), end in zip(marks, ends))

@@ -266,6 +266,10 @@ class Verdict:
     versions: dict[str, str] = field(default_factory=dict)  # torch, triton, driver, cuda
     base_seed: int | None = None  # seeds the reference's construction and the timing inputs;
     # correctness trials draw their seeds from the OS (a rejection names the one it failed on)
+    # Where the evaluation's wall time went: the judge's phases and steps of the whole job
+    # ("compile baselines", "check c.py: correctness trials", "timing"), seconds each; a job
+    # of several candidates gives each of them its timeline.
+    steps_s: tuple[tuple[str, float], ...] = ()
 
     @property
     def timed(self) -> bool:
@@ -324,6 +328,10 @@ class Verdict:
             worker_output=str(data.get("worker_output") or ""),
             versions={str(k): str(v) for k, v in versions.items()},
             base_seed=None if base_seed is None else _int(base_seed, "base_seed"),
+            steps_s=tuple(
+                (str(label), _float(seconds, "steps_s"))
+                for label, seconds in (data.get("steps_s") or ())
+            ),
         )
 
     def to_json(self) -> dict[str, Any]:

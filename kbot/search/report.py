@@ -132,8 +132,13 @@ def _describe(verdict: Verdict, entry: Entry) -> str:
 
 
 def _winner(winner: tuple[Fitness, Entry, Verdict]) -> dict[str, Any]:
-    fitness, entry, _ = winner
+    fitness, entry, verdict = winner
     return {
+        # where the judge's job that gave this verdict spent its time (kbot.evaluate.sandbox)
+        "evaluation_s": round(sum(seconds for _, seconds in verdict.steps_s), 1),
+        "evaluation_steps": [
+            {"step": label, "s": round(seconds, 1)} for label, seconds in verdict.steps_s
+        ],
         "sha256": entry.sha256,
         "proposer": entry.proposer,
         "generation": entry.generation,

@@ -1,0 +1,39 @@
+"""Where an evaluation's time goes (the judge's phases and steps, kbot.evaluate.sandbox): on
+the H200 each candidate took 10-17 s and each shape-sweep point 4-16 s, and nothing said which
+part. The verdict carries the job's timeline, the store keeps it, the run report shows the
+winner's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kbot.evaluate import EvalOptions, evaluate
+from kbot.evaluate.sandbox import _durations
+from kbot.evaluate.verdict import Verdict
+from kbot.problem import load_problem
+from kbot.propose.codegen import generate
+
+PROBLEM = Path(__file__).parents[1] / "codegen" / "problems" / "act_quick_gelu.py"
+
+
+def test_durations_run_from_each_mark_to_the_next():
+    marks = [("start", 10.0), ("check c.py", 10.5), ("check c.py: correctness trials", 12.0)]
+    assert _durations(marks, 15.25) == (
+        ("start", 0.5),
+        ("check c.py", 1.5),
+        ("check c.py: correctness trials", 3.25),
+    )
+
+
+def test_a_verdict_says_where_its_evaluation_spent_its_time():
+    problem = load_problem(PROBLEM)
+    verdict = evaluate(problem, generate(problem)[0].source, EvalOptions(device="cpu"))
+    assert verdict.accepted, [str(r) for r in verdict.reasons]
+    labels = [label for label, _ in verdict.steps_s]
+    assert labels[0] == "start" and "check candidate.py: correctness trials" in labels
+    assert all(seconds >= 0 for _, seconds in verdict.steps_s)
+    total = sum(seconds for _, seconds in verdict.steps_s)
+    assert 0 < total <= verdict.wall_s + 0.01  # the job's own time, within the call's
+    again = Verdict.from_json(json.loads(json.dumps(verdict.to_json())))
+    assert again.steps_s == verdict.steps_s
