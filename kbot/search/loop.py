@@ -208,13 +208,16 @@ class SearchLoop:
                 continue
             stop = self.tracker.exhausted(spending=False)  # what was paid for is evaluated
             if stop:
+                if stop is not StopReason.CANDIDATES:
+                    improved |= self._admit_stored(generation, pending[index + 1 :])
                 return improved, stop
             batch = evaluation.batch(pending, index)
             started = self.tracker.clock()
             try:
                 verdicts = evaluation.bounded(functools.partial(evaluation.evaluate, batch))
             except Abandoned as abandoned:  # the budget ran out or a signal came mid-evaluation
-                return improved, (
+                stored = self._admit_stored(generation, pending[index + len(batch) :])
+                return improved | stored, (
                     StopReason.TIME if abandoned.why == "time" else StopReason.INTERRUPTED
                 )
             timed = any(v.timed for v in verdicts)
@@ -231,3 +234,19 @@ class SearchLoop:
                 improved |= self.population.admit(generation, member, verdict)
             index += len(batch)
         return improved, None
+
+    def _admit_stored(self, generation: int, rest: list[RunCandidate]) -> bool:
+        """At a stop, the candidates still queued whose verdicts the store already holds: a
+        killed process evaluated them out of the recorded order (torch.compile's kernel, a
+        detached seed, jumps the queue), and a resumed run whose budget was spent stopped at
+        the first candidate without one. nano-vllm's silu_and_mul resumed so lost its 1.00x
+        inductor candidate and reported codegen's 0.76x."""
+        improved = False
+        for candidate in rest:
+            if candidate.sha256 in self.population.entries:
+                continue
+            verdict = self.evaluation.cached(candidate)
+            if verdict is not None:
+                self.cached += 1
+                improved |= self.population.admit(generation, candidate, verdict)
+        return improved

@@ -83,3 +83,27 @@ def test_importing_the_search_does_not_import_torch():
     code = "import sys, kbot.search, kbot.propose.registry; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_resumed_run_whose_budget_is_spent_keeps_every_stored_verdict(tmp_path, problem, fakes):
+    # nano-vllm's silu_and_mul on the H200: the first session evaluated codegen's first
+    # candidate and then torch.compile's (a detached seed, ahead of the recorded order) before
+    # it was stopped; resumed with its budget spent, the run stopped at the first recorded
+    # candidate without a verdict and lost the faster one (0.76x reported instead of 1.00x).
+    options = OptimizeOptions(device="cpu", budget=Budget(generations=1, time_s=30))
+
+    def run(**kwargs):
+        return optimize(problem, options, tmp_path, proposer_factory=lambda names: [fakes.FakeProposer(seeds=3)],
+                        evaluator_factory=lambda *a: fakes.FakeEvaluator(timed=True), **kwargs)  # fmt: skip
+
+    first = run()
+    assert first.candidates == 3
+    with Store(tmp_path / "kbot.sqlite") as store:
+        middle = store.run_candidates(first.run_id)[1].sha256  # as if never evaluated
+        store._db.execute("DELETE FROM verdicts WHERE candidate_sha256 = ?", (middle,))
+        store._db.commit()
+        store.update_run(first.run_id, status="interrupted", spent_s=100.0)
+    again = run(resume_run_id=first.run_id)
+    assert again.stop_reason.value == "time" and again.fresh_evaluations == 0
+    assert again.candidates == 2  # the first and the third, the stored ones
+    assert again.accepted == 2
