@@ -171,13 +171,18 @@ def _canonical_names(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# What a Hugging Face config object has when config.json leaves it out (LlamaConfig and its
+# kin): a module reading `config.rope_scaling` gets None, not an AttributeError.
+_HF_OPTIONAL: dict[str, Any] = {"rope_scaling": None}
+
+
 def _raw(data: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
-    """The config's own scalars and plain lists/dicts (`rope_scaling`), with the completed
-    FIELDS; nested model configs and None values are left out."""
-    plain = (bool, int, float, str, list, dict)
+    """The config's own scalars, None values and plain lists/dicts (`rope_scaling`), with the
+    completed FIELDS and _HF_OPTIONAL's defaults; nested model configs are left out."""
+    plain = (bool, int, float, str, list, dict, type(None))
     kept = {k: v for k, v in data.items() if k.isidentifier() and isinstance(v, plain)}
     kept = {k: v for k, v in kept.items() if not k.endswith("_config")}
-    return {**kept, **values}
+    return {**_HF_OPTIONAL, **kept, **values}
 
 
 def _complete(data: dict[str, Any], spec: str) -> dict[str, Any]:

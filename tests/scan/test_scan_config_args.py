@@ -177,11 +177,13 @@ def test_config_objects_are_built_from_the_model_config(tmp_path):
     text = emitted["plain_rms_norm"].path.read_text()
     assert "_Target.__init__.__globals__['NormSettings'](hidden_size=256, eps=1e-05)" in text
     assert _run(emitted["plain_rms_norm"])[1].weight.shape == (256,)
-    # an attribute bag: every plain value of config.json, nested configs and nulls left out
+    # an attribute bag: every plain value of config.json, nested configs left out; a null is
+    # None, as a Hugging Face config object has it (`config.rope_scaling`)
     _, model, out = _run(emitted["llama_rms_norm"])
     assert (model.eps, model.act, model.weight.shape) == (1e-5, "silu", (256,))
     text = emitted["llama_rms_norm"].path.read_text()
     assert "types.SimpleNamespace(" in text and "vision_config" not in text
+    assert "rope_scaling=None" in text
     assert "config: a namespace of --model-config" in text
     assert torch.is_tensor(out) and out.shape == (3, 256)
     # rebuilt from source: the nested Config is copied without its unreachable package base
@@ -257,3 +259,10 @@ def test_an_op_on_fixed_size_tensors_gets_one_case(tmp_path):
     assert module.CASES == [{}]
     model = module.Model(*init_inputs(module))
     assert model(*case_inputs(module, module.CASES[0])).shape == (8, 64)
+
+
+def test_a_preset_namespace_has_what_hugging_face_configs_leave_at_none():
+    # text-generation-inference's Llama-4 rotary reads config.rope_scaling, absent from the
+    # presets: a Hugging Face config object has it, None
+    config = load_model_config("llama-3-8b")
+    assert config.raw["rope_scaling"] is None and config.raw["hidden_size"] == 4096
