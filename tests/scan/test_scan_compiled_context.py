@@ -46,6 +46,11 @@ class LayerNorm(nn.Module):
 
     def forward(self, x):
         return torch.nn.functional.layer_norm(x, x.shape[-1:], self.weight)
+
+
+class GemmaRMSNorm(RMSNorm):
+    def forward(self, x):
+        return self.rms_forward(x) * 2.0  # work of its own besides the compiled method
 """
 
 # Another module's compiled function that calls the helper through an import.
@@ -93,3 +98,30 @@ def test_ops_that_run_or_are_run_by_compiled_code_keep_torch_compile_as_their_pa
                   "also_found_as": [k.value for k in finding.also_found_as]}  # fmt: skip
         assert original_path_of(target) == "torch.compile", finding.callable_qualname
     assert original_path_of({"kind": "named_op", "compiled_by": ""}) == "eager"
+
+
+def test_a_forward_whose_every_path_is_a_target_is_skipped_with_its_paths(tmp_path):
+    # kbot.scan.dispatchers: nano-vllm's RMSNorm.forward, returning its compiled methods' calls,
+    # got a third, overlapping PR on the H200
+    from kbot.config import load_config
+    from kbot.scan.findings import Status
+
+    root = tmp_path / "repo"
+    (root / "fastlm").mkdir(parents=True)
+    (root / "fastlm" / "norms.py").write_text(LAYERS)
+    found = {f.callable_qualname: f for f in scan(root, ScanOptions()).findings}
+    dispatcher = found["RMSNorm"]
+    assert dispatcher.status == Status.SKIPPED
+    assert dispatcher.skip_reason == (
+        "dispatches to targets of their own (RMSNorm.rms_forward): each gets its own problem and PR"
+    )
+    assert found["RMSNorm.rms_forward"].status == Status.TARGET
+    assert found["GemmaRMSNorm"].status == Status.TARGET  # computes besides the call
+    # named in .kbot.yml, the forward is the user's target
+    (root / ".kbot.yml").write_text(
+        "version: 1\ntargets:\n  - target: fastlm/norms.py::RMSNorm\n"
+        "    inputs: {x: {shape: [T, 64]}}\n"
+    )
+    options = ScanOptions(targets=load_config(root).targets)
+    found = {f.callable_qualname: f for f in scan(root, options).findings}
+    assert found["RMSNorm"].status == Status.TARGET
