@@ -34,7 +34,7 @@ def mark_compiled_context(findings: list[Finding], all_facts: list[FileFacts]) -
 
 def _calls_compiled(finding: Finding, facts: FileFacts) -> str:
     """A compiled function or method of the finding's module that its callable calls."""
-    own = _function(facts, finding.callable_qualname) or _function(
+    own = function_named(facts, finding.callable_qualname) or function_named(
         facts, f"{finding.qualname}.{finding.entry or 'forward'}"
     )  # an op class: its forward
     if own is None:
@@ -68,7 +68,8 @@ def _called_compiled(finding: Finding, all_facts: list[FileFacts]) -> str:
     return ""
 
 
-def _function(facts: FileFacts, qualname: str) -> FunctionInfo | None:
+def function_named(facts: FileFacts, qualname: str) -> FunctionInfo | None:
+    """The function or method of the file with that qualname ("RMSNorm.forward")."""
     return next((f for f in facts.functions if f.qualname == qualname), None)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from kbot.scan.compiled_context import function_named
 from kbot.scan.facts import FileFacts, FunctionNode
 from kbot.scan.findings import Finding, Status
 
@@ -35,7 +36,7 @@ def _paths(finding: Finding, facts: FileFacts | None) -> list[str]:
     if facts is None or not finding.entry or finding.callable_qualname != finding.qualname:
         return []
     qualname = f"{finding.qualname}.{finding.entry}"
-    function = next((f for f in facts.functions if f.qualname == qualname), None)
+    function = function_named(facts, qualname)
     if function is None:
         return []
     methods: list[str] = []

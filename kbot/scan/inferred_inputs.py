@@ -7,6 +7,8 @@ to be tried in turn until the reference runs (kbot.scan.extract).
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kbot.scan.findings import ConfigArg, Finding, ScanOptions
@@ -20,7 +22,7 @@ from kbot.scan.inputs import (
 )
 
 if TYPE_CHECKING:
-    from kbot.scan.model_config import ModelConfig
+    from kbot.scan.model_config import Inferred, ModelConfig
 
 
 def from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
@@ -56,7 +58,6 @@ def _model_config_plan(
     batched_positions: bool = False,
 ) -> InputPlan:
     from kbot.scan.model_config import (
-        init_tensor,
         is_length,
         is_quant_scale,
         scalar_value,
@@ -154,3 +155,39 @@ def _axis_like(default: str | None) -> bool:
     except (ValueError, SyntaxError):
         return False
     return isinstance(value, int) and not isinstance(value, bool) and -3 <= value <= 1
+
+
+@dataclass(frozen=True)
+class InitTensor:
+    """A tensor a constructor takes (text-generation-inference builds `FastRMSNorm(weight,
+    eps)` from loaded weights), written into the problem's `get_init_inputs` as the expression
+    that makes one: a Parameter, a norm's weight near 1 and a bias near 0, random so a kernel
+    that ignores it fails the comparison."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    near: float  # 1.0 for a weight, 0.0 for a bias
+
+    def __repr__(self) -> str:
+        shape = ", ".join(str(d) for d in self.shape) + ("," if len(self.shape) == 1 else "")
+        value = f"torch.randn(({shape}), dtype=torch.{self.dtype}) * 0.1"
+        value += f" + {self.near!r}" if self.near else ""
+        # a Parameter, as the repository's loader makes it: `self.weight = weight` registers it
+        return f"torch.nn.Parameter({value}, requires_grad=False)"
+
+
+_NORM_WORDS = re.compile(r"norm", re.IGNORECASE)
+
+
+def init_tensor(config: ModelConfig, name: str, op_words: str) -> Inferred | None:
+    """A norm's `weight` or `bias` constructor argument: a [hidden_size] tensor of the model's
+    dtype; None for any other name or op."""
+    from kbot.scan.model_config import Inferred
+
+    if name not in ("weight", "bias") or not _NORM_WORDS.search(op_words):
+        return None
+    v = config.values
+    tensor = InitTensor(
+        (int(v["hidden_size"]),), str(v["torch_dtype"]), 1.0 if name == "weight" else 0.0
+    )
+    return Inferred(tensor, f"a norm's {name}: [hidden_size] {tensor.dtype}")

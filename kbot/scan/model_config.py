@@ -13,7 +13,6 @@ skip reason that names the `.kbot.yml` key to add.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -294,40 +293,6 @@ def layouts_for(names: list[str]) -> tuple[str, ...]:
     if any(is_per_head(n) for n in names):
         return LAYOUTS[:2]
     return LAYOUTS[:1]
-
-
-@dataclass(frozen=True)
-class InitTensor:
-    """A tensor a constructor takes (text-generation-inference builds `FastRMSNorm(weight,
-    eps)` from loaded weights), written into the problem's `get_init_inputs` as the expression
-    that makes one: a Parameter, a norm's weight near 1 and a bias near 0, random so a kernel
-    that ignores it fails the comparison."""
-
-    shape: tuple[int, ...]
-    dtype: str
-    near: float  # 1.0 for a weight, 0.0 for a bias
-
-    def __repr__(self) -> str:
-        shape = ", ".join(str(d) for d in self.shape) + ("," if len(self.shape) == 1 else "")
-        value = f"torch.randn(({shape}), dtype=torch.{self.dtype}) * 0.1"
-        value += f" + {self.near!r}" if self.near else ""
-        # a Parameter, as the repository's loader makes it: `self.weight = weight` registers it
-        return f"torch.nn.Parameter({value}, requires_grad=False)"
-
-
-_NORM_WORDS = re.compile(r"norm", re.IGNORECASE)
-
-
-def init_tensor(config: ModelConfig, name: str, op_words: str) -> Inferred | None:
-    """A norm's `weight` or `bias` constructor argument: a [hidden_size] tensor of the model's
-    dtype; None for any other name or op."""
-    if name not in ("weight", "bias") or not _NORM_WORDS.search(op_words):
-        return None
-    v = config.values
-    tensor = InitTensor(
-        (int(v["hidden_size"]),), str(v["torch_dtype"]), 1.0 if name == "weight" else 0.0
-    )
-    return Inferred(tensor, f"a norm's {name}: [hidden_size] {tensor.dtype}")
 
 
 def tensor_shape(
