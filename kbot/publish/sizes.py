@@ -41,7 +41,7 @@ def by_size_context(report: dict[str, Any]) -> dict[str, Any] | None:
             else "the original code"
         )
         summary += (
-            f" At some sizes the kernel was not faster than {replaced}, so the "
+            f" At some sizes the kernel was not faster than {replaced}{_by_gain(by_size)}, so the "
             f"integration runs it only when `{condition}` and keeps the original path elsewhere."
         )
     rows = [
@@ -64,3 +64,10 @@ def by_size_context(report: dict[str, Any]) -> dict[str, Any] | None:
         "mermaid": mermaid(chart) if chart else "",
         "legend": legend(chart) if chart else "",
     }
+
+
+def _by_gain(by_size: dict[str, Any]) -> str:
+    """` by at least 2%`: the least gain that sends a size to the kernel, where the report
+    names one (kbot.search.by_size.MIN_GAIN)."""
+    gain = by_size.get("min_gain")
+    return f" by at least {gain:.0%}" if isinstance(gain, (int, float)) and gain > 0 else ""
