@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from kbot.search.chart import legend, mermaid
+from kbot.search.fallback import fallback_sentence
 
 
 def by_size_context(report: dict[str, Any]) -> dict[str, Any] | None:
@@ -15,7 +16,8 @@ def by_size_context(report: dict[str, Any]) -> dict[str, Any] | None:
     if not isinstance(by_size, dict) or not by_size.get("cases"):
         return None
     chart = by_size.get("chart")
-    if not by_size.get("composed") and not chart:
+    fallback = by_size.get("fallback")
+    if not by_size.get("composed") and not chart and not fallback:
         return None
     variants = by_size.get("variants") or []
     if by_size.get("composed"):
@@ -25,7 +27,9 @@ def by_size_context(report: dict[str, Any]) -> dict[str, Any] | None:
             + str(by_size.get("rule", ""))
         )
     else:
-        summary = "One kernel serves every size."
+        summary = "One kernel serves every size" + (" measured." if fallback else ".")
+    if isinstance(fallback, dict):
+        summary += " " + fallback_sentence(fallback)
     condition = by_size.get("kernel_condition")
     if condition:
         where = str(by_size.get("compiled_by") or "")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kbot.search.dispatch import SizeKey, SizeRange, range_condition
@@ -51,7 +51,69 @@ def compose_source(
 ) -> str:
     """The composed candidate. `ranges` are keyed by the serving variant's sha256; the
     ModelNew class is `model_from`'s."""
-    by_sha = {v.sha256: v for v in variants}
+
+    def branches(
+        params: list[str], attributes: dict[str, str], calls: dict[str, str]
+    ) -> tuple[str, list[str]]:
+        lines, low = [f"    size = {key.expression(params)}"], None
+        for index, size_range in enumerate(ranges):
+            call = calls[str(size_range.key)]
+            measured = ", ".join(size_range.labels)
+            if index + 1 == len(ranges):
+                lines.append(f"    return {call}  # measured: {measured}")
+            else:
+                lines.append(
+                    f"    if {range_condition('size', low, size_range.upto)}:  # measured: {measured}"
+                )
+                lines.append(f"        return {call}")
+            low = size_range.upto
+        return f"Size: {key.expression(params)}. {rule}", lines
+
+    served = {
+        v.sha256: "; ".join(", ".join(r.labels) for r in ranges if r.key == v.sha256)
+        for v in variants
+    }
+    return _assemble(op_title, variants, model_from, served, rule, branches)
+
+
+def compose_fallback_source(
+    op_title: str,
+    specialised: Variant,
+    generic: Variant,
+    condition: Callable[[list[str], dict[str, str]], str],
+    rule: str,
+) -> str:
+    """`specialised` (a kernel compiled for the problem's own sizes) where `condition` holds,
+    `generic` everywhere else. `condition(params, attributes)` is a Python expression over the
+    launcher's parameters (forward's, then `attributes`: launcher name -> `self.<attr>`)."""
+
+    def branches(
+        params: list[str], attributes: dict[str, str], calls: dict[str, str]
+    ) -> tuple[str, list[str]]:
+        return rule, [
+            f"    if {condition(params, attributes)}:",
+            f"        return {calls[specialised.sha256]}",
+            f"    return {calls[generic.sha256]}",
+        ]
+
+    served = {
+        specialised.sha256: "the sizes it was compiled for",
+        generic.sha256: "every other size",
+    }
+    return _assemble(op_title, [specialised, generic], specialised, served, rule, branches)
+
+
+def _assemble(
+    op_title: str,
+    variants: Sequence[Variant],
+    model_from: Variant,
+    served: dict[str, str],
+    rule: str,
+    branches: Callable[[list[str], dict[str, str], dict[str, str]], tuple[str, list[str]]],
+) -> str:
+    """The module: each variant's renamed body, a launcher under the op's own name whose body
+    `branches(params, attributes, calls by sha256)` writes (the docstring's size line and
+    the body's lines), and `model_from`'s ModelNew calling it."""
     parsed = {v.sha256: _parse(v) for v in variants}
     model = parsed[model_from.sha256]
     params = [a.arg for a in model.forward.args.args[1:]]
@@ -70,37 +132,23 @@ def compose_source(
         for node in p.tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 imports.setdefault(ast.unparse(node), None)
-        served = ", ".join(label for r in ranges if r.key == variant.sha256 for label in r.labels)
         bodies.append(
             f"# --- {variant.tag}: candidate {variant.sha256[:12]} ({variant.proposer}), "
-            f"serves {served}\n\n\n" + _renamed_body(variant, p)
+            f"serves {served[variant.sha256]}\n\n\n" + _renamed_body(variant, p)
         )
-    expression = key.expression(params)
-    branches, low = [], None
-    for index, size_range in enumerate(ranges):
-        variant = by_sha[str(size_range.key)]
-        call = _variant_call(parsed[variant.sha256], variant.tag, params, attributes)
-        measured = ", ".join(size_range.labels)
-        if index + 1 == len(ranges):
-            branches.append(f"    return {call}  # measured: {measured}")
-        else:
-            condition = range_condition("size", low, size_range.upto)
-            branches.append(f"    if {condition}:  # measured: {measured}")
-            branches.append(f"        return {call}")
-        low = size_range.upto
+    calls = {v.sha256: _variant_call(parsed[v.sha256], v.tag, params, attributes) for v in variants}
+    described, lines = branches(params, attributes, calls)
     comment = "".join(f"    # {line}\n" for line in textwrap.wrap(rule, 84))
     launcher = (
-        f"def {model.launcher}({', '.join(launcher_args)}):\n{comment}"
-        f"    size = {expression}\n" + "\n".join(branches) + "\n"
+        f"def {model.launcher}({', '.join(launcher_args)}):\n{comment}" + "\n".join(lines) + "\n"
     )
     notes = "\n".join(
-        f"{v.tag}: candidate {v.sha256[:12]} ({v.proposer}) serves "
-        + "; ".join(", ".join(r.labels) for r in ranges if r.key == v.sha256)
+        f"{v.tag}: candidate {v.sha256[:12]} ({v.proposer}) serves {served[v.sha256]}"
         for v in variants
     )
     docstring = (
         f'"""Per-size dispatch for `{op_title}`: {len(variants)} accepted candidates composed '
-        f"by kbot.\n\n{notes}\n" + textwrap.fill(f"Size: {expression}. {rule}", 92) + '\n"""\n'
+        f"by kbot.\n\n{notes}\n" + textwrap.fill(described, 92) + '\n"""\n'
     )
     model_source = _model_new_source(model, model_from.source, launcher_args, attributes)
     sections = [docstring, "\n".join(imports) + "\n", *bodies, launcher, model_source]

@@ -45,6 +45,8 @@ Ranked = tuple[Fitness, Entry, Verdict]
 class BySize:
     plan: SizePlan
     composed: Ranked | None  # the accepted module dispatching by size, when it won
+    # a specialised final kernel's generic fallback (kbot.search.fallback): the two candidates
+    fallback: dict[str, Any] | None = None
 
 
 def best_finalist(
@@ -76,7 +78,8 @@ def best_finalist(
 def specialised(entry: Entry) -> bool:
     """torch.compile's own kernels (the inductor proposers): compiled for the problem's model
     sizes, only the dims its cases vary left dynamic (kbot.propose.inductor.capture), so the
-    shape sweep fails them at other hidden sizes and the PR's guard pins the size."""
+    shape sweep fails them at other hidden sizes; a winner of theirs gets a generic fallback
+    (kbot.search.fallback), else the PR's guard pins the size."""
     return entry.params.get("schedule") == "inductor"
 
 
@@ -97,9 +100,15 @@ def final_by_size(
     """report.json's `by_size` for the final winner (kbot.search.by_size.by_size_report)."""
     if winner is None:
         return None
-    composed = sized is not None and sized.composed is not None
     plan = sized.plan if sized is not None else single_plan(problem, (winner[1], winner[2]), "")
-    return by_size_report(problem, plan, winner[2], composed=composed, original_path=original_path)
+    # a generic fallback alone composes no sizes: `fallback` says what it adds
+    composed = sized is not None and sized.composed is not None and len(plan.variants) > 1
+    report = by_size_report(
+        problem, plan, winner[2], composed=composed, original_path=original_path
+    )
+    if sized is not None and sized.fallback is not None:
+        report["fallback"] = sized.fallback
+    return report
 
 
 def by_size_candidate(
@@ -187,10 +196,7 @@ def sweep_winner(
     if not found:
         return {"points": [], "note": f"not swept: {why}"}
     entry, tracker = winner[1], loop.tracker
-    deadline = tracker.deadline()
-    if deadline is not None:
-        grace = max(SWEEP_GRACE_SHARE * (tracker.budget.time_s or 0.0), SWEEP_GRACE_MIN_S)
-        deadline = max(deadline, tracker.clock() + grace)
+    deadline = grace_deadline(loop)
     reuse = not loop.evaluation.closed
     checked: list[dict[str, Any]] = []
     with nullcontext(loop.evaluation.evaluator) if reuse else fresh_evaluator() as sweeper:
@@ -222,6 +228,17 @@ def sweep_winner(
             # ranges between them (kbot.publish.swept)
             note = f"{len(checked)} of {len(found)} points checked before {why}"
             return {"points": checked, "partial": True, "note": note}
+
+
+def grace_deadline(loop: SearchLoop) -> float | None:
+    """The time budget's end, or SWEEP_GRACE_SHARE of the budget (at least SWEEP_GRACE_MIN_S)
+    from now when that is later: what the checks that decide the PR's guard may take."""
+    tracker = loop.tracker
+    deadline = tracker.deadline()
+    if deadline is None:
+        return None
+    grace = max(SWEEP_GRACE_SHARE * (tracker.budget.time_s or 0.0), SWEEP_GRACE_MIN_S)
+    return max(deadline, tracker.clock() + grace)
 
 
 def sweep_summary(swept: dict[str, Any]) -> str:

@@ -243,10 +243,12 @@ def _rejections(entries: dict[str, Entry]) -> list[dict[str, Any]]:
 
 
 def render_markdown(report: dict[str, Any]) -> str:
+    from kbot.search.fallback import fallback_sentence
     from kbot.templates_dir import strict_environment
 
     env = strict_environment()
     env.filters["us"] = lambda stat: "—" if stat is None else f"{stat['median_us']:.2f}"
     env.filters["x"] = lambda v: "—" if v is None else f"{v:.2f}x"
     env.filters["percent"] = lambda v: NOT_MEASURED if v is None else f"{v}%"
+    env.globals["fallback_sentence"] = fallback_sentence
     return env.get_template("report.md.j2").render(r=report, not_timed=NOT_TIMED)

@@ -27,6 +27,7 @@ from kbot.search.budget import STOP_MESSAGES, StopReason, StopRequest
 from kbot.search.by_size import original_path_of
 from kbot.search.environment import environment_key, resolve_device
 from kbot.search.evaluating import CandidateEvaluator
+from kbot.search.fallback import fallback_candidate
 from kbot.search.final import (
     BySize,
     by_size_candidate,
@@ -169,6 +170,19 @@ def optimize(
                     result.notes.append(
                         "per-size module not evaluated: "
                         + ("the time budget ran out" if abandoned.why == "time" else "stopped")
+                    )
+                    if abandoned.why == "stop":
+                        result.stop_reason = StopReason.INTERRUPTED
+            if result.stop_reason is not StopReason.INTERRUPTED and not stop.requested:
+                try:  # a kernel compiled for the problem's sizes gets a generic one beside it
+                    sized = fallback_candidate(store, run_id, problem, env_key, loop, result,
+                                               finalists, options.finalists, sized,
+                                               lambda: factory(device, options.gpus,
+                                                               options.seeds))  # fmt: skip
+                except Abandoned as abandoned:  # the specialised winner stands
+                    result.notes.append(
+                        "generic fallback not evaluated: "
+                        + ("its time ran out" if abandoned.why == "time" else "stopped")
                     )
                     if abandoned.why == "stop":
                         result.stop_reason = StopReason.INTERRUPTED

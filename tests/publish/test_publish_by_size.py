@@ -147,6 +147,28 @@ def test_a_gain_that_prints_as_one_is_no_reason_for_a_pr(make_run, target_repo):
         build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",))
 
 
+def test_pr_body_says_which_kernel_serves_the_sizes_a_compiled_one_was_not_made_for(
+    make_run, target_repo
+):
+    # kbot.search.fallback: torch.compile's kernels at the problem's sizes, a generic one elsewhere
+    run_dir = make_run("fused_op")
+    report = _with_by_size(run_dir)
+    report["by_size"]["composed"] = False
+    report["by_size"]["fallback"] = {
+        "specialised": {"sha256": "c" * 64, "proposer": "inductor-max-autotune"},
+        "generic": {"sha256": "d" * 64, "proposer": "codegen"},
+    }
+    (run_dir / "report.json").write_text(json.dumps(report))
+    body = build_publication(load_run_dir(run_dir), target_repo, "", BASE_SHA, ("kbot",)).body
+    assert (
+        "One kernel serves every size measured. The kernel measured here, `cccccccccccc` "
+        "(inductor-max-autotune: torch.compile's own kernels), was compiled for these sizes only; "
+        "at any other size (another model's hidden size) the module runs a generic kernel, "
+        "`dddddddddddd` (codegen), which the evaluator checked at other models' sizes (below) "
+        "but did not time."
+    ) in body
+
+
 def test_no_section_for_one_untimed_kernel(make_run, target_repo):
     run_dir = make_run("custom_op")
     report = json.loads((run_dir / "report.json").read_text())
