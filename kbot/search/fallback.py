@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from kbot.evaluate.verdict import Verdict
+from kbot.evaluate.verdict import Verdict, measured
 from kbot.problem import ProblemSpec
 from kbot.propose.base import source_hash
 from kbot.search.archive import Entry
@@ -34,6 +34,7 @@ from kbot.search.final import (
 )
 from kbot.search.fitness import fitness_of
 from kbot.search.inflight import call_bounded
+from kbot.search.per_case import case_label
 
 if TYPE_CHECKING:
     from kbot.search.evaluating import CandidateEvaluator
@@ -129,6 +130,21 @@ def is_specialised(entry: Entry, entries: dict[str, Entry]) -> bool:
     )
 
 
+def slower_than(verdict: Verdict, original_path: str) -> str:
+    """The cases (`T=1 (0.92x)`) where `verdict`'s kernel was measured slower than the path it
+    replaces, beyond the noise (the speedups are 1.0 inside it); "" where none was."""
+    slower = []
+    for case in verdict.cases:
+        timing = case.timing
+        if timing is None:
+            continue
+        compiled = original_path == "torch.compile" and measured(timing.speedup_vs_compile)
+        speedup = timing.speedup_vs_compile if compiled else timing.speedup_vs_eager
+        if measured(speedup) and speedup < 1.0:  # type: ignore[operator]
+            slower.append(f"{case_label(case.case)} ({speedup:.2f}x)")
+    return ", ".join(slower)
+
+
 def best_generic(result: LoopResult, finalists: list[tuple[Entry, Verdict]]) -> Ranked | None:
     """The best accepted candidate that serves any size (re-measured finalists first)."""
     remeasured = {e.sha256: v for e, v in finalists}
@@ -156,11 +172,14 @@ def fallback_candidate(
     count: int,
     sized: BySize | None,
     fresh_evaluator: Callable[[], AbstractContextManager[CandidateEvaluator]],
+    original_path: str = "eager",
 ) -> BySize | None:
     """`sized` with its final kernel composed with a generic fallback, when the final kernel is
     specialised to the problem's sizes, a generic candidate was accepted, and the evaluator
     accepts the module (on a GPU timed beside the specialised winner, which must not beat it
-    above the noise floor). It decides what the guard admits, so like the shape sweep it may run
+    above the noise floor). The generic kernel serves sizes nobody timed, so it must not have
+    been slower than `original_path` (the code as written: eager, or torch.compile for a
+    compiled reference; kbot.search.by_size.ORIGINAL_PATHS) at any size that was. It decides what the guard admits, so like the shape sweep it may run
     past the time budget by the sweep's grace (kbot.search.final.grace_deadline). Raises
     Abandoned."""
     winner = final_winner(result, finalists, count, sized)
@@ -171,6 +190,13 @@ def fallback_candidate(
         result.notes.append(
             "no generic candidate was accepted to serve the sizes torch.compile's kernels were "
             "not compiled for: the guard pins the problem's sizes"
+        )
+        return sized
+    slower = slower_than(generic[2], original_path)
+    if slower:
+        result.notes.append(
+            f"generic fallback not used: the best generic candidate was slower than "
+            f"{original_path} at {slower}; other models' sizes keep the original path"
         )
         return sized
     try:

@@ -178,7 +178,8 @@ def optimize(
                     sized = fallback_candidate(store, run_id, problem, env_key, loop, result,
                                                finalists, options.finalists, sized,
                                                lambda: factory(device, options.gpus,
-                                                               options.seeds))  # fmt: skip
+                                                               options.seeds),
+                                               original_path_of(target))  # fmt: skip
                 except Abandoned as abandoned:  # the specialised winner stands
                     result.notes.append(
                         "generic fallback not evaluated: "

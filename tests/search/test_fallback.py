@@ -20,7 +20,7 @@ from kbot.publish.adapters.source import Param
 from kbot.publish.callsite import KernelCall
 from kbot.publish.guard import input_facts
 from kbot.search import Budget, OptimizeOptions, optimize
-from kbot.search.fallback import compiled_sizes
+from kbot.search.fallback import compiled_sizes, slower_than
 
 PROBLEM = """
 import torch
@@ -240,3 +240,16 @@ def test_the_guard_pins_no_width_the_generic_kernel_passed(run):
     call = KernelCall("silu_and_mul", ("x",), ("x",), (), ())
     terms = guard_terms(call, (Param("x", None),), ("float32",), True, "silu_and_mul", facts)
     assert not any("192" in t for t in terms), terms
+
+
+def test_no_fallback_slower_than_the_path_it_replaces(tmp_path):
+    """The generic kernel serves widths nobody timed: measured slower than torch.compile at a
+    size (nano-vllm's codegen RMSNorm: 0.92x at T=1 on the H200), it serves none of them."""
+    path = tmp_path / "silu_and_mul.py"
+    path.write_text(PROBLEM)
+    problem = load_problem(path)
+    timed_verdict = _timed_verdict()
+    marks = "\n# speed T=1=0.92\n# speed T=6=1.0\n"
+    assert slower_than(timed_verdict(problem, marks), "torch.compile") == "T=1 (0.92x)"
+    assert slower_than(timed_verdict(problem, marks), "eager") == ""  # 2.76x eager
+    assert slower_than(timed_verdict(problem, ""), "torch.compile") == ""
