@@ -1,4 +1,5 @@
-"""Composing per-size winners into one candidate file that dispatches by size.
+"""Composing per-size winners into one candidate file that dispatches by size (and a kernel
+compiled for the problem's own sizes with a generic one for the others: kbot.search.fallback).
 
 Each winner's module body (kernels, helpers, constants, launcher; not its docstring, imports
 or ModelNew) is copied with comments intact and every name it defines suffixed by its variant
@@ -84,7 +85,7 @@ def compose_fallback_source(
     rule: str,
 ) -> str:
     """`specialised` (a kernel compiled for the problem's own sizes) where `condition` holds,
-    `generic` everywhere else. `condition(params, attributes)` is a Python expression over the
+    `generic` everywhere else; ModelNew is the specialised candidate's, else the generic one's. `condition(params, attributes)` is a Python expression over the
     launcher's parameters (forward's, then `attributes`: launcher name -> `self.<attr>`)."""
 
     def branches(
@@ -100,7 +101,10 @@ def compose_fallback_source(
         specialised.sha256: "the sizes it was compiled for",
         generic.sha256: "every other size",
     }
-    return _assemble(op_title, [specialised, generic], specialised, served, rule, branches)
+    try:
+        return _assemble(op_title, [specialised, generic], specialised, served, rule, branches)
+    except CompositionError:  # its ModelNew lacks an attribute the generic one passes
+        return _assemble(op_title, [specialised, generic], generic, served, rule, branches)
 
 
 def _assemble(

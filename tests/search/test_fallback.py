@@ -253,3 +253,36 @@ def test_no_fallback_slower_than_the_path_it_replaces(tmp_path):
     assert slower_than(timed_verdict(problem, marks), "torch.compile") == "T=1 (0.92x)"
     assert slower_than(timed_verdict(problem, marks), "eager") == ""  # 2.76x eager
     assert slower_than(timed_verdict(problem, ""), "torch.compile") == ""
+
+
+def test_the_module_takes_the_generic_models_attributes_when_the_specialised_one_lacks_them():
+    from kbot.search.compose import Variant, compose_fallback_source
+
+    def candidate(tag: str, args: str, init: str) -> str:
+        return (
+            f"import torch\nimport torch.nn as nn\n\n\ndef op(x{args}):\n    return x  # {tag}\n\n\n"
+            f"class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            f"{init}\n    def forward(self, x):\n        return op(x{args.replace(', ', ', self.')})\n"
+        )
+
+    specialised = candidate("compiled", "", "")
+    generic = candidate(
+        "generic", ", weight", "        self.weight = nn.Parameter(torch.ones(4))\n"
+    )
+    source = compose_fallback_source(
+        "op",
+        Variant("v1", "a" * 64, "inductor", specialised),
+        Variant("v2", "b" * 64, "codegen", generic),
+        lambda params, attributes: f"{params[0]}.shape == (4,)",
+        "rule",
+    )
+    assert "self.weight = nn.Parameter(torch.ones(4))" in source
+    assert (
+        "    if x.shape == (4,):\n        return op_v1(x)\n    return op_v2(x, weight)\n" in source
+    )
+    namespace: dict = {}
+    exec(compile(source, "composed.py", "exec"), namespace)
+    import torch
+
+    model = namespace["ModelNew"]()
+    assert torch.equal(model(torch.ones(4)), torch.ones(4))
