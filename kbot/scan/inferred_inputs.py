@@ -30,11 +30,13 @@ def from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
     where it came from; a name the tables do not know is a skip naming the key to add. Where
     an attention tensor or a rotary cos/sin table has several common layouts, the plan's
     `retry` chain holds the others, in model_config.LAYOUTS order."""
-    from kbot.scan.model_config import is_positions, is_rotary_table, layouts_for
+    from kbot.scan.model_config import is_positions, is_rotary_op, is_rotary_table, layouts_for
 
     names = [p.name for p in finding.params]
-    tables = any(is_rotary_table(n) for n in names)
-    layouts = layouts_for(names)
+    rotary_op = is_rotary_op(f"{finding.qualname} {finding.entry} {finding.name}")
+    # x of a rotary op is per-head, whether it is given a table or indexes one of its own
+    tables = any(is_rotary_table(n) for n in names) or rotary_op
+    layouts = layouts_for(names, rotary_op)
     batched = (False, True) if any(is_positions(n) for n in names) else (False,)
     plans: list[InputPlan] = []
     for positions_2d in batched:

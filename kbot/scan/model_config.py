@@ -13,6 +13,7 @@ skip reason that names the `.kbot.yml` key to add.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -282,14 +283,32 @@ _FREQUENCY_LAYOUT = {
 }  # fmt: skip
 
 
-def layouts_for(names: list[str]) -> tuple[str, ...]:
+# A rotary op that takes only the tensor it rotates and indexes a table of its own (torchtune's
+# RotaryPositionalEmbeddings: x [b, s, n_h, h_d], its cache a buffer): x is per-head; the
+# batch-first layout of training code first, then a serving engine's [T, heads, head_dim].
+ROTARY_OWN_TABLE_LAYOUTS = ("batch_first", "split", "heads_first")
+
+
+def is_rotary_op(op_words: str) -> bool:
+    """The op's own names (qualname, file) say rotary embedding: `rotary`, or RoPE as a word
+    (`Llama3ScaledRoPE`, `apply_rope`; not `property` or `europe`)."""
+    if "rotary" in op_words.lower():
+        return True
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", op_words.replace("RoPE", "_Rope_"))
+    return re.search(r"(?<![a-z])ro_?pe(?![a-z])", spaced.lower()) is not None
+
+
+def layouts_for(names: list[str], rotary_op: bool = False) -> tuple[str, ...]:
     """The layouts worth trying for an op with these argument names, in LAYOUTS order: every
-    one that places each of its tables; flat and split for per-head tensors alone."""
+    one that places each of its tables; flat and split for per-head tensors alone;
+    ROTARY_OWN_TABLE_LAYOUTS for a rotary op (`rotary_op`) that takes no table."""
     lowered = {n.lower() for n in names}
     if lowered & _FREQUENCIES:
         return tuple(layout for layout in LAYOUTS if layout in _FREQUENCY_LAYOUT)
     if lowered & _TABLES:
         return tuple(layout for layout in LAYOUTS if layout in _TABLE_LAYOUT)
+    if rotary_op and lowered & (_ACTIVATION_TENSORS | {"t", "tensor"}):
+        return ROTARY_OWN_TABLE_LAYOUTS
     if any(is_per_head(n) for n in names):
         return LAYOUTS[:2]
     return LAYOUTS[:1]

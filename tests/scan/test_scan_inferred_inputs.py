@@ -4,6 +4,7 @@ the reference runs on it, and says where its value came from."""
 
 from __future__ import annotations
 
+from kbot.problem import load_problem
 from kbot.problem.runtime import case_inputs, import_file, init_inputs
 from kbot.scan import ScanOptions, scan
 from kbot.scan.extract import EmitStatus, emit_problems
@@ -131,3 +132,51 @@ def test_a_quantization_scale_is_positive_and_a_projection_weight_square(tmp_pat
     assert scale.shape == (3, 1) and bool((scale > 0).all())  # never a sign flip or a 1/0
     assert "weight [4096, 4096] bfloat16 ([hidden_size, hidden_size]" in linear.inputs_from
     assert tuple(_run(linear, {"T": 3}).shape) == (3, 4096)
+
+
+# A rotary module that indexes a cos/sin table of its own and takes only the tensor it rotates,
+# [batch, seq, heads, head_dim], as training code lays it out; its constructor skips the table
+# on the meta device (building it there would be wasted work), and forward refuses to run then.
+_OWN_TABLE_ROTARY = """import torch
+from torch import nn
+
+
+class CachedRoPE(nn.Module):
+    def __init__(self, head_dim: int, max_seq_len: int = 2048, base: float = 10000.0):
+        super().__init__()
+        self.ready = False
+        inv = base ** -(torch.arange(0, head_dim, 2).float() / head_dim)
+        if inv.is_meta:
+            return
+        angles = torch.outer(torch.arange(max_seq_len).float(), inv)
+        self.register_buffer("table", torch.stack([angles.cos(), angles.sin()], -1), persistent=False)
+        self.ready = True
+
+    def forward(self, x: torch.Tensor, *, positions=None) -> torch.Tensor:
+        if not self.ready:
+            raise RuntimeError("the table was never built")
+        table = self.table[: x.size(1)] if positions is None else self.table[positions]
+        pairs = x.float().unflatten(-1, (-1, 2))
+        table = table[None, :, None]
+        cos, sin = table[..., 0], table[..., 1]
+        first, second = pairs[..., 0], pairs[..., 1]
+        turned = torch.stack([first * cos - second * sin, second * cos + first * sin], -1)
+        return turned.flatten(-2).type_as(x)
+"""
+
+
+def test_a_rotary_op_with_a_table_of_its_own_rotates_a_per_head_tensor(tmp_path):
+    from kbot.propose.codegen.proposer import generate
+
+    tree = tmp_path / "own_table"
+    tree.mkdir()
+    (tree / "rope.py").write_text(_OWN_TABLE_ROTARY)
+    (rotary,) = _emit(tree, tmp_path).values()
+    assert rotary.status == EmitStatus.EMITTED, rotary.message
+    assert "x [1, T, 32, 128] bfloat16 ([1, T, num_attention_heads, head_dim])" in (
+        rotary.inputs_from
+    )
+    assert tuple(_run(rotary, {"T": 3}).shape) == (1, 3, 32, 128)
+    # codegen traces on meta, where the constructor built no table: Model is then built on
+    # the CPU and its state moved to meta
+    assert generate(load_problem(rotary.path))

@@ -160,6 +160,21 @@ def _build(module: Any, spec: ProblemSpec) -> tuple[dict[str, Any], Any, list[An
         return built
 
 
+def _on_meta(model: nn.Module) -> bool:
+    tensors = [*model.parameters(), *model.buffers()]
+    return any(t.is_meta for t in tensors) or not tensors
+
+
+def _built_on_cpu(module: Any) -> nn.Module | None:
+    """Model built on the CPU and moved to meta; None when that fails too."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            model = module.Model(*init_inputs(module))
+        return model.to("meta").eval() if isinstance(model, nn.Module) else None
+    except Exception:  # the meta trace's failure is the one reported
+        return None
+
+
 @contextlib.contextmanager
 def _autocast_on_meta() -> Any:
     """The trace runs on `meta`, so a forward that switches autocast off for its own tensors'
@@ -264,9 +279,21 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
             raise Unsupported(
                 f"forward branches or sizes on tensor values ({_first_line(exc)})"
             ) from None
-        raise Unsupported(
-            f"tracing forward failed ({type(exc).__name__}: {_first_line(exc)})"
-        ) from None
+        failed = Unsupported(f"tracing forward failed ({type(exc).__name__}: {_first_line(exc)})")
+        # A constructor that skips its work on meta (torchtune's rotaries: `if freqs.is_meta:
+        # return`, then forward raises "cache is not built"): Model built on the CPU, its
+        # state then moved to meta, traces as it runs.
+        rebuilt = _built_on_cpu(module) if _on_meta(model) else None
+        if rebuilt is None:
+            raise failed from None
+        model = rebuilt
+        state = dict(model.named_parameters())
+        state.update(dict(model.named_buffers()))
+        state_names = list(state)
+        try:
+            gm = trace(model)
+        except Exception:
+            raise failed from None
     # `x = x.float(); x.mul_(...)`: writes into the op's own temporaries are out-of-place ops.
     if rewrite_in_place(gm.graph):
         gm.recompile()
