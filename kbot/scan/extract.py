@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -204,10 +205,21 @@ def _refused(refused: Refusal, plan: InputPlan) -> str:
             f"its reference needs {refused.needs} to run ({refused.said}); scan on a machine "
             "with one"
         )
+    missing = _NAMESPACE_FIELD.search(refused.said)
+    if missing:  # the constructor reads a field of its config the model config does not have
+        return (
+            f"running its first cases on the inputs {plan.source} raised {refused.said}: "
+            f"--model-config has no `{missing.group(1)}`; give the config's fields under "
+            f"`init: {{config: {{{missing.group(1)}: ...}}}}` of its .kbot.yml target"
+        )
     return (
         f"running its first cases on the inputs {plan.source} raised {refused.said}; give "
         "its inputs under `inputs:` of its .kbot.yml target (or make the module run here)"
     )
+
+
+# AttributeError of the `types.SimpleNamespace` a config argument is given (kbot.scan.config_args)
+_NAMESPACE_FIELD = re.compile(r"'(?:types\.)?SimpleNamespace' object has no attribute '(\w+)'")
 
 
 def _emit_one(

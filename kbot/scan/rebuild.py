@@ -77,12 +77,12 @@ def rebuild_reference(
     try:
         body, free = _class_source(cls, finding, defs, keep_bases=True)
         helpers = defs.resolve(free - {REFERENCE_CLASS})
-    except RebuildError:
+    except RebuildError as exc:
         if not _local_bases(cls, defs):
             raise
         # A base that cannot be copied (it reads the package) is dropped, as for a base from
         # elsewhere; the smoke run then shows whether the op needed it.
-        body, free = _class_source(cls, finding, defs, keep_bases=False)
+        body, free = _class_source(cls, finding, defs, keep_bases=False, dropped_because=str(exc))
         helpers = defs.resolve(free - {REFERENCE_CLASS})
     return Rebuilt("\n\n".join([*helpers, body]) + "\n", REFERENCE_CLASS)
 
@@ -142,7 +142,11 @@ def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunction
 
 
 def _class_source(
-    cls: ast.ClassDef, finding: Finding, defs: _ModuleDefs, keep_bases: bool
+    cls: ast.ClassDef,
+    finding: Finding,
+    defs: _ModuleDefs,
+    keep_bases: bool,
+    dropped_because: str = "",
 ) -> tuple[str, set[str]]:
     methods = _methods(cls)
     # A base class of the same module (a rotary variant over its module's base rotary) is
@@ -184,6 +188,8 @@ def _class_source(
             f"{finding.qualname} calls self.{inherited[0]}(), defined in a base class; "
             "make the module importable so the problem can import the op"
         )
+    if not keep_bases:
+        _refuse_state_of_dropped_bases(cls, finding, defs, keep, assigned, dropped_because)
     init = methods.get("__init__")
     bases = ", ".join(ast.unparse(b) for b in cls.bases) if local else "nn.Module"
     parts = [f"class {REFERENCE_CLASS}({bases}):"]
@@ -198,7 +204,9 @@ def _class_source(
         parts.append(_indent(ast.unparse(copy)))
         free |= free_names(init)
     elif not local:  # with a base of its module kept, the base's __init__ is inherited
-        parts.append(_indent("def __init__(self):\n    super().__init__()"))
+        # the dropped base's arguments (OLMo's SwiGLU(config), its Activation base's) are taken
+        # and left unused: the smoke run shows whether the op read what the base set
+        parts.append(_indent("def __init__(self, *args, **kwargs):\n    super().__init__()"))
     for method in keep:
         if method.name == "__init__":
             continue
@@ -218,6 +226,45 @@ def _class_source(
             parts.insert(1, _indent(ast.unparse(copy)))
             free |= free_names(copy) | _decorator_names(copy)
     return "\n\n".join(parts), free
+
+
+def _refuse_state_of_dropped_bases(
+    cls: ast.ClassDef,
+    finding: Finding,
+    defs: _ModuleDefs,
+    keep: list[ast.FunctionDef | ast.AsyncFunctionDef],
+    assigned: set[str],
+    why: str,
+) -> None:
+    """A base of the op's module that could not be copied sets state the op reads (OLMo's
+    RMSLayerNorm reads `self.eps`, which LayerNormBase.__init__ sets): the copy could not run,
+    and the reason is the base, not the inputs."""
+    read = {
+        node.attr
+        for method in keep
+        for node in ast.walk(method)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Load)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    }
+    for base in _local_bases(cls, defs):
+        set_there = {
+            node.attr
+            for method in _methods(base).values()
+            for node in ast.walk(method)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+        }
+        needed = sorted((read & set_there) - assigned)
+        if needed:
+            raise RebuildError(
+                f"{finding.qualname} reads self.{needed[0]}, which its base class {base.name} "
+                f"sets, and that base could not be copied ({why.split(': ', 1)[-1]}); make the "
+                "module importable so the problem can import the op"
+            )
 
 
 def _indent(text: str) -> str:
@@ -320,7 +367,7 @@ class _ModuleDefs:
                         f"{self.file}: the op uses class `{name}` of its module, which is "
                         "decorated; make the module importable"
                     )
-                node = self.without_package_bases(node)
+                node = self._without_unreachable_methods(self.without_package_bases(node))
                 out.append(ast.unparse(node))
                 pending.extend(sorted((free_names(node) | _decorator_names(node)) - done))
             else:
@@ -335,6 +382,37 @@ class _ModuleDefs:
         imports = [t for t in out if t.startswith(("import ", "from "))]
         rest = [t for t in out if t not in imports]
         return list(dict.fromkeys(imports)) + list(reversed(rest))
+
+    def _without_unreachable_methods(self, cls: ast.ClassDef) -> ast.ClassDef:
+        """A copy of `cls` without the methods besides __init__ that read a name this module
+        cannot give (OLMo's LayerNormBase.build, a factory over its package's config enums):
+        the op's own methods are copied apart, and one that calls a dropped method fails its
+        first-cases run, which names it."""
+        dropped = [
+            node
+            for node in cls.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name != "__init__"
+            and not all(self._reachable(n) for n in free_names(node) | _decorator_names(node))
+        ]
+        if not dropped:
+            return cls
+        copy = ast.parse(ast.unparse(cls)).body[0]
+        names = {d.name for d in dropped}
+        copy.body = [
+            n
+            for n in copy.body
+            if not (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in names)
+        ] or [ast.Pass()]
+        return copy
+
+    def _reachable(self, name: str) -> bool:
+        if name in _PROVIDED:
+            return True
+        node = self.defs.get(name)
+        if node is None:
+            return False
+        return not (isinstance(node, (ast.Import, ast.ImportFrom)) and self._from_package(name))
 
     def without_package_bases(
         self, cls: ast.ClassDef, fallback: str | None = "nn.Module"

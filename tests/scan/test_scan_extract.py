@@ -2,13 +2,14 @@ import json
 import sys
 import types
 
+import pytest
 import torch
 from torch import nn
 
 from kbot.scan import ScanOptions, TargetHint, scan
 from kbot.scan.extract import EmitStatus, emit_problems
 from kbot.scan.findings import Finding, Kind
-from kbot.scan.rebuild import rebuild_reference
+from kbot.scan.rebuild import RebuildError, rebuild_reference
 
 X64 = {"x": {"shape": ("T", "hidden_size"), "dtype": "float32"}}
 CASES = ({"T": 1}, {"T": 5})
@@ -342,3 +343,52 @@ def test_a_base_that_derives_from_the_packages_class_of_its_name_is_copied_witho
     exec(compile("import torch\nfrom torch import nn\n" + rebuilt.source, "m", "exec"), namespace)
     assert torch.equal(namespace[rebuilt.callable_name](3)(torch.ones(2)), torch.full((2,), 3.0))
     assert isinstance(namespace[rebuilt.callable_name](3), nn.Module)
+
+
+# A module of a package that does not import here (OLMo's model.py shape): a norm base whose
+# __init__ sets the state its subclass reads, beside a factory over the package's own enum; an
+# activation base holding only its config, with a subclass that has no __init__ of its own.
+_BASES_WITH_FACTORIES = (
+    "from torch import nn\nfrom pkg.config import Kind\n\n\n"
+    "class NormBase(nn.Module):\n"
+    "    def __init__(self, config, *, size=None):\n        super().__init__()\n"
+    "        self.eps = config.norm_eps\n        self.size = size or config.width\n\n"
+    "    @classmethod\n    def build(cls, config):\n"
+    "        return Norm(config) if config.kind == Kind.plain else None\n\n\n"
+    "class Norm(NormBase):\n    def forward(self, x):\n"
+    "        return x * (x.pow(2).mean(-1, keepdim=True) + self.eps).rsqrt()\n\n\n"
+    "class ActBase(nn.Module):\n"
+    "    def __init__(self, config):\n        super().__init__()\n        self.config = config\n\n"
+    "    @classmethod\n    def build(cls, config):\n"
+    "        return Gated(config) if config.act == Kind.gated else None\n\n\n"
+    "class Gated(ActBase):\n    def forward(self, x):\n"
+    "        x, gate = x.chunk(2, dim=-1)\n        return nn.functional.silu(gate) * x\n"
+)
+
+
+def test_a_base_is_copied_without_the_methods_that_read_the_package():
+    from types import SimpleNamespace
+
+    for qualname in ("Norm", "Gated"):
+        rebuilt = _rebuilt(_BASES_WITH_FACTORIES, qualname, package_roots={"pkg"})
+        assert "from pkg" not in rebuilt.source and "def build" not in rebuilt.source
+        namespace: dict = {}
+        exec(compile("import torch\n" + rebuilt.source, "m", "exec"), namespace)
+        config = SimpleNamespace(norm_eps=1e-6, width=8)
+        out = namespace[rebuilt.callable_name](config)(torch.ones(2, 8))
+        assert out.shape == ((2, 8) if qualname == "Norm" else (2, 4))
+
+
+def test_a_base_that_cannot_be_copied_at_all_is_dropped_or_named():
+    # A decorated base class is not copied: a subclass without __init__ still takes the base's
+    # arguments; one that reads the base's state is refused, naming the base and why.
+    source = _BASES_WITH_FACTORIES.replace("class ActBase", "@register\nclass ActBase").replace(
+        "class NormBase", "@register\nclass NormBase"
+    )
+    gated = _rebuilt(source, "Gated", package_roots={"pkg"})
+    namespace: dict = {}
+    exec(compile("import torch\n" + gated.source, "m", "exec"), namespace)
+    assert namespace[gated.callable_name](object())(torch.ones(2, 8)).shape == (2, 4)
+    with pytest.raises(RebuildError, match=r"Norm reads self\.eps, which its base class NormBase "
+                       r"sets, and that base could not be copied \(.*decorated"):  # fmt: skip
+        _rebuilt(source, "Norm", package_roots={"pkg"})

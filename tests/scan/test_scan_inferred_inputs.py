@@ -180,3 +180,22 @@ def test_a_rotary_op_with_a_table_of_its_own_rotates_a_per_head_tensor(tmp_path)
     # codegen traces on meta, where the constructor built no table: Model is then built on
     # the CPU and its state moved to meta
     assert generate(load_problem(rotary.path))
+
+
+def test_a_config_field_the_model_config_lacks_is_a_skip_naming_the_init_key(tmp_path):
+    tree = tmp_path / "fields"
+    tree.mkdir()
+    (tree / "norm.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass ScaledRMSNorm(nn.Module):\n"
+        "    def __init__(self, config):\n        super().__init__()\n"
+        "        self.eps = config.norm_epsilon\n"
+        "        self.weight = nn.Parameter(torch.ones(config.hidden_size))\n\n"
+        "    def forward(self, x):\n"
+        "        return x * (x.pow(2).mean(-1, keepdim=True) + self.eps).rsqrt() * self.weight\n"
+    )
+    (norm,) = _emit(tree, tmp_path).values()
+    assert norm.status == EmitStatus.SKIPPED
+    assert norm.message.endswith(
+        "--model-config has no `norm_epsilon`; give the config's fields under "
+        "`init: {config: {norm_epsilon: ...}}` of its .kbot.yml target"
+    ), norm.message
