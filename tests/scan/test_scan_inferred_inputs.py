@@ -146,6 +146,7 @@ class CachedRoPE(nn.Module):
         super().__init__()
         self.ready = False
         inv = base ** -(torch.arange(0, head_dim, 2).float() / head_dim)
+        self.register_buffer("inv", inv, persistent=False)  # kept, never read by forward
         if inv.is_meta:
             return
         angles = torch.outer(torch.arange(max_seq_len).float(), inv)
@@ -178,8 +179,17 @@ def test_a_rotary_op_with_a_table_of_its_own_rotates_a_per_head_tensor(tmp_path)
     )
     assert tuple(_run(rotary, {"T": 3}).shape) == (1, 3, 32, 128)
     # codegen traces on meta, where the constructor built no table: Model is then built on
-    # the CPU and its state moved to meta
-    assert generate(load_problem(rotary.path))
+    # the CPU and its state moved to meta, for the trace and for ModelNew's constructor; no
+    # size is read off the buffer forward never reads (the launcher is not passed it)
+    from kbot.evaluate import EvalOptions, Evaluator
+
+    problem = load_problem(rotary.path)
+    first = generate(problem)[0].source
+    assert "inv.shape" not in first and "self.register_buffer('table'" in first
+    options = EvalOptions(device="cpu", seeds=5, sandbox="off", allow_unsandboxed=True)
+    with Evaluator(options) as evaluator:
+        verdict = evaluator.evaluate(problem, first)
+    assert verdict.accepted, verdict.reasons
 
 
 def test_a_config_field_the_model_config_lacks_is_a_skip_naming_the_init_key(tmp_path):

@@ -17,7 +17,7 @@ from kbot.propose.codegen.trace import Unsupported
 _ALLOWED = {"torch", "nn", "self", "super"} | set(dir(builtins))
 
 
-def model_init_source(spec: ProblemSpec) -> str:
+def model_init_source(spec: ProblemSpec, state: tuple[str, ...] = ()) -> str:
     """Model.__init__ as source text indented for a class body, or Unsupported saying why not.
 
     Model's own `__init__` is copied when it stands alone; otherwise (Model subclasses the
@@ -27,7 +27,7 @@ def model_init_source(spec: ProblemSpec) -> str:
         return _copied_init_source(spec)
     except Unsupported as copied:
         try:
-            return instance_init_source(spec)
+            return instance_init_source(spec, state)
         except Unsupported as rebuilt:
             raise Unsupported(f"{copied}; {rebuilt}") from None
 
@@ -72,10 +72,12 @@ def _copied_init_source(spec: ProblemSpec) -> str:
 _SCALARS = (bool, int, float, str, type(None))
 
 
-def instance_init_source(spec: ProblemSpec) -> str:
+def instance_init_source(spec: ProblemSpec, state: tuple[str, ...] = ()) -> str:
     """A constructor that recreates Model's parameters, buffers (same names, shapes, dtypes,
     persistence) and plain scalar attributes as built from get_init_inputs(). The evaluator
-    copies Model's tensor values in, so only the layout is written here."""
+    copies Model's tensor values in, so only the layout is written here. `state`: the
+    attributes the launcher is passed (`cache` of `self.cache`); a Model built on meta without
+    one of them (its constructor skipped the work there) is built on the CPU instead."""
     import contextlib
     import io
 
@@ -89,6 +91,8 @@ def instance_init_source(spec: ProblemSpec) -> str:
             init = init_inputs(module)
             with torch.device("meta"):
                 model = module.Model(*init)
+            if any(_missing(model, path) for path in state):
+                model = module.Model(*init_inputs(module)).to("meta")
     except Exception as exc:
         raise Unsupported(f"building Model on the meta device failed: {exc!r}") from None
     signature = (
@@ -177,13 +181,22 @@ def _strip_docstring(func: ast.FunctionDef) -> ast.FunctionDef:
     return func
 
 
+def _missing(model: object, path: str) -> bool:
+    for part in path.split("."):
+        if not hasattr(model, part):
+            return True
+        model = getattr(model, part)
+    return False
+
+
 def model_new_source(spec: ProblemSpec, op: str, call_args: list[str]) -> str:
     forward_params = ", ".join(["self", *spec.forward_params])
+    state = tuple(a[len("self.") :] for a in call_args if a.startswith("self."))
     lines = [
         "class ModelNew(nn.Module):",
         f'    """Model with forward computed by `{op}` (Triton); same constructor and state."""',
         "",
-        model_init_source(spec).rstrip("\n"),
+        model_init_source(spec, state).rstrip("\n"),
         "",
         f"    def forward({forward_params}):",
         f"        return {op}({', '.join(call_args)})",

@@ -42,7 +42,12 @@ class SizeNames:
         for graph_input in traced.inputs:
             if not (graph_input.is_tensor or graph_input.size_of):
                 continue
-            shape = placeholders[graph_input.node_name].meta["val"].shape
+            node = placeholders[graph_input.node_name]
+            if not node.users and not graph_input.size_of:
+                # state the graph never reads (torchtune's rotary keeps its `theta` beside the
+                # table it indexes): the launcher is not passed it, so no size is read off it
+                continue
+            shape = node.meta["val"].shape
             for dim, size in enumerate(shape):
                 expr = size_expr(size)
                 if isinstance(expr, sympy.Symbol) and isinstance(size, torch.SymInt):
