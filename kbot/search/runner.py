@@ -173,8 +173,14 @@ def optimize(
                     )
                     if abandoned.why == "stop":
                         result.stop_reason = StopReason.INTERRUPTED
-            if result.stop_reason is not StopReason.INTERRUPTED and not stop.requested:
-                try:  # a kernel compiled for the problem's sizes gets a generic one beside it
+            # a kernel compiled for the problem's sizes gets a generic one beside it, for the
+            # other models' sizes the sweep checks (none to check: nothing to widen)
+            if (
+                points[0]
+                and result.stop_reason is not StopReason.INTERRUPTED
+                and not stop.requested
+            ):
+                try:
                     sized = fallback_candidate(store, run_id, problem, env_key, loop, result,
                                                finalists, options.finalists, sized,
                                                lambda: factory(device, options.gpus,
