@@ -254,6 +254,7 @@ LAYOUTS = (
     "heads_first",
     "batch_first",
     "batch_first_pairs",
+    "batch_first_split",
 )
 _PER_HEAD_LAYOUT = {
     "split": ("[T, {heads}, head_dim]", lambda t, h, d: (t, h, d)),
@@ -262,6 +263,7 @@ _PER_HEAD_LAYOUT = {
     "heads_first": ("[1, {heads}, T, head_dim]", lambda t, h, d: (1, h, t, d)),
     "batch_first": ("[1, T, {heads}, head_dim]", lambda t, h, d: (1, t, h, d)),
     "batch_first_pairs": ("[1, T, {heads}, head_dim]", lambda t, h, d: (1, t, h, d)),
+    "batch_first_split": ("[1, T, {heads}, head_dim]", lambda t, h, d: (1, t, h, d)),
 }
 _TABLE_LAYOUT = {
     "flat": ("[T, head_dim / 2]", lambda t, d: (t, d // 2)),
@@ -270,6 +272,9 @@ _TABLE_LAYOUT = {
     # Qwen2-VL's vision rotary: full-width tables that the op unsqueezes against the heads.
     "split_2d": ("[T, head_dim]", lambda t, d: (t, d)),
     "heads_first": ("[T, head_dim]", lambda t, d: (t, d)),
+    # nanochat's rotary: x [B, T, H, D] against half-width tables [1, T, 1, D / 2], which
+    # [T, 1, head_dim / 2] broadcasts as.
+    "batch_first_split": ("[T, 1, head_dim / 2]", lambda t, d: (t, 1, d // 2)),
 }
 # Frequency tables: (shape, as what, dtype, shape); complex64 becomes float32 angles for a table
 # named as angles (`freqs`) rather than as complex numbers (`freqs_cis`).

@@ -209,3 +209,24 @@ def test_a_config_field_the_model_config_lacks_is_a_skip_naming_the_init_key(tmp
         "--model-config has no `norm_epsilon`; give the config's fields under "
         "`init: {config: {norm_epsilon: ...}}` of its .kbot.yml target"
     ), norm.message
+
+
+def test_half_width_tables_beside_a_batch_first_tensor(tmp_path):
+    # Training code's rotary: x [batch, seq, heads, head_dim] against cos/sin of half the head
+    # width, [1, seq, 1, head_dim / 2]; [T, 1, head_dim / 2] broadcasts as such a table.
+    tree = tmp_path / "half"
+    tree.mkdir()
+    (tree / "rotate.py").write_text(
+        "import torch\n\n\ndef apply_rotary_halves(x, cos, sin):\n    assert x.dim() == 4\n"
+        "    half = x.size(-1) // 2\n    a, b = x[..., :half], x[..., half:]\n"
+        "    return torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)\n"
+    )
+    (rotary,) = _emit(tree, tmp_path).values()
+    assert rotary.status == EmitStatus.EMITTED, rotary.message
+    assert "x [1, T, 32, 128] bfloat16 ([1, T, num_attention_heads, head_dim])" in (
+        rotary.inputs_from
+    )
+    assert "cos [T, 1, 64] float32 ([T, 1, head_dim / 2]: a rotary cos/sin table)" in (
+        rotary.inputs_from
+    )
+    assert tuple(_run(rotary, {"T": 3}).shape) == (1, 3, 32, 128)
