@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from kbot.evaluate.verdict import Verdict, measured
 from kbot.problem import ProblemSpec
-from kbot.propose.base import source_hash
 from kbot.search.archive import Entry
 from kbot.search.by_size import COMPOSE_PROPOSER, single_plan
 from kbot.search.compose import CompositionError, Variant, compose_fallback_source
 from kbot.search.final import (
-    COMPOSE_KIND,
     BySize,
     Ranked,
+    composed_entry,
     final_winner,
     grace_deadline,
+    judge_composed,
     specialised,
 )
 from kbot.search.fitness import fitness_of
@@ -223,22 +223,12 @@ def fallback_candidate(
         )
         result.notes.append(f"generic fallback not used: {why}")
         return sized
-    sha = source_hash(source)
-    entry = Entry(
-        sha256=sha,
-        source=source,
-        proposer=COMPOSE_PROPOSER,
-        parents=(winner[1].sha256, generic[1].sha256),
-        params={
-            "schedule": "fallback",
-            "variants": {"v1": winner[1].sha256[:12], "v2": generic[1].sha256[:12]},
-        },
-        generation=max((e.generation for e in result.entries.values()), default=0),
-        island=0,
-        verdict=verdict,
-        fitness=fitness,
-    )
-    result.entries[sha] = entry
+    params = {
+        "schedule": "fallback",
+        "variants": {"v1": winner[1].sha256[:12], "v2": generic[1].sha256[:12]},
+    }
+    entry = composed_entry(result, source, (winner[1].sha256, generic[1].sha256), params,
+                           verdict)  # fmt: skip
     plan = sized.plan if sized is not None else single_plan(problem, (winner[1], winner[2]), "")
     facts = {
         "specialised": {"sha256": winner[1].sha256, "proposer": winner[1].proposer},
@@ -257,12 +247,8 @@ def _judged(
     winner: Ranked,
     fresh_evaluator: Callable[[], AbstractContextManager[CandidateEvaluator]],
 ) -> tuple[Verdict, Ranked]:
-    """The module's verdict (the store's, when a resumed run has it) and the winner's, the
-    two timed in one worker on a GPU."""
-    sha = source_hash(source)
-    verdict = store.cached_verdict(sha, problem.source_sha256, env_key, kind=COMPOSE_KIND)
-    if verdict is not None:
-        return verdict, winner
+    """kbot.search.final.judge_composed on the run's evaluator, or on a fresh one when the
+    budget's end closed it, bounded by the sweep's grace."""
     tracker = loop.tracker
     reuse = not loop.evaluation.closed
     with nullcontext(loop.evaluation.evaluator) if reuse else fresh_evaluator() as judge:
@@ -272,14 +258,8 @@ def _judged(
             return call_bounded(call, grace_deadline(loop), lambda: loop.stop_request.requested,
                                 cancel, tracker.clock)  # fmt: skip
 
-        single = winner
-        if winner[2].timed:
-            verdict, again = bounded(lambda: judge.remeasure(problem, [source, winner[1].source]))
-            single = (fitness_of(again, winner[1].source), winner[1], again)
-        else:
-            verdict = bounded(lambda: judge.evaluate(problem, source, "composed_fallback.py"))
-    store.put_verdict(run_id, sha, problem.source_sha256, env_key, verdict, kind=COMPOSE_KIND)
-    return verdict, single
+        return judge_composed(store, run_id, problem, env_key, source, winner, judge, bounded,
+                              "composed_fallback.py")  # fmt: skip
 
 
 def fallback_sentence(fallback: dict[str, Any]) -> str:

@@ -134,22 +134,11 @@ def by_size_candidate(
     source = plan.composed_source
     if source is None:
         return BySize(plan, None)
-    sha = source_hash(source)
-    verdict = store.cached_verdict(sha, problem.source_sha256, env_key, kind=COMPOSE_KIND)
-    single = winner
-    if verdict is None:
-        evaluation = loop.evaluation
-        if winner[2].timed:
-            pair = [source, winner[1].source]
-            verdict, again = evaluation.bounded(
-                lambda: evaluation.evaluator.remeasure(problem, pair)
-            )
-            single = (fitness_of(again, winner[1].source), winner[1], again)
-        else:
-            verdict = evaluation.bounded(
-                lambda: evaluation.evaluator.evaluate(problem, source, "composed_by_size.py")
-            )
-        store.put_verdict(run_id, sha, problem.source_sha256, env_key, verdict, kind=COMPOSE_KIND)
+    evaluation = loop.evaluation
+    verdict, single = judge_composed(
+        store, run_id, problem, env_key, source, winner, evaluation.evaluator,
+        evaluation.bounded, "composed_by_size.py",
+    )  # fmt: skip
     fitness = fitness_of(verdict, source)
     if not verdict.accepted or single[0].beats(fitness):
         why = (
@@ -160,19 +149,63 @@ def by_size_candidate(
         note = f"per-size module not used: {why}"
         result.notes.append(note)
         return BySize(single_plan(problem, (single[1], single[2]), note), None)
+    params = {"schedule": "by_size", "variants": {v.tag: v.sha256[:12] for v in plan.variants}}
+    entry = composed_entry(result, source, tuple(v.sha256 for v in plan.variants), params,
+                           verdict)  # fmt: skip
+    return BySize(plan, (fitness, entry, verdict))
+
+
+def judge_composed(
+    store: Store,
+    run_id: str,
+    problem: ProblemSpec,
+    env_key: str,
+    source: str,
+    winner: Ranked,
+    judge: CandidateEvaluator,
+    bounded: Callable[[Callable[[], Any]], Any],
+    name: str,
+) -> tuple[Verdict, Ranked]:
+    """A composed module's verdict (the store's, when a resumed run has it) and the winner it
+    is compared with: on a GPU the two timed in one worker (`judge.remeasure`), the winner's
+    new verdict returned with it. Each call runs under `bounded` (raises Abandoned)."""
+    sha = source_hash(source)
+    verdict = store.cached_verdict(sha, problem.source_sha256, env_key, kind=COMPOSE_KIND)
+    if verdict is not None:
+        return verdict, winner
+    single = winner
+    if winner[2].timed:
+        pair = [source, winner[1].source]
+        verdict, again = bounded(lambda: judge.remeasure(problem, pair))
+        single = (fitness_of(again, winner[1].source), winner[1], again)
+    else:
+        verdict = bounded(lambda: judge.evaluate(problem, source, name))
+    store.put_verdict(run_id, sha, problem.source_sha256, env_key, verdict, kind=COMPOSE_KIND)
+    return verdict, single
+
+
+def composed_entry(
+    result: LoopResult,
+    source: str,
+    parents: tuple[str, ...],
+    params: dict[str, Any],
+    verdict: Verdict,
+) -> Entry:
+    """The composed module as an entry of the run (the compose proposer's), recorded there."""
+    sha = source_hash(source)
     entry = Entry(
         sha256=sha,
         source=source,
         proposer=COMPOSE_PROPOSER,
-        parents=tuple(v.sha256 for v in plan.variants),
-        params={"schedule": "by_size", "variants": {v.tag: v.sha256[:12] for v in plan.variants}},
+        parents=parents,
+        params=params,
         generation=max((e.generation for e in result.entries.values()), default=0),
         island=0,
         verdict=verdict,
-        fitness=fitness,
+        fitness=fitness_of(verdict, source),
     )
     result.entries[sha] = entry
-    return BySize(plan, (fitness, entry, verdict))
+    return entry
 
 
 def sweep_winner(
