@@ -30,6 +30,7 @@ from kbot.search.final import (
     final_winner,
     grace_deadline,
     judge_composed,
+    refused,
     specialised,
 )
 from kbot.search.fitness import fitness_of
@@ -214,13 +215,8 @@ def fallback_candidate(
     verdict, single = _judged(store, run_id, problem, env_key, loop, source, winner,
                               fresh_evaluator)  # fmt: skip
     fitness = fitness_of(verdict, source)
-    if not verdict.accepted or single[0].beats(fitness):
-        why = (
-            f"the evaluator rejected it ({'; '.join(str(r) for r in verdict.reasons[:2])})"
-            if not verdict.accepted
-            else f"the specialised kernel alone ({single[0].describe()}) beat it "
-            f"({fitness.describe()})"
-        )
+    why = refused(verdict, fitness, single, "the specialised kernel alone")
+    if why:
         result.notes.append(f"generic fallback not used: {why}")
         return sized
     params = {

@@ -140,12 +140,8 @@ def by_size_candidate(
         evaluation.bounded, "composed_by_size.py",
     )  # fmt: skip
     fitness = fitness_of(verdict, source)
-    if not verdict.accepted or single[0].beats(fitness):
-        why = (
-            f"the evaluator rejected it ({'; '.join(str(r) for r in verdict.reasons[:2])})"
-            if not verdict.accepted
-            else f"the overall winner ({single[0].describe()}) beat it ({fitness.describe()})"
-        )
+    why = refused(verdict, fitness, single, "the overall winner")
+    if why:
         note = f"per-size module not used: {why}"
         result.notes.append(note)
         return BySize(single_plan(problem, (single[1], single[2]), note), None)
@@ -153,6 +149,16 @@ def by_size_candidate(
     entry = composed_entry(result, source, tuple(v.sha256 for v in plan.variants), params,
                            verdict)  # fmt: skip
     return BySize(plan, (fitness, entry, verdict))
+
+
+def refused(verdict: Verdict, fitness: Fitness, held: Ranked, held_as: str) -> str:
+    """Why a composed module is not used ("" when it is): the evaluator rejected it, or what
+    it would replace (`held`, described as `held_as`) beat it above the noise floor."""
+    if not verdict.accepted:
+        return f"the evaluator rejected it ({'; '.join(str(r) for r in verdict.reasons[:2])})"
+    if held[0].beats(fitness):
+        return f"{held_as} ({held[0].describe()}) beat it ({fitness.describe()})"
+    return ""
 
 
 def judge_composed(
