@@ -290,8 +290,9 @@ _FREQUENCY_LAYOUT = {
 
 # A rotary op that takes only the tensor it rotates and indexes a table of its own (torchtune's
 # RotaryPositionalEmbeddings: x [b, s, n_h, h_d], its cache a buffer): x is per-head; the
-# batch-first layout of training code first, then a serving engine's [T, heads, head_dim].
-ROTARY_OWN_TABLE_LAYOUTS = ("batch_first", "split", "heads_first")
+# batch-first layout of training code first, then a serving engine's [T, heads, head_dim], and
+# last the flat [T, heads × head_dim] every op without a table got before.
+ROTARY_OWN_TABLE_LAYOUTS = ("batch_first", "split", "heads_first", "flat")
 
 
 def is_rotary_op(op_words: str) -> bool:

@@ -230,3 +230,22 @@ def test_half_width_tables_beside_a_batch_first_tensor(tmp_path):
         rotary.inputs_from
     )
     assert tuple(_run(rotary, {"T": 3}).shape) == (1, 3, 32, 128)
+
+
+def test_a_rotary_op_that_reshapes_a_flat_tensor_itself_still_runs(tmp_path):
+    # x [T, heads × head_dim], split into heads inside: the per-head layouts refuse it, and the
+    # flat one every op without a table got before comes last
+    tree = tmp_path / "flat"
+    tree.mkdir()
+    (tree / "rope.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass FlatRotary(nn.Module):\n"
+        "    def __init__(self, head_dim: int):\n        super().__init__()\n"
+        "        self.head_dim = head_dim\n\n"
+        "    def forward(self, x):\n        assert x.dim() == 2\n"
+        "        heads = x.unflatten(-1, (-1, self.head_dim))\n"
+        "        a, b = heads.chunk(2, dim=-1)\n"
+        "        return torch.cat([-b, a], dim=-1).flatten(-2)\n"
+    )
+    (rotary,) = _emit(tree, tmp_path).values()
+    assert rotary.status == EmitStatus.EMITTED, rotary.message
+    assert "x [T, 4096] bfloat16" in rotary.inputs_from
