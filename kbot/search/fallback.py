@@ -180,9 +180,9 @@ def fallback_candidate(
     accepts the module (on a GPU timed beside the specialised winner, which must not beat it
     above the noise floor). The generic kernel serves sizes nobody timed, so it must not have
     been slower than `original_path` (the code as written: eager, or torch.compile for a
-    compiled reference; kbot.search.by_size.ORIGINAL_PATHS) at any size that was. It decides what the guard admits, so like the shape sweep it may run
-    past the time budget by the sweep's grace (kbot.search.final.grace_deadline). Raises
-    Abandoned."""
+    compiled reference; kbot.search.by_size.ORIGINAL_PATHS) at any size that was. It decides
+    what the guard admits, so like the shape sweep it may run past the time budget by the
+    sweep's grace (kbot.search.final.grace_deadline). Raises Abandoned."""
     winner = final_winner(result, finalists, count, sized)
     if winner is None or not is_specialised(winner[1], result.entries):
         return sized
