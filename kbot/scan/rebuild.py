@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kbot.scan.config_args import is_dataclass
@@ -172,15 +173,7 @@ def _class_source(
         and isinstance(node.func.value, ast.Name)
         and node.func.value.id == "self"
     }
-    assigned = {
-        node.attr
-        for method in methods.values()
-        for node in ast.walk(method)
-        if isinstance(node, ast.Attribute)
-        and isinstance(node.ctx, ast.Store)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-    }
+    assigned = _self_attributes(methods.values(), ast.Store)
     # `self.act(x)` where __init__ set `self.act = nn.GELU()` calls an attribute, not a method.
     inherited = sorted(called - set(methods) - inherited_methods - assigned - _MODULE_METHODS)
     if inherited:
@@ -239,25 +232,9 @@ def _refuse_state_of_dropped_bases(
     """A base of the op's module that could not be copied sets state the op reads (OLMo's
     RMSLayerNorm reads `self.eps`, which LayerNormBase.__init__ sets): the copy could not run,
     and the reason is the base, not the inputs."""
-    read = {
-        node.attr
-        for method in keep
-        for node in ast.walk(method)
-        if isinstance(node, ast.Attribute)
-        and isinstance(node.ctx, ast.Load)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-    }
+    read = _self_attributes(keep, ast.Load)
     for base in _local_bases(cls, defs):
-        set_there = {
-            node.attr
-            for method in _methods(base).values()
-            for node in ast.walk(method)
-            if isinstance(node, ast.Attribute)
-            and isinstance(node.ctx, ast.Store)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "self"
-        }
+        set_there = _self_attributes(_methods(base).values(), ast.Store)
         needed = sorted((read & set_there) - assigned)
         if needed:
             raise RebuildError(
@@ -265,6 +242,19 @@ def _refuse_state_of_dropped_bases(
                 f"sets, and that base could not be copied ({why.split(': ', 1)[-1]}); make the "
                 "module importable so the problem can import the op"
             )
+
+
+def _self_attributes(functions: Iterable[ast.AST], context: type) -> set[str]:
+    """The `self.<name>` the functions read (`ast.Load`) or set (`ast.Store`)."""
+    return {
+        node.attr
+        for function in functions
+        for node in ast.walk(function)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, context)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    }
 
 
 def _indent(text: str) -> str:
