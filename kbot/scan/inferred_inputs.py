@@ -35,13 +35,13 @@ def from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
     names = [p.name for p in finding.params]
     rotary_op = is_rotary_op(f"{finding.qualname} {finding.entry} {finding.name}")
     # x of a rotary op is per-head, whether it is given a table or indexes one of its own
-    tables = any(is_rotary_table(n) for n in names) or rotary_op
+    per_head_x = any(is_rotary_table(n) for n in names) or rotary_op
     layouts = layouts_for(names, rotary_op)
     batched = (False, True) if any(is_positions(n) for n in names) else (False,)
     plans: list[InputPlan] = []
     for positions_2d in batched:
         for layout in layouts:
-            plan = _model_config_plan(finding, options, layout, tables, positions_2d)
+            plan = _model_config_plan(finding, options, layout, per_head_x, positions_2d)
             if all(plan.args != seen.args for seen in plans):
                 plans.append(plan)
     chained = None

@@ -2,12 +2,12 @@
 when more than one serves (kbot.search.compose), and what the report and the PR say of it:
 which candidate serves which sizes, which sizes keep the original path, and the chart data.
 
-A size where the published kernel is not faster than the code path it replaces by MIN_GAIN (the
-evaluator counts a difference inside the noise as 1.00x) keeps the original path: the kernel module still
-covers it (the evaluator checks every case), and the integration's guard sends it to the code
-as written (`kernel_ranges`, read by kbot.publish.guard). The path it replaces is eager PyTorch,
-or torch.compile for a reference that runs under `@torch.compile` in the repository (then the
-kernel must beat torch.compile at a size to take it over).
+A size where the published kernel is not faster than the code path it replaces by MIN_GAIN
+(the evaluator counts a difference inside the noise as 1.00x) keeps the original path: the
+kernel module still covers it (the evaluator checks every case), and the integration's guard
+sends it to the code as written (`kernel_ranges`, read by kbot.publish.guard). The path it
+replaces is eager PyTorch, or torch.compile for a reference that runs under `@torch.compile`
+in the repository (then the kernel must beat torch.compile at a size to take it over).
 """
 
 from __future__ import annotations
@@ -193,8 +193,8 @@ def by_size_report(
     ]
     return {
         "composed": composed,
-        "original_path": original_path,
-        "min_gain": MIN_GAIN,  # the least gain at a size that sends it to the kernel  # what the guard compares the kernel with
+        "original_path": original_path,  # what the guard compares the kernel with
+        "min_gain": MIN_GAIN,  # the least gain at a size that sends it to the kernel
         "size": size,
         "size_key": plan.key.to_json() if plan.key is not None else None,
         "rule": CUT_RULE if composed else "",

@@ -25,6 +25,7 @@ from kbot.search.by_size import COMPOSE_PROPOSER, single_plan
 from kbot.search.compose import CompositionError, Variant, compose_fallback_source
 from kbot.search.final import (
     BySize,
+    Fallback,
     Ranked,
     composed_entry,
     final_winner,
@@ -226,11 +227,11 @@ def fallback_candidate(
     entry = composed_entry(result, source, (winner[1].sha256, generic[1].sha256), params,
                            verdict)  # fmt: skip
     plan = sized.plan if sized is not None else single_plan(problem, (winner[1], winner[2]), "")
-    facts = {
-        "specialised": {"sha256": winner[1].sha256, "proposer": winner[1].proposer},
-        "generic": {"sha256": generic[1].sha256, "proposer": generic[1].proposer},
-    }
-    return replace(sized or BySize(plan, None), composed=(fitness, entry, verdict), fallback=facts)
+    return replace(
+        sized or BySize(plan, None),
+        composed=(fitness, entry, verdict),
+        fallback=Fallback(winner[1], generic[1]),
+    )
 
 
 def _judged(

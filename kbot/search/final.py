@@ -42,11 +42,26 @@ Ranked = tuple[Fitness, Entry, Verdict]
 
 
 @dataclass(frozen=True)
+class Fallback:
+    """A final kernel specialised to the problem's sizes and the generic one that serves every
+    other size beside it (kbot.search.fallback)."""
+
+    specialised: Entry
+    generic: Entry
+
+    def to_json(self) -> dict[str, Any]:
+        """report.json's `by_size.fallback`."""
+        return {
+            role: {"sha256": entry.sha256, "proposer": entry.proposer}
+            for role, entry in (("specialised", self.specialised), ("generic", self.generic))
+        }
+
+
+@dataclass(frozen=True)
 class BySize:
     plan: SizePlan
     composed: Ranked | None  # the accepted module dispatching by size, when it won
-    # a specialised final kernel's generic fallback (kbot.search.fallback): the two candidates
-    fallback: dict[str, Any] | None = None
+    fallback: Fallback | None = None  # when `composed` is a specialised winner's fallback module
 
 
 def best_finalist(
@@ -107,7 +122,7 @@ def final_by_size(
         problem, plan, winner[2], composed=composed, original_path=original_path
     )
     if sized is not None and sized.fallback is not None:
-        report["fallback"] = sized.fallback
+        report["fallback"] = sized.fallback.to_json()
     return report
 
 

@@ -155,24 +155,21 @@ def optimize(
                         store, run_id, problem, env_key, loop, result, options.finalists
                     )
                 except Abandoned as abandoned:  # the first verdicts stand
-                    result.notes.append(
-                        "finalists not re-measured: "
-                        + ("the time budget ran out" if abandoned.why == "time" else "stopped")
+                    _abandoned(
+                        result, abandoned, "finalists not re-measured", "the time budget ran out"
                     )
-                    if abandoned.why == "stop":
-                        result.stop_reason = StopReason.INTERRUPTED
             sized = None
             if result.stop_reason is not StopReason.INTERRUPTED and not stop.requested:
                 try:
                     sized = by_size_candidate(store, run_id, problem, env_key, loop, result,
                                               finalists, options.finalists)  # fmt: skip
                 except Abandoned as abandoned:  # the single winner stands
-                    result.notes.append(
-                        "per-size module not evaluated: "
-                        + ("the time budget ran out" if abandoned.why == "time" else "stopped")
+                    _abandoned(
+                        result,
+                        abandoned,
+                        "per-size module not evaluated",
+                        "the time budget ran out",
                     )
-                    if abandoned.why == "stop":
-                        result.stop_reason = StopReason.INTERRUPTED
             # a kernel compiled for the problem's sizes gets a generic one beside it, for the
             # other models' sizes the sweep checks (none to check: nothing to widen)
             if (
@@ -187,12 +184,9 @@ def optimize(
                                                                options.seeds),
                                                original_path_of(target))  # fmt: skip
                 except Abandoned as abandoned:  # the specialised winner stands
-                    result.notes.append(
-                        "generic fallback not evaluated: "
-                        + ("its time ran out" if abandoned.why == "time" else "stopped")
+                    _abandoned(
+                        result, abandoned, "generic fallback not evaluated", "its time ran out"
                     )
-                    if abandoned.why == "stop":
-                        result.stop_reason = StopReason.INTERRUPTED
             swept = None
             if result.stop_reason is not StopReason.INTERRUPTED and not stop.requested:
                 swept = sweep_winner(store, run_id, env_key, loop, result,
@@ -204,6 +198,14 @@ def optimize(
             store.update_run(run_id, spent_s=result.elapsed_s)
         return _finish(store, run_id, run_dir, problem, device_name, options, result, finalists,
                        progress, sized, target, swept)  # fmt: skip
+
+
+def _abandoned(result: LoopResult, abandoned: Abandoned, what: str, ran_out: str) -> None:
+    """A step after the loop abandoned at the time budget's end (`ran_out`) or on a stop
+    request, which interrupts the run: the note says which; what came before it stands."""
+    result.notes.append(f"{what}: {ran_out if abandoned.why == 'time' else 'stopped'}")
+    if abandoned.why == "stop":
+        result.stop_reason = StopReason.INTERRUPTED
 
 
 def evaluation_options(device: str, gpus: tuple[int, ...], seeds: int) -> EvalOptions:

@@ -12,7 +12,7 @@ import builtins
 import textwrap
 
 from kbot.problem import ProblemSpec
-from kbot.propose.codegen.trace import Unsupported
+from kbot.propose.codegen.trace import Unsupported, built_on_cpu
 
 _ALLOWED = {"torch", "nn", "self", "super"} | set(dir(builtins))
 
@@ -92,7 +92,10 @@ def instance_init_source(spec: ProblemSpec, state: tuple[str, ...] = ()) -> str:
             with torch.device("meta"):
                 model = module.Model(*init)
             if any(_missing(model, path) for path in state):
-                model = module.Model(*init_inputs(module)).to("meta")
+                rebuilt = built_on_cpu(module)
+                if rebuilt is None:
+                    raise Unsupported("building Model on the CPU failed too")
+                model = rebuilt
     except Exception as exc:
         raise Unsupported(f"building Model on the meta device failed: {exc!r}") from None
     signature = (

@@ -160,13 +160,19 @@ def _build(module: Any, spec: ProblemSpec) -> tuple[dict[str, Any], Any, list[An
         return built
 
 
+def _state(model: nn.Module) -> dict[str, torch.Tensor]:
+    """Parameters then buffers by name: what the trace passes as the graph's first inputs."""
+    return {**dict(model.named_parameters()), **dict(model.named_buffers())}
+
+
 def _on_meta(model: nn.Module) -> bool:
     tensors = [*model.parameters(), *model.buffers()]
     return any(t.is_meta for t in tensors) or not tensors
 
 
-def _built_on_cpu(module: Any) -> nn.Module | None:
-    """Model built on the CPU and moved to meta; None when that fails too."""
+def built_on_cpu(module: Any) -> nn.Module | None:
+    """Model built on the CPU and moved to meta, for a constructor that skips its work on meta
+    (torchtune's rotaries: `if freqs.is_meta: return`); None when that fails too."""
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             model = module.Model(*init_inputs(module))
@@ -215,8 +221,7 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
     if not isinstance(model, nn.Module):
         raise Unsupported("Model is not an nn.Module")
     model.eval()
-    state = dict(model.named_parameters())
-    state.update(dict(model.named_buffers()))
+    state = _state(model)
     state_names = list(state)
     forward_names = list(spec.forward_params)[: len(args)]
     if len(forward_names) < len(args):
@@ -283,12 +288,11 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         # A constructor that skips its work on meta (torchtune's rotaries: `if freqs.is_meta:
         # return`, then forward raises "cache is not built"): Model built on the CPU, its
         # state then moved to meta, traces as it runs.
-        rebuilt = _built_on_cpu(module) if _on_meta(model) else None
+        rebuilt = built_on_cpu(module) if _on_meta(model) else None
         if rebuilt is None:
             raise failed from None
         model = rebuilt
-        state = dict(model.named_parameters())
-        state.update(dict(model.named_buffers()))
+        state = _state(model)
         state_names = list(state)
         try:
             gm = trace(model)
