@@ -104,12 +104,19 @@ class Evaluator:
         ]
 
     def evaluate_sweep(
-        self, problem: ProblemSpec, candidate_source: str, candidate_name: str = "candidate.py"
+        self,
+        problem: ProblemSpec,
+        candidate_source: str,
+        candidate_name: str = "candidate.py",
+        upcoming: int = 0,
     ) -> Verdict:
         """Correctness only, with ModelNew taking Model's state at Model's shapes: a point of the
-        shape sweep (kbot.search.sweep), where `problem` is the run's problem at another size."""
+        shape sweep (kbot.search.sweep), where `problem` is the run's problem at another size.
+        `upcoming`: how many points the caller will send next (their processes start now)."""
         named = [(candidate_name, candidate_source)]
-        return self._evaluate_batch(problem, named, remeasure=False, sweep=True)[0]
+        return self._evaluate_batch(problem, named, remeasure=False, sweep=True, upcoming=upcoming)[
+            0
+        ]
 
     def evaluate_many(self, problem: ProblemSpec, sources: list[str]) -> list[Verdict]:
         """Evaluates independent candidates, spread over the pool's workers."""
@@ -157,6 +164,7 @@ class Evaluator:
         named: list[tuple[str, str]],
         remeasure: bool,
         sweep: bool = False,
+        upcoming: int = 0,
     ) -> list[Verdict]:
         hint = problem_dtype_hint(problem.source)
         verdicts: list[Verdict | None] = []
@@ -175,7 +183,13 @@ class Evaluator:
             if remeasure:
                 results = self._run(worker, problem, runnable)
             else:
-                results = [r for c in runnable for r in self._run(worker, problem, [c], sweep)]
+                results = [
+                    r
+                    for i, c in enumerate(runnable)
+                    for r in self._run(
+                        worker, problem, [c], sweep, upcoming + len(runnable) - i - 1
+                    )
+                ]
         finally:
             self._idle.put(worker)
         it = iter(results)
@@ -193,6 +207,7 @@ class Evaluator:
         problem: ProblemSpec,
         candidates: list[CandidateJob],
         sweep: bool = False,
+        upcoming: int = 0,
     ) -> list[Verdict]:
         try:
             info = worker.start()
@@ -203,7 +218,7 @@ class Evaluator:
                 for _ in candidates
             ]
         base_seed = secrets.randbelow(2**30)
-        job = self._job(problem, candidates, info, sweep, base_seed)
+        job = self._job(problem, candidates, info, sweep, base_seed, upcoming)
         started = time.monotonic()
         reply = worker.run(job)
         return self._verdicts(reply, info, len(candidates), base_seed, time.monotonic() - started)
@@ -215,6 +230,7 @@ class Evaluator:
         info,
         sweep: bool,
         base_seed: int,
+        upcoming: int = 0,
     ) -> Job:
         timed = self.options.time if self.options.time is not None else info.device == "cuda"
         return Job(
@@ -235,6 +251,7 @@ class Evaluator:
             timing_budget_s=self.options.timing_budget_s,
             base_seed=base_seed,
             adopt_state=sweep,
+            upcoming=upcoming,
         )
 
     def _verdicts(

@@ -57,6 +57,9 @@ class Deadline:
 
 
 def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
+    timed = job.time and state.device.type == "cuda"
+    if not timed:  # else after the baselines, whose autotuning times kernels
+        _start_processes(job, state)
     try:
         problem = _problem(job, state)
         if job.problem_sha256 not in state.warmed:
@@ -70,7 +73,7 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
             "failure": rejected.reason.message,
         }
     baselines = None
-    if job.time and state.device.type == "cuda":
+    if timed:
         from kbot.evaluate.timing_job import prepare_baselines
 
         try:
@@ -83,8 +86,8 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
                 "restart": True,
                 "failure": reason.message,
             }
-    if not job.candidates:  # Evaluator.prepare: the first candidate's process starts now
-        state.hosts.ahead(1)
+        _start_processes(job, state)
+    if not job.candidates:  # Evaluator.prepare: the first candidate's process was started
         return {"outcomes": [], "restart": False}
     outcomes: list[CandidateOutcome] = []
     loaded: list[Loaded | None] = []
@@ -119,6 +122,20 @@ def run_job(job: Job, state: Any, send: Send) -> dict[str, Any]:
     return {"outcomes": [o.to_json() for o in outcomes], "restart": False}
 
 
+def _start_processes(job: Job, state: Any) -> None:
+    """Starts the processes this job's candidates will take (a prepare job's: the first
+    candidate's) and those of the jobs after it, before the job's own work rather than at each
+    candidate's check: a start-up takes about 6 s on an H200 host, which a shape-sweep point's
+    0.5 s check could not hide when each point started the next one's."""
+    state.hosts.ahead((len(job.candidates) or 1) + _after(job, state))
+
+
+def _after(job: Job, state: Any) -> int:
+    """Processes wanted for the jobs after this one: those announced (`upcoming`) and, on a GPU
+    host, which has the cores to start one more, the next job's first candidate."""
+    return job.upcoming + (1 if state.device.type == "cuda" else 0)
+
+
 def _check_candidate(
     job: Job, state: Any, problem, name: str, source: str, to_come: int, step: Callable
 ) -> tuple[CandidateOutcome, Loaded | None]:
@@ -129,15 +146,13 @@ def _check_candidate(
     except HostError as exc:
         reason = Reason("evaluator-error", str(exc))
         return CandidateOutcome(False, Stage.LOAD, (reason,)), None
-    # The processes of the candidates to come start while this one is checked; a GPU host
-    # has the cores to start one more, for the next job's first candidate.
-    state.hosts.ahead(to_come + (1 if state.device.type == "cuda" else 0))
+    # The processes of the candidates to come start while this one is checked.
+    state.hosts.ahead(to_come + _after(job, state))
     deadline = Deadline(job.candidate_timeout_s)
     try:
         step("loading (the reference's state sent to the candidate)")
         item = _load(job, state, problem, host, name, source, deadline)
-        step("correctness trials")
-        results = _check(job, state, problem, item, deadline)
+        results = _check(job, state, problem, item, deadline, step)
         outcome = CandidateOutcome(True, Stage.CORRECTNESS, (), results)
     except _Rejected as rejected:
         outcome = CandidateOutcome(False, rejected.stage, (rejected.reason,))
@@ -238,9 +253,13 @@ def _safe_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "_.-" else "_" for c in name)
 
 
-def _check(job: Job, state: Any, problem, item: Loaded, deadline) -> tuple[CaseResult, ...]:
+def _check(
+    job: Job, state: Any, problem, item: Loaded, deadline, step: Callable
+) -> tuple[CaseResult, ...]:
+    """Each case's trials, a step each: the first also pays the candidate's compiles."""
     results = []
     for index, case in enumerate(job.cases):
+        step(f"correctness trials, case {case}" if len(job.cases) > 1 else "correctness trials")
         try:
             outcome = check_case(
                 problem,

@@ -18,7 +18,7 @@ from typing import Any
 
 from kbot.evaluate.verdict import CaseResult, Reason, Stage, finite_json
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3  # 3: Job.upcoming
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,9 @@ class Job:
     # The shape sweep (kbot.search.sweep): ModelNew takes Model's parameters and buffers with
     # Model's shapes, so a kernel is checked at another model's sizes with the op's own state.
     adopt_state: bool = False
+    # Jobs of one candidate each that the evaluator will send next (the shape sweep's points
+    # after this one): their candidates' processes start with this job's.
+    upcoming: int = 0
 
     def to_line(self) -> bytes:
         return (json.dumps(asdict(self)) + "\n").encode()

@@ -30,7 +30,11 @@ class CandidateEvaluator(Protocol):
     def remeasure(self, problem: ProblemSpec, sources: list[str]) -> Sequence[Verdict]: ...
 
     def evaluate_sweep(
-        self, problem: ProblemSpec, candidate_source: str, candidate_name: str = "candidate.py"
+        self,
+        problem: ProblemSpec,
+        candidate_source: str,
+        candidate_name: str = "candidate.py",
+        upcoming: int = 0,
     ) -> Verdict: ...
 
 

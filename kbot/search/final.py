@@ -256,9 +256,9 @@ def sweep_winner(
     with nullcontext(loop.evaluation.evaluator) if reuse else fresh_evaluator() as sweeper:
         cancel = getattr(sweeper, "abort", None) or getattr(sweeper, "close", None)
 
-        def check(variant: ProblemSpec, source: str, name: str) -> Verdict:
+        def check(variant: ProblemSpec, source: str, name: str, upcoming: int) -> Verdict:
             return call_bounded(
-                lambda: sweeper.evaluate_sweep(variant, source, name),
+                lambda: sweeper.evaluate_sweep(variant, source, name, upcoming),
                 deadline, lambda: loop.stop_request.requested, cancel, tracker.clock,
             )  # fmt: skip
 

@@ -125,24 +125,28 @@ def sweep_points(
 
 
 def run_sweep(
-    check: Callable[[ProblemSpec, str, str], Verdict],
+    check: Callable[[ProblemSpec, str, str, int], Verdict],
     source: str,
     points: list[SweepPoint],
     cached: Callable[[ProblemSpec], Verdict | None] | None = None,
     record: Callable[[ProblemSpec, Verdict], None] | None = None,
     checked: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Checks `source` at each point: `check(problem, source, name) -> Verdict` is the
-    evaluator's evaluate_sweep (wrapped in the run's budget by the caller, which may raise
-    out of here, leaving the points checked so far in `checked`); `cached(problem)` /
-    `record(problem, verdict)` read and write the store."""
+    """Checks `source` at each point: `check(problem, source, name, upcoming) -> Verdict` is
+    the evaluator's evaluate_sweep, told how many checks follow (wrapped in the run's budget
+    by the caller, which may raise out of here, leaving the points checked so far in
+    `checked`); `cached(problem)` / `record(problem, verdict)` read and write the store."""
     checked = [] if checked is None else checked
+    variants = []
     for point in points:
         assert point.path is not None, "sweep_points writes every point"
         variant = parse_problem(point.source, point.path)
-        verdict = cached(variant) if cached is not None else None
+        variants.append((point, variant, cached(variant) if cached is not None else None))
+    upcoming = sum(verdict is None for _, _, verdict in variants)
+    for point, variant, verdict in variants:
         if verdict is None:
-            verdict = check(variant, source, f"sweep_{point.stem}.py")
+            upcoming -= 1
+            verdict = check(variant, source, f"sweep_{point.stem}.py", upcoming)
             if record is not None:
                 record(variant, verdict)
         checked.append(_point_report(point, variant, verdict))

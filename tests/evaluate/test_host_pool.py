@@ -5,6 +5,7 @@ start costs nothing but itself. The control flow with fakes; one run with real p
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -113,6 +114,9 @@ def test_the_judge_settles_the_pool_before_it_times(monkeypatch):
         def settle(self):
             events.append("settle")
 
+        def ahead(self, count):
+            events.append(f"ahead {count}")
+
     class State:
         device = torch.device("cuda")
         hosts = Pool()
@@ -163,10 +167,12 @@ def test_the_judge_settles_the_pool_before_it_times(monkeypatch):
         problem_sha256 = "sha"
         candidates = [Candidate("a"), Candidate("b")]
         candidate_timeout_s = 1.0
+        upcoming = 0
 
     result = jobs.run_job(Job(), State(), lambda message: None)
     assert len(result["outcomes"]) == 2
     assert events == [
+        "ahead 3",  # after the baselines (their autotuning times kernels): 2 + the next job's
         "check a (1 to come)",
         "check b (0 to come)",
         "settle",
@@ -200,3 +206,101 @@ def test_real_processes_started_ahead_are_fresh_and_ready(tmp_path):
     finally:
         pool.close()
     assert os.path.isdir(tmp_path)
+
+
+class _Recorder:
+    """A pool and a problem that log when each is used."""
+
+    def __init__(self, device: str):
+        self.events: list[str] = []
+        self.device = torch.device(device)
+        self.warmed: set[str] = set()
+        self.hosts = self
+
+    def ahead(self, count):
+        self.events.append(f"ahead {count}")
+
+    def settle(self):
+        self.events.append("settle")
+
+
+def _job(candidates: int, upcoming: int, time: bool):
+    from kbot.evaluate.protocol import CandidateJob, Job
+
+    return Job(
+        kind="evaluate",
+        problem_sha256="sha",
+        candidates=tuple(CandidateJob(f"c{i}.py", "") for i in range(candidates)),
+        time=time,
+        upcoming=upcoming,
+    )
+
+
+@pytest.mark.parametrize(
+    ("device", "job", "first"),
+    [
+        ("cpu", _job(1, 0, time=False), "ahead 1"),
+        ("cuda", _job(1, 3, time=False), "ahead 5"),  # a sweep point: 1 + 3 announced + 1
+        ("cpu", _job(0, 0, time=False), "ahead 1"),  # Evaluator.prepare: the first candidate's
+    ],
+)
+def test_an_untimed_job_starts_its_processes_before_it_builds_the_reference(
+    monkeypatch, device, job, first
+):
+    """The processes a job's candidates take, and those of the points announced after it,
+    start before the problem is imported and its reference run (each start-up about 6 s on an
+    H200 host; a sweep point's check about 0.5 s), not one at each check."""
+    from kbot.evaluate.protocol import CandidateOutcome
+    from kbot.evaluate.verdict import Stage
+
+    state = _Recorder(device)
+
+    def problem(job, state):
+        state.events.append("import the problem")
+        return object()
+
+    def warm(job, state, problem):
+        state.events.append("run the reference")
+
+    def check(job, state, problem, name, source, to_come, step):
+        state.events.append(f"check {name}")
+        state.hosts.ahead(to_come + jobs._after(job, state))
+        return CandidateOutcome(False, Stage.CORRECTNESS, ()), None
+
+    monkeypatch.setattr(jobs, "_problem", problem)
+    monkeypatch.setattr(jobs, "_warm_reference", warm)
+    monkeypatch.setattr(jobs, "_check_candidate", check)
+    jobs.run_job(job, state, lambda message: None)
+    assert state.events[:3] == [first, "import the problem", "run the reference"]
+    if job.candidates:  # each check keeps the announced points' processes coming
+        assert state.events[3:] == [
+            "check c0.py",
+            f"ahead {job.upcoming + (1 if device == 'cuda' else 0)}",
+        ]
+
+
+def test_a_sweep_announces_the_points_still_to_check(tmp_path):
+    """run_sweep tells each check how many unchecked points follow it (cached points need no
+    process), so the evaluator starts their processes together."""
+    from kbot.evaluate.verdict import Stage, Verdict
+    from kbot.search.sweep import SweepPoint, run_sweep
+
+    source = (Path(__file__).parents[1] / "codegen" / "problems" / "act_quick_gelu.py").read_text()
+    points = []
+    for i in range(4):
+        path = tmp_path / f"p{i}.py"
+        text = source + f"\n# point {i}\n"
+        path.write_text(text)
+        points.append(SweepPoint(size=8, to=16 + i, source=text, path=path))
+    seen: list[tuple[str, int]] = []
+
+    def check(problem, candidate, name, upcoming):
+        seen.append((problem.path.name, upcoming))
+        return Verdict(True, Stage.CORRECTNESS, (), "cpu")
+
+    def cached(problem):  # the second point was checked by an earlier, resumed run
+        return Verdict(True, Stage.CORRECTNESS, (), "cpu") if problem.path.name == "p1.py" else None
+
+    report = run_sweep(check, "", points, cached=cached)
+    assert seen == [("p0.py", 2), ("p2.py", 1), ("p3.py", 0)]
+    assert len(report["points"]) == 4

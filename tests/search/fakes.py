@@ -163,7 +163,7 @@ class FakeEvaluator:
         self.batches.append(len(sources))
         return [self.evaluate(problem, s) for s in sources]
 
-    def evaluate_sweep(self, problem, candidate_source, candidate_name="candidate.py"):
+    def evaluate_sweep(self, problem, candidate_source, candidate_name="candidate.py", upcoming=0):
         self.swept.append(problem.path.name)
         if "SWEEP-FAILS" in candidate_source:
             reason = Reason("mismatch", "output differs from Model")

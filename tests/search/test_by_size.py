@@ -70,7 +70,7 @@ class PerCaseEvaluator:
     def evaluate_many(self, problem, sources):
         return [self.evaluate(problem, s) for s in sources]
 
-    def evaluate_sweep(self, problem, source, name="candidate.py"):
+    def evaluate_sweep(self, problem, source, name="candidate.py", upcoming=0):
         return timed_verdict(problem, source)
 
     def remeasure(self, problem, sources):

@@ -164,8 +164,8 @@ class TimedCPU:
     def remeasure(self, problem, sources):
         return [self.evaluate(problem, s) for s in sources]
 
-    def evaluate_sweep(self, problem, source, name="candidate.py"):
-        return self.real.evaluate_sweep(problem, source, name)
+    def evaluate_sweep(self, problem, source, name="candidate.py", upcoming=0):
+        return self.real.evaluate_sweep(problem, source, name, upcoming)
 
 
 class InductorAndCodegen:

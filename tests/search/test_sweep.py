@@ -263,9 +263,9 @@ def test_a_short_budget_still_leaves_the_sweep_time_to_check_every_point(tmp_pat
     import time
 
     class SlowSweep(fakes.FakeEvaluator):
-        def evaluate_sweep(self, problem, candidate_source, candidate_name="candidate.py"):
+        def evaluate_sweep(self, problem, source, name="candidate.py", upcoming=0):
             time.sleep(0.5)
-            return super().evaluate_sweep(problem, candidate_source, candidate_name)
+            return super().evaluate_sweep(problem, source, name, upcoming)
 
     report = _sweep_report(tmp_path, fakes, SlowSweep(sleep_s=0.05), budget_s=2.0)
     assert [p["status"] for p in report["sweep"]["points"]] == ["passed"] * 3, report["sweep"]
@@ -288,10 +288,10 @@ def test_a_sweep_stopped_by_its_grace_keeps_the_points_it_checked(tmp_path, fake
     monkeypatch.setattr(final, "SWEEP_GRACE_MIN_S", 0.7)
 
     class SlowSweep(fakes.FakeEvaluator):
-        def evaluate_sweep(self, problem, candidate_source, candidate_name="candidate.py"):
+        def evaluate_sweep(self, problem, source, name="candidate.py", upcoming=0):
             if self.closed.wait(0.5):
                 raise RuntimeError("closed")
-            return super().evaluate_sweep(problem, candidate_source, candidate_name)
+            return super().evaluate_sweep(problem, source, name, upcoming)
 
     sweep = _sweep_report(tmp_path, fakes, SlowSweep(sleep_s=0.05), budget_s=1.0)["sweep"]
     assert sweep["partial"] is True and sweep["note"].endswith("checked before its time ran out")
