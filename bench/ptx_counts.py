@@ -1,7 +1,7 @@
 """Offline instruction counts of codegen's kernels for sm_90 (no GPU needed).
 
-Compiles the first codegen variant of each pointwise bench problem, and its pairs variant where
-codegen offers one (a cat of equal pieces: emit_pairs.py), (the row-reduction, tiled and GEMM
+Compiles the first pointwise codegen variant of each pointwise bench problem, and its pairs
+variant where codegen offers one (a cat of equal pieces: emit_pairs.py), (the row-reduction, tiled and GEMM
 schedules size their blocks at launch and are left out) with Triton's own compiler for
 an sm_90 target, with the specialisations a launch on real tensors gets (unit inner strides,
 16-divisible pointers, outer strides and widths), and counts the PTX instructions per element
@@ -67,9 +67,11 @@ def main() -> int:
             candidates = generate(load_problem(PROBLEMS / f"{name}.py"))
             if candidates[0].params.get("schedule") != "pointwise":
                 continue
-            # The first variant, and the pairs schedule's prefill tile where it is offered.
+            # The first pointwise variant, and the pairs schedule's prefill tile where it is
+            # offered (codegen's first variant there).
             pairs = [c for c in candidates if "pairs" in c.params and "decode" not in c.params]
-            for k, candidate in enumerate([candidates[0], *pairs[:1]]):
+            pointwise = [c for c in candidates if "pairs" not in c.params]
+            for k, candidate in enumerate([*pointwise[:1], *pairs[:1]]):
                 path = Path(scratch) / f"{name}_candidate_{k}.py"
                 path.write_text(candidate.source)
                 module = import_file(path, prefix="ptx_counts")

@@ -241,8 +241,13 @@ PAIRS_TILES = ((2048, 8), (512, 4))
 
 def _with_pairs(base: list[Variant], traced: TracedProblem, schedule: Schedule) -> list[Variant]:
     """Where the output (each group's output) is a cat of equal pieces along the last dim, the
-    pairs schedule second: its prefill tile, then (one group) its decode tile up to
-    DECODE_MAX_ROWS rows. Groups share one tile, sized for the largest group's pieces."""
+    pairs schedule first: its prefill tile, then (one group) its decode tile up to
+    DECODE_MAX_ROWS rows, then the pointwise ones. Groups share one tile, sized for the largest
+    group's pieces. First because the pointwise kernel loads every input once per half, masked
+    (sm_90 PTX, bench/results/ptx.md: 38.1 instructions an element against the pairs kernel's
+    15.4), and on the H200 nano-vllm's rotary took 109 µs that way against torch.compile's 36
+    at T=4096 (bench/results/real_repos.md, calls 13 and 14), while its 40 s budget never
+    reached the pairs variant behind it."""
     try:
         shapes = [cat_of_pieces(traced, group).tile for group in schedule.groups or (schedule,)]
     except Unsupported:
@@ -250,8 +255,8 @@ def _with_pairs(base: list[Variant], traced: TracedProblem, schedule: Schedule) 
     shape = max(shapes, key=lambda s: _hint(s[-1]) * (_hint(s[-2]) if len(s) >= 3 else 1))
     prefill, decode = (_pairs(shape, size, warps) for size, warps in PAIRS_TILES)
     if schedule.groups:
-        return [base[0], prefill, *base[1:]]  # a decode launch per group: not yet
-    return [base[0], prefill, _by_batch_size(decode, prefill), *base[1:]]
+        return [prefill, *base]  # a decode launch per group: not yet
+    return [prefill, _by_batch_size(decode, prefill), *base]
 
 
 def _pairs(shape: tuple, size: int, warps: int) -> Variant:
