@@ -94,6 +94,7 @@ VIEW_OPS = {
     aten.repeat.default,
     aten.index.Tensor,
     aten.index_select.default,
+    aten.gather.default,
     operator.getitem,
 }
 

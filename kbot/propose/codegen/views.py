@@ -121,6 +121,8 @@ def lower_view(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
     if target == aten.index_select.default:
         dim = _dim(args[1], len(in_shape))
         return _gather(body, node, idx, [None] * dim + [args[2]])
+    if target == aten.gather.default:
+        return _gather_along(body, node, idx, _dim(args[1], len(in_shape)))
     raise Unsupported(f"view op {target}")
 
 
@@ -306,6 +308,20 @@ def _gather(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...], indices: l
     gathered = Ix(var, tuple(guards), wide=True)
     new = idx[:pos] + (gathered,) + idx[pos + index_rank :]
     return body.value(src, new)
+
+
+def _gather_along(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...], dim: int) -> str:
+    """`src.gather(dim, index)`: output element i reads src at i with its `dim` index replaced
+    by index[i] (cross-entropy's pick of each row's target logit). `index` has the output's
+    shape; torch refuses an index outside src, so the value is used as it is."""
+    src, index_node = node.args[0], node.args[2]
+    body.comment_source(node)
+    raw = body.value(index_node, idx)
+    var = body.fresh(f"{index_node.name}_index")
+    body.emit(f"{var} = {raw}.to(tl.int64)")
+    new = list(idx)
+    new[dim] = Ix(var, idx[dim].guards, wide=True)
+    return body.value(src, tuple(new))
 
 
 POOLS = {aten.avg_pool2d.default, aten.avg_pool3d.default}
