@@ -178,11 +178,19 @@ _HF_OPTIONAL: dict[str, Any] = {"rope_scaling": None}
 
 def _raw(data: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     """The config's own scalars, None values and plain lists/dicts (`rope_scaling`), with the
-    completed FIELDS and _HF_OPTIONAL's defaults; nested model configs are left out."""
+    completed FIELDS, their other spellings (CONFIG_ALIASES: a Hugging Face config answers to
+    both, through its `attribute_map`; OLMo reads `config.layer_norm_eps`) and _HF_OPTIONAL's
+    defaults; nested model configs are left out."""
     plain = (bool, int, float, str, list, dict, type(None))
     kept = {k: v for k, v in data.items() if k.isidentifier() and isinstance(v, plain)}
     kept = {k: v for k, v in kept.items() if not k.endswith("_config")}
-    return {**_HF_OPTIONAL, **kept, **values}
+    spelled = {
+        alias: values[name]
+        for name, aliases in CONFIG_ALIASES.items()
+        if name in values
+        for alias in aliases
+    }
+    return {**_HF_OPTIONAL, **spelled, **kept, **values}
 
 
 def _complete(data: dict[str, Any], spec: str) -> dict[str, Any]:

@@ -266,3 +266,13 @@ def test_a_preset_namespace_has_what_hugging_face_configs_leave_at_none():
     # presets: a Hugging Face config object has it, None
     config = load_model_config("llama-3-8b")
     assert config.raw["rope_scaling"] is None and config.raw["hidden_size"] == 4096
+
+
+def test_a_namespace_answers_to_every_spelling_of_a_field():
+    """A Hugging Face config answers to a field's other names (its `attribute_map`): OLMo's
+    norms read `config.layer_norm_eps`, GPT-2's blocks `config.n_embd`. A spelling the config
+    gives itself keeps its own value."""
+    config = load_model_config("llama-3-8b")
+    assert config.raw["layer_norm_eps"] == config.raw["rms_norm_eps"] == 1e-5
+    assert config.raw["n_embd"] == config.raw["d_model"] == 4096
+    assert config.raw["n_head"] == 32 and config.raw["num_kv_heads"] == 8
