@@ -1,4 +1,5 @@
 """Per-row cross-entropy (reduction="none"): each token's loss, as a training step keeps it."""
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,5 +1,6 @@
 """The log-probability of each row's chosen token: log_softmax over the vocabulary, then a
 gather of the token's column (a serving engine's returned logprobs)."""
+
 import torch
 import torch.nn as nn
 
