@@ -176,7 +176,7 @@ def compute(body: Lowering, node: torch.fx.Node, args: list[str]) -> str:
         return _cast(node, args[0], body)
     if target in (aten.full.default, aten.scalar_tensor.default):
         value = node.args[1] if target == aten.full.default else node.args[0]
-        return literal(value)
+        return body.scalar(value)  # `torch.tensor(self.limit)`: read from the attribute
     raise Unsupported(f"op {_op_name(target)} has no Triton lowering")
 
 
