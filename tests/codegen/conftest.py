@@ -62,8 +62,11 @@ def run_and_compare(problem_path: Path, source: str, tmp_path: Path, seeds=(0, 1
             assert len(got) == len(expected)
             for e, g in zip(expected, got):
                 assert g.dtype == e.dtype and g.shape == e.shape, (g.dtype, e.dtype, g.shape)
-                atol, rtol = _TOLERANCE[e.dtype]
-                torch.testing.assert_close(g.float(), e.float(), atol=atol, rtol=rtol)
+                if e.dtype not in _TOLERANCE:  # integers and booleans: exactly
+                    assert torch.equal(g, e), (g, e)
+                else:
+                    atol, rtol = _TOLERANCE[e.dtype]
+                    torch.testing.assert_close(g.float(), e.float(), atol=atol, rtol=rtol)
                 checks += 1
     return checks
 

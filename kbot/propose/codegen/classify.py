@@ -247,8 +247,8 @@ def _reduction_schedule(
         dims.add(_reduced_dims(red, len(shape_of(red.args[0]))))
         # argmax/argmin return int64 indices of a floating-point input.
         reduced = red.args[0] if REDUCTIONS[red.target] in ARG_REDUCTIONS else red
-        if dtype_of(reduced) not in FLOAT_TYPES:
-            raise Unsupported("an integer reduction")
+        if dtype_of(reduced) not in FLOAT_TYPES and not _integer_sum(red):
+            raise Unsupported("an integer reduction other than a sum")
     if len(dims) != 1:
         raise Unsupported("reductions over different dims")
     col_dims = dims.pop()
@@ -259,7 +259,9 @@ def _reduction_schedule(
     for node in nodes:
         below = max((levels.get(a, 0) for a in node.all_input_nodes), default=0)
         levels[node] = below + (1 if node.target in REDUCTIONS else 0)
-    records = tuple(Reduction(r, REDUCTIONS[r.target], levels[r]) for r in reductions)
+    records = tuple(
+        Reduction(r, REDUCTIONS[r.target], levels[r], _integer_sum(r)) for r in reductions
+    )
     reduced = tuple(s for d, s in enumerate(iter_shape) if d not in col_dims)
     kept = tuple(1 if d in col_dims else s for d, s in enumerate(iter_shape))
     outputs = []
@@ -284,6 +286,11 @@ def _reduction_schedule(
         online=_online_softmax_pairs(records),
         red_dims=col_dims if len(col_dims) > 1 else (),
     )
+
+
+def _integer_sum(red: torch.fx.Node) -> bool:
+    """A sum whose result is an integer (of integers or booleans: torch sums both to int64)."""
+    return REDUCTIONS[red.target] == "sum" and dtype_of(red) in (torch.int64, torch.int32)
 
 
 def _reshaped_full(out: torch.fx.Node, iter_shape: tuple) -> bool:

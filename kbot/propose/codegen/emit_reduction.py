@@ -50,6 +50,21 @@ FINISH = {
 }
 
 
+def _masked(red: Reduction, x: str) -> str:
+    """`x` where the mask holds, the reduction's neutral value elsewhere; an integer sum's
+    terms as int64 (a boolean's too), so the sum is exact."""
+    if red.integer:
+        return f"tl.where(mask, ({x}).to(tl.int64), 0)"
+    return f"tl.where(mask, {x}, {NEUTRAL[red.kind]})"
+
+
+def _accumulator(red: Reduction) -> str:
+    """A looped reduction's [ROWS, BLOCK_N] accumulator, at the neutral value."""
+    if red.integer:
+        return "tl.zeros([ROWS, BLOCK_N], dtype=tl.int64)"
+    return f"tl.full([ROWS, BLOCK_N], {NEUTRAL[red.kind]}, tl.float32)"
+
+
 def _finish(red: Reduction, acc: str) -> str:
     expr = f"{FINISH[red.kind]}({acc}, axis=1, keep_dims=True)"
     return f"{expr} / n_cols" if red.kind == "mean" else expr
@@ -130,8 +145,7 @@ def _one_pass(body: KernelBody, schedule: Schedule, names, full, row_index) -> N
             x = body.value(red.node.args[0], full)
             body.comment_source(red.node)
             var = body.fresh(red.node.name)
-            masked = f"tl.where(mask, {x}, {NEUTRAL[red.kind]})"
-            body.emit(f"{var} = {_finish(red, masked)}")
+            body.emit(f"{var} = {_finish(red, _masked(red, x))}")
             body.precomputed[red.node] = var
     store_outputs(body, schedule, names, OutputKind.FULL, full, row_index)
 
@@ -159,7 +173,7 @@ def _looped(body: KernelBody, schedule: Schedule, names, full, row_index) -> Non
         accs = {}
         for red in level:
             acc = body.fresh(f"{red.node.name}_acc")
-            body.emit(f"{acc} = tl.full([ROWS, BLOCK_N], {NEUTRAL[red.kind]}, tl.float32)")
+            body.emit(f"{acc} = {_accumulator(red)}")
             accs[red.node] = acc
             pair = online.get(red.node)
             if pair is not None:
@@ -174,8 +188,7 @@ def _looped(body: KernelBody, schedule: Schedule, names, full, row_index) -> Non
             acc = accs[red.node]
             pair = online.get(red.node)
             if pair is None:
-                x = f"tl.where(mask, {x}, {NEUTRAL[red.kind]})"
-                body.emit(f"{acc} = {COMBINE[red.kind].format(acc=acc, x=x)}")
+                body.emit(f"{acc} = {COMBINE[red.kind].format(acc=acc, x=_masked(red, x))}")
             else:
                 online_step(body, pair, acc, accs[pair.sum_node], x)
         _chunk_loop_end(body)

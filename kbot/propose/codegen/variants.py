@@ -95,6 +95,10 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         # The tiled schedule walks one reduced dim; several go through the row schedules.
         if middle and not schedule.red_dims:
             base = _with_tiled(base, schedule)
+    if any(r.integer for r in schedule.reductions):
+        # int64 accumulators: the one-pass and looped schedules carry them (split and tiled
+        # partials are fp32)
+        base = [v for v in base if v.family in ("one pass", "looped")]
     only = sorted({r.kind for r in schedule.reductions if r.kind in ONE_PASS_ONLY})
     if only:
         # An index or a prefix needs the whole row in one block (no chunked, split or tiled
