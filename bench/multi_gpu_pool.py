@@ -60,7 +60,7 @@ class ObservedPool(Evaluator):
     def workers(self) -> list[WorkerProcess]:
         return list(self._workers)
 
-    def _run(self, worker, problem, candidates, sweep=False):
+    def _run(self, worker, problem, candidates, sweep=False, upcoming=0):
         names = tuple(c.name for c in candidates)
         fired = threading.Event()
         timer = None
@@ -69,7 +69,7 @@ class ObservedPool(Evaluator):
             timer.start()
         started = time.monotonic() - self.epoch
         try:
-            return super()._run(worker, problem, candidates, sweep)
+            return super()._run(worker, problem, candidates, sweep, upcoming)
         finally:
             if timer is not None:
                 timer.cancel()
