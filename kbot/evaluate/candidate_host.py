@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
 
             interpreter_compat.apply()
             interpreter_rounding.install()
+            interpreter_rounding.install_fp8()
         mark = time.monotonic()
         _warm_up(device)
         phases["warm_up_s"] = time.monotonic() - mark

@@ -124,6 +124,76 @@ def install() -> bool:
     return False
 
 
+# fp32 values whose fp8 (e4m3fn) rounding a GPU's `cvt.rn.satfinite` and torch agree on and
+# Triton 3.9's interpreter gets wrong: rounding that carries into the exponent (31.52 -> 32,
+# where the interpreter drops the carry: 16), ties to even, a negative one, one past the
+# largest finite value (saturates to 448) and a subnormal.
+_FP8_PROBE = np.array([31.52, -126.83, 1.0625, 1.1875, 500.0, 0.0013], np.float32)
+
+
+def _float_values(data: np.ndarray, source) -> np.ndarray:
+    """The interpreter's float data as fp32 (fp64 as fp64); bf16 is held as its bits."""
+    if source.is_bf16():
+        bits = np.ascontiguousarray(data).view(np.uint16).astype(np.uint32) << np.uint32(16)
+        return bits.view(np.float32)
+    return np.asarray(data, dtype=np.float64 if source.is_fp64() else np.float32)
+
+
+def _fp8_cast(original, tensor_handle):
+    """The interpreter's `create_fp_to_fp` with casts into fp8 e4m3 rounded to nearest even
+    and saturated, as a GPU and torch do; a cast asked to truncate (rtz) and all others go to
+    the original."""
+    import torch
+    from triton.language import float8e4nv
+
+    def create_fp_to_fp(self, src, dst_type, rounding_mode):
+        source = src.dtype.scalar
+        floating = source.is_fp32() or source.is_fp16() or source.is_bf16() or source.is_fp64()
+        truncating = getattr(rounding_mode, "name", "") == "RTZ"
+        if dst_type.scalar != float8e4nv or not floating or truncating:
+            return original(self, src, dst_type, rounding_mode)
+        values = torch.from_numpy(_float_values(src.data, source).copy())
+        bits = values.to(torch.float8_e4m3fn).view(torch.uint8).numpy()
+        return tensor_handle(bits.reshape(np.shape(src.data)), dst_type.scalar)
+
+    create_fp_to_fp.kbot_rounds_fp8 = True
+    return create_fp_to_fp
+
+
+def _rounds_fp8(interpreter, create_fp_to_fp) -> bool:
+    """Whether `create_fp_to_fp` turns the fp8 probe values into torch's bits."""
+    import torch
+    import triton.language as tl
+
+    try:
+        handle = interpreter.TensorHandle(_FP8_PROBE.copy(), tl.float32)
+        result = create_fp_to_fp(interpreter.interpreter_builder, handle, tl.float8e4nv, None)
+        expected = torch.from_numpy(_FP8_PROBE.copy()).to(torch.float8_e4m3fn).view(torch.uint8)
+        return bool(np.array_equal(np.asarray(result.data).view(np.uint8), expected.numpy()))
+    except Exception:  # an interpreter unlike Triton 3.9's
+        return False
+
+
+def install_fp8() -> bool:
+    """Makes Triton's interpreter round casts into fp8 e4m3 as a GPU does, in this process.
+    True when they now do (also where they already did); False, with a warning, where the
+    installed interpreter is not one this patch knows."""
+    interpreter = _interpreter()
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    if builder is None or "create_fp_to_fp" not in vars(builder):
+        print("kbot: Triton's interpreter has no create_fp_to_fp to patch", file=sys.stderr)
+        return False
+    original = vars(builder)["create_fp_to_fp"]
+    if getattr(original, "kbot_rounds_fp8", False) or _rounds_fp8(interpreter, original):
+        return True
+    builder.create_fp_to_fp = _fp8_cast(original, interpreter.TensorHandle)
+    if _rounds_fp8(interpreter, builder.create_fp_to_fp):
+        return True
+    builder.create_fp_to_fp = original
+    print("kbot: casts into fp8 round wrongly under Triton's interpreter", file=sys.stderr)
+    return False
+
+
 def _warn(what: str) -> None:
     print(f"kbot: {what}; casts into bf16 truncate under the interpreter", file=sys.stderr)
 

@@ -40,6 +40,7 @@ class Lowering(Protocol):
 
     helpers: set[str]  # @triton.jit helpers the kernel calls
     gpu_math: bool  # the twin that calls libdevice (GPU only)
+    exact_division: bool  # IEEE division (`tl.div_rn`): the graph casts to fp8
     scan_tile: tuple[Ix, ...] | None  # the one-pass tile's index, where scans can be computed
 
     def value(self, node: object, idx: tuple[Ix, ...]) -> str: ...

@@ -18,6 +18,7 @@ import torch.fx
 from kbot.propose.codegen.indexing import ZERO, Ix, shape_of
 from kbot.propose.codegen.ops import (
     FLOAT_TYPES,
+    FP8_TYPES,
     TL_DTYPES,
     compute,
     dtype_of,
@@ -130,6 +131,10 @@ class KernelBody:
         # The GPU's math library where it saves ALU time at the same fp32 accuracy: tanh by
         # libdevice on the GPU, division by a scalar as a multiply by its reciprocal (ops.py).
         self.gpu_math = False
+        # Division rounded as torch divides (IEEE, `tl.div_rn`) where the graph casts to fp8:
+        # an fp8 output is compared bit for bit, and a division one ulp off can cross one of its
+        # rounding boundaries.
+        self.exact_division = any(dtype_of(n) in FP8_TYPES for n in traced.graph.nodes)
         # The one-pass schedule's tile index: scans are computed where they are read (scans.py).
         self.scan_tile: tuple[Ix, ...] | None = None
         # The row schedules' tile index: a reduction's per-row value is that row's only, so a
@@ -241,8 +246,8 @@ class KernelBody:
         dtype = dtype_of(node)
         if dtype not in TL_DTYPES:
             raise Unsupported(f"input dtype {dtype} (codegen handles float32/bf16/fp16/ints/bool)")
-        cast = ".to(tl.float32)" if dtype in FLOAT_TYPES else ""
-        other = ", other=0.0" if dtype in FLOAT_TYPES else ", other=0"
+        cast = ".to(tl.float32)" if dtype in FLOAT_TYPES + FP8_TYPES else ""
+        other = ", other=0.0" if dtype in FLOAT_TYPES + FP8_TYPES else ", other=0"
         var = self.fresh(arg)
         pointer = f"{arg}_ptr + {offset}" if offset != "0" else f"{arg}_ptr"
         if mask:

@@ -28,7 +28,11 @@ TL_DTYPES = {
     torch.int8: "tl.int8",
     torch.uint8: "tl.uint8",
     torch.bool: "tl.int1",
+    # fp8 (e4m3, finite: what serving engines quantize to); carried as fp32 like the others
+    torch.float8_e4m3fn: "tl.float8e4nv",
 }
+# Loaded as fp32, computed in fp32, rounded where the reference casts to them.
+FP8_TYPES = (torch.float8_e4m3fn,)
 
 
 def dtype_of(node: object) -> torch.dtype | None:
@@ -147,6 +151,8 @@ def compute(body: Lowering, node: torch.fx.Node, args: list[str]) -> str:
             body.helpers.add("_tanh_libdevice")
             return f"_tanh_libdevice({args[0]}, ON_GPU)"
         return f"_tanh({args[0]})"
+    if body.exact_division and target in (aten.div.Tensor, aten.div.Scalar):
+        return f"tl.div_rn({args[0]}, {args[1]})"
     if body.gpu_math and target in (aten.div.Tensor, aten.div.Scalar):
         reciprocal = _reciprocal(node.args[1], args[1])
         if reciprocal is not None:
@@ -249,8 +255,10 @@ def _cast(node: torch.fx.Node, a: str, body: Lowering) -> str:
     dst = node.kwargs.get("dtype", dtype_of(node))
     if dst is None or dst == src:
         return a
+    if dst in FP8_TYPES:  # the reference rounds (and saturates) here: so does the kernel
+        return f"({a}).to({TL_DTYPES[dst]}).to(tl.float32)"
     if dst in FLOAT_TYPES:
-        if src in FLOAT_TYPES or src is None:
+        if src in FLOAT_TYPES or src in FP8_TYPES or src is None:
             if dst != torch.float32:
                 # the reference rounds here: round too
                 return body.rounded(a, dst, before_sum=body.product_before_sum(node.args[0], node))
