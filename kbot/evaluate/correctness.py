@@ -362,12 +362,20 @@ def _changed(after: Any, before: Any) -> bool:
     return isinstance(after, torch.Tensor) and _mutated([after], [before]) is not None
 
 
+def _bits(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.contiguous().view(torch.uint8)
+
+
 def _mutated(buffers: list, pristine: list) -> int | None:
     for index, (now, before) in enumerate(zip(buffers, pristine)):
         if isinstance(now, torch.Tensor):
             if now.shape != before.shape or now.dtype != before.dtype:
                 return index
-            if not torch.equal(now.nan_to_num(0.0), before.nan_to_num(0.0)) or not torch.equal(
+            if now.dtype.is_floating_point and now.element_size() == 1:
+                # fp8, for which torch has no nan_to_num: compared bit for bit
+                if not torch.equal(_bits(now), _bits(before)):
+                    return index
+            elif not torch.equal(now.nan_to_num(0.0), before.nan_to_num(0.0)) or not torch.equal(
                 now.isnan(), before.isnan()
             ):
                 return index

@@ -95,6 +95,11 @@ def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
     for x in inputs:
         if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
             continue
+        if x.element_size() == 1:  # fp8, which torch cannot scale: in fp32, then saturated
+            wide = apply_distribution([x.float()], distribution, seed)[0]
+            limit = torch.finfo(x.dtype).max
+            x.copy_(wide.clamp_(-limit, limit))
+            continue
         if distribution in _SCALE:
             x.mul_(_SCALE[distribution])
         elif distribution == "outliers":

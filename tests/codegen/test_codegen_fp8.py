@@ -1,9 +1,10 @@
-"""fp8 (e4m3fn) outputs: the quantization serving engines run before an fp8 GEMM (lmdeploy's
+"""fp8 (e4m3fn) outputs and inputs: the quantization serving engines run before an fp8 GEMM (lmdeploy's
 static per-tensor quant had no schedule: "dtype torch.float8_e4m3fn"). The kernel computes in
 fp32, divides as torch does (`tl.div_rn`: an fp8 output is compared bit for bit, and a division
 one ulp off can cross a rounding boundary) and rounds where the reference casts. On the CPU the
 candidate's process makes Triton's interpreter round into fp8 as a GPU does
-(kbot.evaluate.interpreter_rounding.install_fp8); every variant is accepted by the evaluator in
+(kbot.evaluate.interpreter_rounding.install_fp8); every variant of the two quantizations and
+of a dequantization (fp8 in, bf16 out) is accepted by the evaluator in
 test_codegen_candidates.py."""
 
 from __future__ import annotations
