@@ -1,11 +1,11 @@
-"""fp8 (e4m3fn) outputs and inputs: the quantization serving engines run before an fp8 GEMM (lmdeploy's
-static per-tensor quant had no schedule: "dtype torch.float8_e4m3fn"). The kernel computes in
-fp32, divides as torch does (`tl.div_rn`: an fp8 output is compared bit for bit, and a division
-one ulp off can cross a rounding boundary) and rounds where the reference casts. On the CPU the
-candidate's process makes Triton's interpreter round into fp8 as a GPU does
-(kbot.evaluate.interpreter_rounding.install_fp8); every variant of the two quantizations and
-of a dequantization (fp8 in, bf16 out) is accepted by the evaluator in
-test_codegen_candidates.py."""
+"""fp8 (e4m3fn) outputs and inputs: the quantization serving engines run before an fp8
+GEMM (lmdeploy's static per-tensor quant had no schedule: "dtype torch.float8_e4m3fn"). The
+kernel computes in fp32, divides as torch does (`tl.div_rn`: an fp8 output is compared bit for
+bit, and a division one ulp off can cross a rounding boundary) and rounds where the reference
+casts. On the CPU the candidate's process makes Triton's interpreter round into fp8 as a GPU
+does (kbot.evaluate.interpreter_rounding.install_fp8); every variant of the three
+quantizations (static, per token, per group of 128 columns) and of a dequantization (fp8 in,
+bf16 out) is accepted by the evaluator in test_codegen_candidates.py."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from kbot.propose.codegen import generate
 PROBLEMS = Path(__file__).parent / "problems"
 
 
-@pytest.mark.parametrize("name", ["fp8_quant_per_token", "fp8_quant_static"])
+@pytest.mark.parametrize("name", ["fp8_quant_per_token", "fp8_quant_per_group", "fp8_quant_static"])
 def test_an_fp8_output_is_rounded_and_stored_as_e4m3(name):
     (first, *_) = generate(load_problem(PROBLEMS / f"{name}.py"))
     assert "tl.div_rn(" in first.source and " / " not in _kernel_lines(first.source)
