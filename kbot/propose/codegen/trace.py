@@ -31,6 +31,7 @@ from kbot.propose.codegen.attr_constants import (
 )
 from kbot.propose.codegen.complex_ops import ComplexUnsupported, decomplexify
 from kbot.propose.codegen.inplace import rewrite_in_place
+from kbot.propose.codegen.scalar_constants import ScalarConstants, scalar_constants
 
 aten = torch.ops.aten
 
@@ -206,42 +207,6 @@ def _autocast_on_meta() -> Any:
         torch.autocast = torch.amp.autocast = original  # type: ignore[misc]
 
 
-class _ScalarConstants(torch.overrides.TorchFunctionMode):
-    """`torch.tensor(0.0, device=x.device)` in forward: on `meta` the number would be lost (a
-    meta tensor has no data) and the fake-tensor trace refuses a real meta tensor, so a tensor
-    made from one Python number is made on the CPU, where it keeps its value and combines with
-    tensors of any device as a number does; the trace records it as a constant
-    (`scalar_constants` turns it into a scalar node)."""
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func is torch.tensor and args and type(args[0]) in (int, float, bool):
-            kwargs = {**kwargs, "device": "cpu"}
-        return func(*args, **kwargs)
-
-
-def scalar_constants(gm: torch.fx.GraphModule) -> bool:
-    """Each constant the trace lifted from a one-number tensor (`get_attr` of a 0-dim tensor)
-    becomes `aten.scalar_tensor(value, dtype=...)`, which the lowering reads as a number.
-    Whether anything changed."""
-    changed = False
-    for node in list(gm.graph.nodes):
-        if node.op != "get_attr":
-            continue
-        value = getattr(gm, str(node.target), None)
-        if not isinstance(value, torch.Tensor) or value.dim() != 0 or value.is_meta:
-            continue
-        with gm.graph.inserting_before(node):
-            scalar = gm.graph.call_function(
-                aten.scalar_tensor.default, (value.item(),), {"dtype": value.dtype}
-            )
-        scalar.meta = dict(node.meta)
-        node.replace_all_uses_with(scalar)
-        gm.graph.erase_node(node)
-        changed = True
-    return changed
-
-
 def trace_problem(spec: ProblemSpec) -> TracedProblem:
     """Imports the problem, builds Model and one case's inputs on `meta`, and traces forward."""
     from torch.fx.experimental import _config as fx_config
@@ -294,7 +259,7 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         # reads the hidden size from the token dimension.
         fx_config.use_duck_shape = False
         try:
-            with contextlib.redirect_stdout(quiet), _autocast_on_meta(), _ScalarConstants():
+            with contextlib.redirect_stdout(quiet), _autocast_on_meta(), ScalarConstants():
                 gm = make_fx(
                     forward_of(instance, numbers or {}),
                     decomposition_table=_decompositions(),

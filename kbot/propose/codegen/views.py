@@ -3,7 +3,7 @@
 `x[..., :d]`, `x.chunk(2, -1)`, `x[..., ::2]`, `unsqueeze`, `expand`, `repeat` (index
 `i % n`), `permute`, `view` (splitting and merging dims), `flip` (index `n - 1 - i`), `cat` (a
 `tl.where` over the pieces, each read with a shifted, bounds-guarded index) and `src[idx]`
-(gather: the index tensor is loaded and used as an index).
+(gather: the index tensor is loaded and used as an index; gathers.py).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import operator
 import torch
 import torch.fx
 
+from kbot.propose.codegen.gathers import gather_along, gather_index
 from kbot.propose.codegen.indexing import ZERO, Ix, Lowering, shape_of
 from kbot.propose.codegen.sizes import SizeNames, size_expr
 from kbot.propose.codegen.trace import Unsupported
@@ -117,12 +118,12 @@ def lower_view(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
             new[d] = flip_index(idx[d], body.size(in_shape[d]))
         return body.value(src, tuple(new))
     if target == aten.index.Tensor:
-        return _gather(body, node, idx, node.args[1])
+        return gather_index(body, node, idx, node.args[1])
     if target == aten.index_select.default:
         dim = _dim(args[1], len(in_shape))
-        return _gather(body, node, idx, [None] * dim + [args[2]])
+        return gather_index(body, node, idx, [None] * dim + [args[2]])
     if target == aten.gather.default:
-        return _gather_along(body, node, idx, _dim(args[1], len(in_shape)))
+        return gather_along(body, node, idx, _dim(args[1], len(in_shape)))
     raise Unsupported(f"view op {target}")
 
 
@@ -285,43 +286,6 @@ def _cat(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
         body.emit(f"{var} = tl.where({ix.expr} < {end}, {value}, {result})")
         result = var
     return result
-
-
-def _gather(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...], indices: list) -> str:
-    src = node.args[0]
-    present = [(p, t) for p, t in enumerate(indices) if t is not None]
-    if len(present) != 1:
-        raise Unsupported("indexing with more than one index tensor")
-    pos, index_node = present[0]
-    index_rank = len(shape_of(index_node))
-    body.comment_source(node)
-    raw = body.value(index_node, idx[pos : pos + index_rank])
-    src_shape = shape_of(src)
-    var = body.fresh(f"{index_node.name}_index")
-    # Negative indices count from the end, as in torch.
-    body.emit(
-        f"{var} = tl.where({raw} < 0, {raw} + {body.size(src_shape[pos])}, {raw}).to(tl.int64)"
-    )
-    guards: list[str] = []
-    for ix in idx[pos : pos + index_rank]:
-        guards += [g for g in ix.guards if g not in guards]
-    gathered = Ix(var, tuple(guards), wide=True)
-    new = idx[:pos] + (gathered,) + idx[pos + index_rank :]
-    return body.value(src, new)
-
-
-def _gather_along(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...], dim: int) -> str:
-    """`src.gather(dim, index)`: output element i reads src at i with its `dim` index replaced
-    by index[i] (cross-entropy's pick of each row's target logit). `index` has the output's
-    shape; torch refuses an index outside src, so the value is used as it is."""
-    src, index_node = node.args[0], node.args[2]
-    body.comment_source(node)
-    raw = body.value(index_node, idx)
-    var = body.fresh(f"{index_node.name}_index")
-    body.emit(f"{var} = {raw}.to(tl.int64)")
-    new = list(idx)
-    new[dim] = Ix(var, idx[dim].guards, wide=True)
-    return body.value(src, tuple(new))
 
 
 POOLS = {aten.avg_pool2d.default, aten.avg_pool3d.default}
