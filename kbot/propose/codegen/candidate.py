@@ -6,7 +6,9 @@ kernel module the publisher ships; `return <op>(...)` is the call it wires into 
 
 from __future__ import annotations
 
+import builtins
 import re
+from keyword import kwlist
 
 import torch
 
@@ -22,12 +24,19 @@ from kbot.propose.codegen.rows import output_names
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
+# Module-level names of every candidate: an op named like one of them would shadow it.
+_MODULE_NAMES = frozenset({"torch", "nn", "triton", "tl", "libdevice", "Model", "ModelNew"})
+
 
 def op_name(spec: ProblemSpec) -> str:
+    """The launcher's name, from the problem's: `min_p.py` with forward(logits, min_p) gets
+    `min_p_op`, since ModelNew.forward calls it where the argument would shadow it (as would a
+    builtin's or keyword's name: `sum.py`, `max.py`)."""
     name = re.sub(r"\W+", "_", spec.name).strip("_").lower() or "op"
     if name[0].isdigit():
         name = f"op_{name}"
-    return name
+    taken = _MODULE_NAMES | set(spec.forward_params) | set(dir(builtins)) | set(kwlist)
+    return f"{name}_op" if name in taken else name
 
 
 def launcher_params(traced: TracedProblem, emitted: Emitted) -> tuple[list[str], list[str]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from kbot.propose.codegen.classify import OnlineSoftmax, OutputKind, Reduction, Schedule
 from kbot.propose.codegen.emitted import Emitted, Tunable
 from kbot.propose.codegen.kernel import KernelSource
-from kbot.propose.codegen.lowering import SCANS, KernelBody
+from kbot.propose.codegen.lowering import ARG_REDUCTIONS, SCANS, KernelBody
 from kbot.propose.codegen.rows import (
     emit_row_indices,
     full_index,
@@ -145,9 +145,26 @@ def _one_pass(body: KernelBody, schedule: Schedule, names, full, row_index) -> N
             x = body.value(red.node.args[0], full)
             body.comment_source(red.node)
             var = body.fresh(red.node.name)
-            body.emit(f"{var} = {_finish(red, _masked(red, x))}")
+            if red.kind in ARG_REDUCTIONS:
+                _arg_one_pass(body, red, var, x)
+            else:
+                body.emit(f"{var} = {_finish(red, _masked(red, x))}")
             body.precomputed[red.node] = var
     store_outputs(body, schedule, names, OutputKind.FULL, full, row_index)
+
+
+def _arg_one_pass(body: KernelBody, red: Reduction, var: str, x: str) -> None:
+    """argmax/argmin of a row in registers: tl.argmax/tl.argmin keep the lowest of equal
+    indices, as torch does, but pass over NaN, which torch counts as the best value: a row
+    holding one gives its first NaN's index."""
+    masked = body.fresh("x_masked")
+    body.emit(f"{masked} = {_masked(red, x)}")
+    nan = body.fresh("nan")
+    body.emit(f"{nan} = ({masked} != {masked}).to(tl.int32)")
+    body.emit(
+        f"{var} = tl.where(tl.max({nan}, axis=1, keep_dims=True) > 0, "
+        f"tl.argmax({nan}, axis=1, keep_dims=True), {_finish(red, masked)})"
+    )
 
 
 def _chunk_loop_header(body: KernelBody) -> None:
@@ -171,10 +188,17 @@ def _looped(body: KernelBody, schedule: Schedule, names, full, row_index) -> Non
         if not level:
             continue
         accs = {}
+        indices: dict = {}  # argmax/argmin: each lane's index of its running best
         for red in level:
             acc = body.fresh(f"{red.node.name}_acc")
             body.emit(f"{acc} = {_accumulator(red)}")
             accs[red.node] = acc
+            if red.kind in ARG_REDUCTIONS:
+                indices[red.node] = body.fresh(f"{red.node.name}_at")
+                body.emit(
+                    f"{indices[red.node]} = tl.zeros([ROWS, BLOCK_N], dtype=tl.int64) "
+                    "+ tl.arange(0, BLOCK_N)[None, :]"
+                )
             pair = online.get(red.node)
             if pair is not None:
                 total = body.fresh(f"{pair.sum_node.name}_acc")
@@ -187,14 +211,19 @@ def _looped(body: KernelBody, schedule: Schedule, names, full, row_index) -> Non
             body.comment_source(red.node)
             acc = accs[red.node]
             pair = online.get(red.node)
-            if pair is None:
+            if red.node in indices:
+                _arg_step(body, red, acc, indices[red.node], x)
+            elif pair is None:
                 body.emit(f"{acc} = {COMBINE[red.kind].format(acc=acc, x=_masked(red, x))}")
             else:
                 online_step(body, pair, acc, accs[pair.sum_node], x)
         _chunk_loop_end(body)
         for red in level:
             var = body.fresh(red.node.name)
-            body.emit(f"{var} = {_finish(red, accs[red.node])}")
+            if red.node in indices:
+                _arg_finish(body, red, var, accs[red.node], indices[red.node])
+            else:
+                body.emit(f"{var} = {_finish(red, accs[red.node])}")
             body.precomputed[red.node] = var
             pair = online.get(red.node)
             if pair is not None:
@@ -212,6 +241,39 @@ def _looped(body: KernelBody, schedule: Schedule, names, full, row_index) -> Non
         store_outputs(body, schedule, names, OutputKind.FULL, full, row_index)
         _chunk_loop_end(body)
     body.eviction = None
+
+
+def _arg_step(body: KernelBody, red: Reduction, best: str, at: str, x: str) -> None:
+    """One chunk of a looped argmax/argmin: each lane keeps its first best value and where it
+    was (a later equal value does not take it, so ties keep the lower index, as in torch); a
+    NaN is the best value, as torch.argmax/argmin count it, and the first NaN stays."""
+    masked = body.fresh("x_masked")
+    body.emit(f"{masked} = {_masked(red, x)}")
+    better = ">" if red.kind == "argmax" else "<"
+    take = body.fresh("take")
+    body.emit(
+        f"{take} = ({masked} {better} {best}) | (({masked} != {masked}) & ({best} == {best}))"
+    )
+    body.emit(f"{at} = tl.where({take}, cols, {at})")
+    body.emit(f"{best} = tl.where({take}, {masked}, {best})")
+
+
+def _arg_finish(body: KernelBody, red: Reduction, var: str, best: str, at: str) -> None:
+    """The row's index from the lanes': the lowest index among the lanes holding a NaN if any
+    does, else among those holding the best value."""
+    nan = body.fresh("nan_lane")
+    body.emit(f"{nan} = {best} != {best}")
+    top = body.fresh("best")
+    finish = "tl.max" if red.kind == "argmax" else "tl.min"
+    body.emit(
+        f"{top} = {finish}(tl.where({nan}, {NEUTRAL[red.kind]}, {best}), axis=1, keep_dims=True)"
+    )
+    hit = body.fresh("hit")
+    body.emit(
+        f"{hit} = tl.where(tl.max({nan}.to(tl.int32), axis=1, keep_dims=True) > 0, "
+        f"{nan}, {best} == {top})"
+    )
+    body.emit(f"{var} = tl.min(tl.where({hit}, {at}, n_cols), axis=1, keep_dims=True)")
 
 
 def online_step(body: KernelBody, pair: OnlineSoftmax, m_acc: str, s_acc: str, x: str) -> None:

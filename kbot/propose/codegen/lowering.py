@@ -95,9 +95,25 @@ VIEW_OPS = {
     aten.repeat.default,
     aten.index.Tensor,
     aten.index_select.default,
+    aten.embedding.default,
     aten.gather.default,
     operator.getitem,
 }
+
+
+_ROUNDINGS = {aten.round.default, aten.floor.default, aten.ceil.default, aten.trunc.default}
+
+
+def _quantizes(node: torch.fx.Node) -> bool:
+    """A cast to fp8, a rounding to integers or a cast from a float type to an integer one."""
+    dtype = dtype_of(node)
+    if dtype in FP8_TYPES or node.target in _ROUNDINGS:
+        return True
+    if node.target != aten._to_copy.default or dtype is None or dtype.is_floating_point:
+        return False
+    source = node.args[0]
+    source_dtype = dtype_of(source) if isinstance(source, torch.fx.Node) else None
+    return dtype != torch.bool and source_dtype is not None and source_dtype.is_floating_point
 
 
 def _paren(expr: str) -> str:
@@ -131,10 +147,10 @@ class KernelBody:
         # The GPU's math library where it saves ALU time at the same fp32 accuracy: tanh by
         # libdevice on the GPU, division by a scalar as a multiply by its reciprocal (ops.py).
         self.gpu_math = False
-        # Division rounded as torch divides (IEEE, `tl.div_rn`) where the graph casts to fp8:
-        # an fp8 output is compared bit for bit, and a division one ulp off can cross one of its
-        # rounding boundaries.
-        self.exact_division = any(dtype_of(n) in FP8_TYPES for n in traced.graph.nodes)
+        # Division rounded as torch divides (IEEE, `tl.div_rn`) where the graph quantizes (casts
+        # to fp8, rounds or casts to an integer): such outputs are compared bit for bit, and a
+        # division one ulp off can cross one of their rounding boundaries.
+        self.exact_division = any(_quantizes(n) for n in traced.graph.nodes)
         # The one-pass schedule's tile index: scans are computed where they are read (scans.py).
         self.scan_tile: tuple[Ix, ...] | None = None
         # The row schedules' tile index: a reduction's per-row value is that row's only, so a

@@ -115,6 +115,8 @@ _BINARY = {
 
 _OTHER = {
     aten.tanh.default,
+    aten.round.default,
+    aten.bitwise_not.default,
     aten.add.Tensor,
     aten.sub.Tensor,
     aten.add.Scalar,
@@ -151,6 +153,13 @@ def compute(body: Lowering, node: torch.fx.Node, args: list[str]) -> str:
             body.helpers.add("_tanh_libdevice")
             return f"_tanh_libdevice({args[0]}, ON_GPU)"
         return f"_tanh({args[0]})"
+    if target == aten.round.default:
+        body.helpers.add("_round_half_even")
+        return f"_round_half_even({args[0]})"
+    if target == aten.bitwise_not.default:
+        if dtype_of(node.args[0]) != torch.bool:
+            raise Unsupported("bitwise_not of integers (kernels compute in fp32; `~mask` is fine)")
+        return f"({args[0]} == 0)"
     if body.exact_division and target in (aten.div.Tensor, aten.div.Scalar):
         return f"tl.div_rn({args[0]}, {args[1]})"
     if body.gpu_math and target in (aten.div.Tensor, aten.div.Scalar):
@@ -278,6 +287,16 @@ def _tanh(x):
     x2 = x * x
     small = x * (1.0 - x2 * (1.0 / 3.0 - x2 * (2.0 / 15.0 - x2 * (17.0 / 315.0))))
     return tl.where(tl.abs(x) < 0.1, small, big)
+''',
+    "_round_half_even": '''@triton.jit
+def _round_half_even(x):
+    """torch.round: to the nearest integer, halves to the even one. x - floor(x) is exact in
+    fp32, so no sum rounds first (floor(x + 0.5) takes 0.49999997 to 1)."""
+    down = tl.floor(x)
+    frac = x - down
+    odd = (down - 2.0 * tl.floor(down * 0.5)) != 0.0
+    up = (frac > 0.5) | ((frac == 0.5) & odd)
+    return tl.where(up, down + 1.0, down)
 ''',
     "_tanh_libdevice": '''@triton.jit
 def _tanh_libdevice(x, ON_GPU: tl.constexpr):

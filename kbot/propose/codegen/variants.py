@@ -24,7 +24,7 @@ from kbot.propose.codegen.emit_staged import emit_staged
 from kbot.propose.codegen.emit_tiled import emit_tiled_reduction
 from kbot.propose.codegen.emitted import Emitted
 from kbot.propose.codegen.groups import grouped_variants
-from kbot.propose.codegen.lowering import ONE_PASS_ONLY, shape_of
+from kbot.propose.codegen.lowering import ARG_REDUCTIONS, ONE_PASS_ONLY, SCANS, shape_of
 from kbot.propose.codegen.size_classes import DECODE_MAX_ROWS, by_batch_size
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
@@ -33,8 +33,9 @@ Emit = Callable[..., Emitted]  # (traced, schedule, sizes, op[, extern_args]) ->
 # A row up to this many columns is held in registers in one pass; wider rows would spill,
 # so they loop (16k fp32 across 16 warps is 32 registers a thread).
 ONE_PASS_MAX_COLS = 16384
-# argmax/argmin and scans have no chunked schedule: their one pass takes rows up to this wide
-# (KernelBench's 32768-column scans), 64 fp32 values a thread at 32 warps.
+# Scans have no chunked schedule: their one pass takes rows up to this wide (KernelBench's
+# 32768-column scans), 64 fp32 values a thread at 32 warps; argmax/argmin's one pass too,
+# beside their looped variants.
 ONE_PASS_ONLY_MAX_COLS = 65536
 
 # Rows (channels of one image) per program of the epilogue that reads a channels-last
@@ -99,10 +100,14 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         # int64 accumulators: the one-pass and looped schedules carry them (split and tiled
         # partials are fp32)
         base = [v for v in base if v.family in ("one pass", "looped")]
-    only = sorted({r.kind for r in schedule.reductions if r.kind in ONE_PASS_ONLY})
+    if any(r.kind in ARG_REDUCTIONS for r in schedule.reductions):
+        # An index is carried by the one-pass and looped schedules (split and tiled partials
+        # are values only).
+        base = [v for v in base if v.family in ("one pass", "looped")]
+    only = sorted({r.kind for r in schedule.reductions if r.kind in SCANS})
     if only:
-        # An index or a prefix needs the whole row in one block (no chunked, split or tiled
-        # schedule carries it).
+        # A prefix needs the whole row in one block (no chunked, split or tiled schedule
+        # carries it).
         base = [v for v in base if v.family == "one pass"]
         if not base:
             raise Unsupported(

@@ -119,6 +119,8 @@ def lower_view(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
         return body.value(src, tuple(new))
     if target == aten.index.Tensor:
         return gather_index(body, node, idx, node.args[1])
+    if target == aten.embedding.default:  # weight[indices]: a row of the table per index
+        return gather_index(body, node, idx, [args[1]])
     if target == aten.index_select.default:
         dim = _dim(args[1], len(in_shape))
         return gather_index(body, node, idx, [None] * dim + [args[2]])
