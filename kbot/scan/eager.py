@@ -1,4 +1,5 @@
-"""Undoing `torch.compile` in a problem's reference, so the reference runs eagerly.
+"""Undoing `torch.compile` (and `torch.jit.script`) in a problem's reference, so the reference
+runs eagerly.
 
 kbot measures `torch.compile` of the whole `Model` as its baseline, and the codegen proposer
 traces the reference with `make_fx`, which refuses a function Dynamo already optimized. Serving
@@ -25,7 +26,10 @@ IMPORTED_HELPERS = '''
 # The reference runs eagerly: kbot's baseline is torch.compile of this whole Model, and the
 # codegen traces the reference, which Dynamo-optimized functions refuse.
 def _eager(value):
-    """What torch.compile wrapped (Dynamo keeps it as _torchdynamo_orig_callable), else value."""
+    """What torch.compile wrapped (Dynamo keeps it as _torchdynamo_orig_callable), or the
+    Python function torch.jit.script compiled (kept as _torchdynamo_inline), else value."""
+    if isinstance(value, torch.jit.ScriptFunction):
+        return getattr(value, "_torchdynamo_inline", value)
     inner = getattr(value, "__func__", value)  # staticmethod, classmethod, bound method
     if not hasattr(inner, "_torchdynamo_orig_callable"):
         compiled_module = isinstance(value, nn.Module) and hasattr(value, "_orig_mod")
@@ -46,7 +50,8 @@ def _eager_modules(*owners):
         if module is None or module.__name__.partition(".")[0] in ("torch", "builtins"):
             continue
         for name, value in list(vars(module).items()):
-            if isinstance(value, types.FunctionType) and _eager(value) is not value:
+            scripted = isinstance(value, torch.jit.ScriptFunction)
+            if (scripted or isinstance(value, types.FunctionType)) and _eager(value) is not value:
                 setattr(module, name, _eager(value))
 
 

@@ -17,7 +17,14 @@ _MARKER = re.compile(r"#\s*kbot:\s*optimize\b", re.IGNORECASE)
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 # What compiles a function when it decorates or wraps it, by its resolved dotted name.
-COMPILE_FUNCTIONS = ("torch.compile", "torch.compiler.compile", "torch._dynamo.optimize")
+# `torch.jit.script` too: older serving and training code (text-generation-inference,
+# nanotron, Megatron-style fused ops) marks its hot functions for TorchScript's fuser.
+COMPILE_FUNCTIONS = (
+    "torch.compile",
+    "torch.compiler.compile",
+    "torch._dynamo.optimize",
+    "torch.jit.script",
+)
 
 
 @dataclass(eq=False)

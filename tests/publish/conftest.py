@@ -58,6 +58,16 @@ TARGETS = {
             "line": 6,
         },
     ),
+    "scripted": (
+        "silu_and_mul",
+        {
+            "file": "minisrv/scripted.py",
+            "qualname": "silu_and_mul",
+            "kind": "torch_compile",
+            "entry": "",
+            "line": 8,
+        },
+    ),
     "function": (
         "silu_and_mul",
         {

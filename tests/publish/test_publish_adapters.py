@@ -197,3 +197,59 @@ def test_lmdeploy_impl_keeps_the_default_impl_signature_and_guards_the_optional_
     assert "    def forward(self, x, weight, residual=None):" in builder.content
     assert "and residual is None" in builder.content
     assert "return super().forward(x, weight, residual)" in builder.content
+
+
+def test_a_torchscript_function_keeps_its_body_and_a_python_function_dispatches(
+    make_run, target_repo
+):
+    """TorchScript cannot launch a Triton kernel: the scripted original keeps its decorator
+    under a new name, and a plain function of the old name dispatches; in the patched checkout
+    the module imports (TorchScript compiles it), the CPU takes the original, and the parity
+    test passes."""
+    publication = build_publication(
+        load_run_dir(make_run("scripted")), target_repo, "", "0" * 40, ()
+    )
+    assert publication.adapter == "guarded_dispatch"
+    patched = next(c.content for c in publication.files if c.path == "minisrv/scripted.py")
+    before = (target_repo / "minisrv/scripted.py").read_text().splitlines()
+    diff = list(difflib.unified_diff(before, patched.splitlines(), lineterm="", n=0))[2:]
+    # the one line changed is the scripted function's name
+    assert [d for d in diff if d.startswith("-")] == [
+        "-def silu_and_mul(x: torch.Tensor) -> torch.Tensor:"
+    ]
+    added = [d[1:] for d in diff if d.startswith("+")]
+    assert "def _silu_and_mul_scripted(x: torch.Tensor) -> torch.Tensor:" in added
+    assert "def silu_and_mul(x: torch.Tensor) -> torch.Tensor:" in added
+    assert "    return _silu_and_mul_scripted(x)" in added
+    assert "@torch.jit.script\ndef _silu_and_mul_scripted(" in patched
+    assert "original TorchScript function" in " ".join(publication.body.split())
+    _apply(target_repo, publication)
+    check = (
+        "import torch\n"
+        "from minisrv.scripted import silu_and_mul, _silu_and_mul_scripted\n"
+        "assert isinstance(_silu_and_mul_scripted, torch.jit.ScriptFunction)\n"
+        "assert not isinstance(silu_and_mul, torch.jit.ScriptFunction)\n"
+        "x = torch.randn(3, 8)\n"
+        "torch.testing.assert_close(silu_and_mul(x), _silu_and_mul_scripted(x))\n"
+    )
+    env = {**__import__("os").environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", check], cwd=target_repo, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    parity = next(c.path for c in publication.files if c.path.endswith("_parity.py"))
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", parity],
+        cwd=target_repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_a_torchscript_function_called_by_another_is_refused(make_run, target_repo):
+    run = make_run("scripted", qualname="gelu_and_mul", line=14)
+    with pytest.raises(AdapterError, match="called by the TorchScript function"):
+        build_publication(load_run_dir(run), target_repo, "", "0" * 40, ())

@@ -19,6 +19,7 @@ from kbot.publish.adapters.base import (
     rename_map,
 )
 from kbot.publish.adapters.source import AdapterError
+from kbot.scan.facts import dotted_name, module_imports, resolve_alias
 
 
 @dataclass(frozen=True)
@@ -61,13 +62,17 @@ class GuardedDispatchAdapter:
             spec.swept_scalars,
         )
         lines = text.splitlines(keepends=True)
-        index = source.body_start(function)
-        indent = source.indent_of(lines[index])
         step = indent_step(text, spec.target_path)
         alias = launcher_name(spec.call, function)
-        new = dispatch_block(terms, spec.kernel_import, spec.call, alias, rename, indent, step)
-        # A blank line keeps the kernel branch visibly apart from the original body.
-        lines = source.insert(lines, index, [*new, "\n"])
+        scripted = cls is None and _is_scripted(function, tree)
+        if scripted:
+            lines = _dispatch_around_script(tree, function, lines, terms, spec, alias, rename, step)
+        else:
+            index = source.body_start(function)
+            indent = source.indent_of(lines[index])
+            new = dispatch_block(terms, spec.kernel_import, spec.call, alias, rename, indent, step)
+            # A blank line keeps the kernel branch visibly apart from the original body.
+            lines = source.insert(lines, index, [*new, "\n"])
         patched = source.ensure_torch_import("".join(lines), spec.target_path)
         module = spec.module_of(spec.target_path)
         guard_md = " and ".join(f"`{t}`" for t in terms)
@@ -92,7 +97,14 @@ class GuardedDispatchAdapter:
             f"{what} now returns the Triton kernel's result when {guard_md}; every other input "
             "runs the original code below the new branch, unchanged."
         )
-        if compiled:
+        if scripted:
+            note = (
+                f"{what} is now a plain Python function that returns the Triton kernel's result "
+                f"when {guard_md}; every other input runs the original TorchScript function, "
+                f"unchanged but renamed `{_scripted_name(function)}` (TorchScript cannot "
+                "launch a Triton kernel)."
+            )
+        elif compiled:
             note += (
                 " The function stays under `torch.compile`: Dynamo traces the Triton launch as a "
                 "user-defined kernel, so the compiled graph calls it directly."
@@ -115,6 +127,69 @@ class GuardedDispatchAdapter:
 
 def _decorators(function: ast.FunctionDef) -> list[str]:
     return [ast.unparse(d) for d in function.decorator_list]
+
+
+def _is_scripted(function: ast.FunctionDef, tree: ast.Module) -> bool:
+    """Whether `torch.jit.script` (through any import alias) decorates the function."""
+    imports = module_imports(tree)
+    return any(
+        resolve_alias(dotted_name(d.func if isinstance(d, ast.Call) else d) or "", imports)
+        == "torch.jit.script"
+        for d in function.decorator_list
+    )
+
+
+def _scripted_name(function: ast.FunctionDef) -> str:
+    return f"_{function.name}_scripted"
+
+
+def _dispatch_around_script(
+    tree: ast.Module,
+    function: ast.FunctionDef,
+    lines: list[str],
+    terms: list[str],
+    spec: AdapterInput,
+    alias: str,
+    rename: dict[str, str],
+    step: str,
+) -> list[str]:
+    """A TorchScript function cannot launch a Triton kernel, so it keeps its body and
+    decorator under a new name and a plain function of the old name dispatches: the guard to
+    the kernel, everything else to the scripted original. Another TorchScript function calling
+    it by name would then call Python, which TorchScript refuses at import: that is refused
+    here instead."""
+    where = f"{spec.target_path}: {function.name}"
+    for other in ast.walk(tree):
+        if (
+            isinstance(other, ast.FunctionDef)
+            and other is not function
+            and _is_scripted(other, tree)
+            and any(isinstance(n, ast.Name) and n.id == function.name for n in ast.walk(other))
+        ):
+            raise AdapterError(
+                f"{where} is called by the TorchScript function `{other.name}` (line "
+                f"{other.lineno}), which cannot call the Python dispatch kbot would put in its "
+                "place; script neither, or patch the caller instead"
+            )
+    scripted = _scripted_name(function)
+    if any(isinstance(n, ast.Name) and n.id == scripted for n in ast.walk(tree)):
+        raise AdapterError(f"{where}: the module already defines `{scripted}`")
+    def_line = function.lineno - 1
+    lines = list(lines)
+    lines[def_line] = lines[def_line].replace(f"def {function.name}(", f"def {scripted}(", 1)
+    args = function.args
+    passed = [a.arg for a in args.posonlyargs + args.args]
+    passed += [f"{a.arg}={a.arg}" for a in args.kwonlyargs]
+    returns = f" -> {ast.unparse(function.returns)}" if function.returns else ""
+    wrapper = [
+        "\n",
+        "\n",
+        f"def {function.name}({ast.unparse(args)}){returns}:\n",
+        f'{step}"""`{scripted}`, and kbot\'s Triton kernel for the inputs it was checked on."""\n',
+        *dispatch_block(terms, spec.kernel_import, spec.call, alias, rename, step, step),
+        f"{step}return {scripted}({', '.join(passed)})\n",
+    ]
+    return source.insert(lines, source.node_end(function), wrapper)
 
 
 GUARDED_DISPATCH = GuardedDispatchAdapter()
