@@ -21,6 +21,7 @@ import glob
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import subprocess
@@ -130,12 +131,26 @@ def command(python_args: list[str]) -> list[str]:
     return [unshare, *UNSHARE_FLAGS, "--", sys.executable, *python_args]
 
 
+# A URL with a user part carries a password (`redis://user:pw@host`); a variable naming a remote
+# service (Triton's remote cache) may hold one in any form. Neither goes to a candidate.
+_URL_WITH_USER = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s]*@")
+_REMOTE_NAME_PARTS = ("URL", "URI", "ENDPOINT", "REMOTE", "HOST", "SERVER", "ADDR")
+
+
+def _may_hold_credentials(name: str, value: str) -> bool:
+    return bool(_URL_WITH_USER.search(value)) or any(
+        part in name.upper() for part in _REMOTE_NAME_PARTS
+    )
+
+
 def candidate_environment(environ: dict[str, str], private: Path, package_root: str) -> dict:
     """The environment a candidate's process starts with: an allowlist, never a credential."""
     env = {
         name: value
         for name, value in environ.items()
-        if (name in _ENV_NAMES or name.startswith(_ENV_PREFIXES)) and not is_secret_name(name)
+        if (name in _ENV_NAMES or name.startswith(_ENV_PREFIXES))
+        and not is_secret_name(name)
+        and not _may_hold_credentials(name, value)
     }
     env.update(
         HOME=str(private / "home"),

@@ -65,7 +65,7 @@ def _check_scalars(inputs: list, positions: tuple[int, ...], case: dict[str, Any
 def check_case(
     module: ModuleType,
     reference: torch.nn.Module,
-    call: Callable[[list, list[int], str], tuple[tuple, list]],
+    call: Callable[[list, list[int], str, bool], tuple[tuple, list]],
     case: dict[str, Any],
     trials: int,
     device: torch.device,
@@ -75,8 +75,8 @@ def check_case(
     rounded_to: torch.dtype | None = None,
     scalar_positions: tuple[int, ...] = (),
 ) -> CaseOutcome:
-    """`call(inputs, poison_bytes, where)` runs the candidate in its own process and returns
-    its outputs and the inputs as they are after the call (kbot.evaluate.jobs)."""
+    """`call(inputs, poison_bytes, where, alias_ok)` runs the candidate in its own process and
+    returns its outputs and the inputs as they are after the call (kbot.evaluate.jobs)."""
     distributions = tuple(DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(trials))
     worst_abs = worst_norm = 0.0
     previous: tuple[tuple, tuple] | None = None
@@ -106,7 +106,10 @@ def check_case(
                     f"the problem's Model raised {type(exc).__name__}: {exc}"
                 ) from None
         poison = [r.numel() * r.element_size() for r in references if isinstance(r, torch.Tensor)]
-        outputs, after = call(pristine, poison, where)
+        # A candidate's output may share memory with its inputs only where the reference's
+        # does (or the op writes into its inputs): else it returned a view, not a result.
+        alias_ok = mutates_inputs or _aliases_inputs(references, reference_inputs)
+        outputs, after = call(pristine, poison, where, alias_ok)
         if len(after) != len(pristine):
             failure = Reason("input-mutated", f"the inputs came back changed in number {where}")
             break
@@ -336,6 +339,19 @@ def _tolerance_used(
         tolerance_for(tolerance_dtype(r.dtype, rounded_to), atol, rtol, truncating) for r in floats
     ]
     return max(t.atol for t in tolerances), max(t.rtol for t in tolerances)
+
+
+def _aliases_inputs(outputs: tuple, inputs: list) -> bool:
+    """Whether an output tensor shares storage with an input tensor."""
+    storages = {
+        v.untyped_storage().data_ptr()
+        for v in inputs
+        if isinstance(v, torch.Tensor) and v.numel() > 0
+    }
+    return any(
+        isinstance(o, torch.Tensor) and o.numel() > 0 and o.untyped_storage().data_ptr() in storages
+        for o in outputs
+    )
 
 
 def _clone(values: list) -> list:

@@ -241,6 +241,7 @@ class Evaluator:
             atol=problem.options.atol,
             rtol=problem.options.rtol,
             mutates_inputs=problem.options.mutates_inputs,
+            extern_ops=tuple(problem.options.extern_ops),
             scalar_positions=problem.options.scalar_positions,
             candidates=tuple(candidates),
             seeds=self.options.seeds,

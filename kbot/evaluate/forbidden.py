@@ -139,6 +139,10 @@ ANYWHERE_MODULES.update(
     }
 )
 ANYWHERE_MODULES["from_file"] = ("io-access", "`from_file` maps a file into a tensor")
+# NumPy reads and writes files (`loadtxt`, `fromfile`, `save`) and Triton's interpreter hands it
+# out (`triton.runtime.interpreter.np`), under whatever name reached it.
+for _name in ("numpy", "np", "interpreter"):
+    ANYWHERE_MODULES[_name] = ("io-access", f"`{_name}` reaches NumPy, which reads files")
 # A chain that names `functools`/`operator`/`math` through a torch or triton submodule
 # (`triton.runtime.build.functools.reduce`) is not the stdlib helper the candidate imported.
 _STDLIB_THROUGH_TORCH = frozenset({"functools", "operator", "itertools"})

@@ -32,7 +32,9 @@ from kbot.evaluate.allowed import (
 )
 from kbot.evaluate.forbidden import forbidden
 from kbot.evaluate.forward_kinds import (
+    MAX_CALL_DEPTH,
     MAYBE_TENSOR,
+    TOO_DEEP,
     Callable,
     ForwardFacts,
     Kind,
@@ -326,7 +328,10 @@ class CallRules:
                 callable_args=site.callables,
             )
         visit = (f"{key}:{default_kind.value}", tuple(arg_kinds))
-        if visit in self.m.visiting or self.depth > 20:
+        if self.depth > MAX_CALL_DEPTH:
+            self.m.reject(fn, TOO_DEEP, rule="call-depth")
+            return Kind.UNKNOWN
+        if visit in self.m.visiting:
             return Kind.UNKNOWN
         self.m.visiting.add(visit)
         try:

@@ -38,6 +38,15 @@ class Callable:
     owner: int = 0  # id() of the walker whose scope defined it: calls there see its names now
 
 
+# Calls nested deeper than this are not followed: the candidate is refused (`call-depth`), since
+# what the unread calls do would otherwise pass unseen.
+MAX_CALL_DEPTH = 20
+TOO_DEEP = (
+    f"forward's calls nest deeper than {MAX_CALL_DEPTH} functions; the checks read no further, "
+    "so flatten them"
+)
+
+
 @dataclass
 class ForwardFacts:
     """What the checker knows about the candidate file."""

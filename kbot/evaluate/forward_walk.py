@@ -11,7 +11,9 @@ import ast
 from kbot.evaluate.allowed import CONTEXT_MANAGERS, SCALAR_ATTRS, TENSOR_ATTRS
 from kbot.evaluate.forward_calls import CallRules
 from kbot.evaluate.forward_kinds import (
+    MAX_CALL_DEPTH,
     MAYBE_TENSOR,
+    TOO_DEEP,
     Callable,
     ForwardFacts,
     Kind,
@@ -305,7 +307,10 @@ class Walker(CallRules):
                 **binding,
             )
         visit = (f"local:{id(target.node)}:{default_kind.value}", arg_kinds)
-        if visit in self.m.visiting or self.depth > 20:
+        if self.depth > MAX_CALL_DEPTH:
+            self.m.reject(target.node, TOO_DEEP, rule="call-depth")
+            return Kind.UNKNOWN
+        if visit in self.m.visiting:
             return Kind.UNKNOWN
         self.m.visiting.add(visit)
         closure = dict(target.closure or {})

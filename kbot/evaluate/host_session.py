@@ -17,6 +17,7 @@ import torch
 
 from kbot.evaluate import wire
 from kbot.evaluate.audit import Policy
+from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
 from kbot.evaluate.cuda_errors import is_sticky
 from kbot.evaluate.processes import short
 from kbot.problem.runtime import build_on, import_file
@@ -37,6 +38,7 @@ class Session:
         self.folder = folder
         self.policy = policy
         self.model: torch.nn.Module | None = None
+        self.extern: frozenset[str] = frozenset()  # aten ops of the declared extern ops
         self.buffers: dict[int, list] = {}
         self.timed = None  # kbot.evaluate.timing.Implementation of the case being timed
         self.timed_case: int | None = None
@@ -84,6 +86,7 @@ class Session:
             raise _Refused("load", f"ModelNew(*get_init_inputs()) raised {short(exc)}") from None
         _load_state(model, state, adopt=bool(request.get("adopt")))
         self.model = model.to(self.device).eval()
+        self.extern = extern_aten(list(request.get("extern_ops") or ()))
         return {}
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -97,11 +100,25 @@ class Session:
         else:
             _refill(buffers, fresh)
         _poison([int(n) for n in request.get("poison_bytes", [])], self.device)
-        with torch.no_grad():
-            outputs = _as_outputs(self.model(*buffers))
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
+        guard = ComputeGuard(self.extern)
+        try:
+            with torch.no_grad(), guarding(guard):
+                outputs = _as_outputs(self.model(*buffers))
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
+        except BaseException:
+            _refuse_compute(guard)  # the torch op, not what the candidate made of its error
+            raise
+        _refuse_compute(guard)  # also when the candidate swallowed the op's error
         _check_types(outputs)
+        copied = guard.copied_outputs(outputs)
+        if copied:
+            raise _Refused(
+                "torch-compute",
+                f"output {copied[0]} is a torch copy of the inputs' values, not a kernel's result",
+            )
+        if not request.get("alias_ok"):
+            _refuse_aliases(outputs, buffers)
         reply = {"outputs": outputs}
         if request.get("return_inputs"):
             # Every input crosses back, changed or not, and the judge compares the bytes: an
@@ -203,6 +220,34 @@ class Session:
 
 def _as_outputs(value: object) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _refuse_compute(guard: ComputeGuard) -> None:
+    if guard.violations:
+        raise _Refused(
+            "torch-compute",
+            f"forward computed with torch outside a Triton kernel (`{guard.violations[0]}`); "
+            "only allocation, views, casts and copies, and declared extern ops may run there",
+        )
+
+
+def _refuse_aliases(outputs: tuple, inputs: list) -> None:
+    """An output sharing memory with an input is a view of it, not a result (the reference's
+    outputs share none)."""
+    storages = {
+        v.untyped_storage().data_ptr(): i
+        for i, v in enumerate(inputs)
+        if isinstance(v, torch.Tensor) and v.numel() > 0
+    }
+    for index, value in enumerate(outputs):
+        if isinstance(value, torch.Tensor) and value.numel() > 0:
+            shared = storages.get(value.untyped_storage().data_ptr())
+            if shared is not None:
+                raise _Refused(
+                    "output-alias",
+                    f"output {index} shares memory with input {shared}; the reference's "
+                    "outputs are new tensors",
+                )
 
 
 def _check_types(outputs: tuple) -> None:

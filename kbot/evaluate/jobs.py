@@ -241,6 +241,8 @@ def _load(
             init=init,
             state={k: v.detach() for k, v in shared.items()},
             adopt=job.adopt_state,
+            extern_ops=list(job.extern_ops),
+            mutates_inputs=job.mutates_inputs,
         )
     except CandidateFailed as failed:
         raise _Rejected(Stage.LOAD, failed.reason) from None
@@ -291,7 +293,9 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
     """The candidate's forward as the correctness check calls it: inputs out, outputs and the
     inputs as they are after the call back."""
 
-    def call(inputs: list, poison_bytes: list[int], where: str) -> tuple[tuple, list]:
+    def call(
+        inputs: list, poison_bytes: list[int], where: str, alias_ok: bool = False
+    ) -> tuple[tuple, list]:
         # What may come back: the inputs as they are after the call, and outputs like the
         # reference's (twice over, for a candidate that returns more than it should).
         host.max_reply_bytes = tensor_bytes(inputs) + 2 * sum(poison_bytes) + (64 << 20)
@@ -303,6 +307,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
                 inputs=inputs,
                 poison_bytes=poison_bytes,
                 return_inputs=True,
+                alias_ok=alias_ok,
             )
         except CandidateFailed as failed:
             reason = Reason(failed.reason.rule, f"{failed.reason.message} {where}".strip())

@@ -7,11 +7,14 @@ are in `forbidden` and `allowed`."""
 from __future__ import annotations
 
 import ast
+import functools
+import importlib
+import types
 
 from kbot.evaluate.allowed import IMPLICIT_DUNDERS, TRITON_API, TRITON_DTYPES
 from kbot.evaluate.forbidden import FORBIDDEN_DUNDERS, attribute_hit, forbidden
 from kbot.evaluate.module_rules import kernel_names
-from kbot.evaluate.names import Aliases, is_getattr_literal
+from kbot.evaluate.names import ALLOWED_IMPORTS, Aliases, is_getattr_literal
 from kbot.evaluate.verdict import Reason
 
 
@@ -57,6 +60,17 @@ def check(tree: ast.Module, aliases: Aliases) -> list[Reason]:
     in_kernel = _kernel_nodes(tree, aliases)
     bound = _bound_names(tree)
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    # Where a module or a torch/triton function may stand: called, as a decorator, or as the
+    # object of a getattr with a literal name (an attribute access written another way).
+    direct = called | {
+        id(d)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for d in n.decorator_list
+    }
+    direct |= {
+        id(n.args[0]) for n in ast.walk(tree) if isinstance(n, ast.Call) and is_getattr_literal(n)
+    }
     inner: set[int] = set()
     for node in ast.walk(tree):  # breadth first: a chain's outermost node comes first
         if isinstance(node, ast.Attribute):
@@ -71,6 +85,21 @@ def check(tree: ast.Module, aliases: Aliases) -> list[Reason]:
             if isinstance(value, ast.Name) and value.id in aliases.names:
                 inner.add(id(value))  # judged with the chain; other roots are judged alone
             reasons += _chain_reasons(node, chain, aliases, id(node) in in_kernel)
+            if id(node) not in direct:
+                reasons += _as_value(node, aliases.qualname(node))
+        elif (
+            isinstance(node, ast.Name)
+            and node.id in _MODULE_IDENTITY
+            and not isinstance(node.ctx, ast.Load)
+        ):
+            reasons.append(
+                Reason(
+                    "rebinding",
+                    f"`{node.id}` is assigned: the module's identity decides what runs at import "
+                    "(`if __name__ == '__main__':`); leave it as Python sets it",
+                    node.lineno,
+                )
+            )
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             if id(node) in inner:
                 continue
@@ -79,6 +108,8 @@ def check(tree: ast.Module, aliases: Aliases) -> list[Reason]:
                 hit = forbidden(dotted)
                 if hit is not None:
                     reasons.append(Reason(hit[0], f"uses `{dotted}`: {hit[1]}", node.lineno))
+                elif id(node) not in direct and _as_value(node, dotted):
+                    reasons += _as_value(node, dotted)
                 elif dotted.startswith("triton") and not _triton_allowed(
                     dotted, id(node) in in_kernel
                 ):
@@ -128,6 +159,53 @@ def check(tree: ast.Module, aliases: Aliases) -> list[Reason]:
                 Reason("threads", "async code runs outside the timed stream", node.lineno)
             )
     return reasons
+
+
+def _as_value(node: ast.expr, dotted: str | None) -> list[Reason]:
+    """A module, or a torch/triton function, used as a value (stored, passed, put in a
+    container, bound to another name): the checks follow calls written as calls, and such a
+    value would be called where they cannot see it (`tt, ff = torch, F`, `map(F.silu, ...)`,
+    `def f(x, act=torch.sigmoid)`)."""
+    target = _resolve(dotted) if dotted else None
+    if target is None:
+        return []
+    if isinstance(target, types.ModuleType):
+        what = f"the module `{dotted}`"
+    elif (
+        callable(target)
+        and not isinstance(target, type)
+        and dotted.split(".")[0] in ("torch", "triton")
+    ):
+        what = f"the function `{dotted}`"
+    else:
+        return []
+    return [
+        Reason(
+            "module-as-value",
+            f"{what} is used as a value; call it or use its attributes where they are needed",
+            node.lineno,
+        )
+    ]
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve(dotted: str) -> object | None:
+    """The object a dotted name of an allowed import names, or None (not importable, or not
+    resolvable without running more than imports and attribute lookups)."""
+    parts = dotted.split(".")
+    if parts[0] not in ALLOWED_IMPORTS:
+        return None
+    for cut in range(len(parts), 0, -1):
+        try:
+            target = importlib.import_module(".".join(parts[:cut]))
+        except Exception:  # noqa: BLE001 - not a module at this length
+            continue
+        for attr in parts[cut:]:
+            target = getattr(target, attr, None)
+            if target is None:
+                return None
+        return target
+    return None
 
 
 def _chain_reasons(node: ast.Attribute, chain: list[str], aliases: Aliases, in_kernel: bool):
@@ -201,5 +279,6 @@ _BUILTIN_HOOKS = frozenset(
 )
 # Module globals that reach the import machinery (`__loader__.get_data(path)` reads files).
 _MODULE_DUNDERS = frozenset({"__loader__", "__spec__", "__cached__", "__builtins__"})
+_MODULE_IDENTITY = frozenset({"__name__", "__file__", "__package__", "__path__", "__qualname__"})
 # Special attribute names that a string may not hold (getattr/dict tricks build them).
 _SPECIAL_NAMES = FORBIDDEN_DUNDERS | IMPLICIT_DUNDERS | {"__exit__", "__enter__"}

@@ -18,7 +18,7 @@ from typing import Any
 
 from kbot.evaluate.verdict import CaseResult, Reason, Stage, finite_json
 
-PROTOCOL_VERSION = 3  # 3: Job.upcoming
+PROTOCOL_VERSION = 4  # 3: Job.upcoming; 4: Job.extern_ops
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,9 @@ class Job:
     atol: float | None = None
     rtol: float | None = None
     mutates_inputs: bool = False
+    # The ops forward may run with torch (KBOT["extern_ops"]): the candidate's compute guard
+    # lets their aten ops through (kbot.evaluate.compute_guard).
+    extern_ops: tuple[str, ...] = ()
     scalar_positions: tuple[int, ...] = ()  # forward places that must hold numbers (KBOT)
     candidates: tuple[CandidateJob, ...] = ()
     seeds: int = 5
@@ -59,6 +62,7 @@ class Job:
     def from_json(cls, data: dict[str, Any]) -> Job:
         data = dict(data)
         data["cases"] = tuple(data.get("cases", ()))
+        data["extern_ops"] = tuple(data.get("extern_ops", ()))
         data["candidates"] = tuple(CandidateJob(**c) for c in data.get("candidates", ()))
         return cls(**data)
 

@@ -184,6 +184,29 @@ def _scope_bindings(body: list[ast.stmt]):
                 for sub in ast.walk(target):
                     if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
                         yield stmt, "assign", sub.id, ""
+            # Names bound inside the statement in this same scope: an assignment expression
+            # (`_ = (forward := other)` in a class body), a `match` capture.
+            for name in _inner_bindings(stmt):
+                yield stmt, "assign", name, ""
+
+
+def _inner_bindings(stmt: ast.stmt):
+    """Walrus targets and `match` captures anywhere in `stmt`, not inside a nested def, class
+    or lambda (a walrus in a comprehension binds in the enclosing scope)."""
+    pending: list[ast.AST] = [stmt]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            yield node.target.id
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            yield node.name
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            yield node.rest
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+            ):
+                pending.append(child)
 
 
 def local_bindings(fn: ast.FunctionDef | ast.Lambda):

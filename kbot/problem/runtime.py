@@ -66,7 +66,11 @@ def build_on(device: Any, make: Callable[[], Any], seed: int | None = None) -> A
 # Value distributions the evaluator draws inputs from, each a transform of the problem's own
 # draw (so domains such as "positive only" are kept): as drawn, scaled small, scaled large,
 # and rows with a few outliers. Powers of two keep the scaling exact in every dtype.
-DISTRIBUTIONS = ("normal", "small", "large", "outliers")
+# "grid": half the values snapped to multiples of 1/8 (equal values are common: ties in argmax,
+# max and comparisons), the other half to multiples of 2**-10 (exact halves after scaling by up
+# to 512: `round(x * 64)` meets its .5 cases), as quantized real data has them.
+DISTRIBUTIONS = ("normal", "small", "large", "outliers", "grid")
+_GRID_STEPS = (2.0**-3, 2.0**-10)
 _SCALE = {"small": 2.0**-6, "large": 2.0**4}
 _OUTLIER_FACTOR = 32.0
 # Outlier rows are edited this many elements at a time (a 6 GB input is not gathered at once).
@@ -102,6 +106,14 @@ def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
             continue
         if distribution in _SCALE:
             x.mul_(_SCALE[distribution])
+        elif distribution == "grid":
+            work = x if x.is_contiguous() else x.contiguous()
+            flat = work.view(-1)
+            for start in range(0, flat.numel(), _OUTLIER_CHUNK):
+                piece = flat[start : start + _OUTLIER_CHUNK]
+                piece.copy_(_snapped(piece.float(), generator))
+            if work is not x:
+                x.copy_(work)
         elif distribution == "outliers":
             # A non-contiguous input (a transposed view) is edited through a contiguous copy:
             # reshaping the view itself can alias it, and copying that back overlaps.
@@ -111,6 +123,17 @@ def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
             if work is not x:
                 x.copy_(work)
     return inputs
+
+
+def _snapped(wide, generator):
+    """`wide` (fp32) on the grid distribution's steps; a nonzero value stays on its side of
+    zero (a positive domain stays positive)."""
+    import torch
+
+    fine = torch.rand(wide.shape, generator=generator).to(wide.device) < 0.5
+    step = torch.where(fine, _GRID_STEPS[1], _GRID_STEPS[0])
+    snapped = torch.round(wide / step) * step
+    return torch.where((snapped == 0) & (wide != 0), wide.sign() * step, snapped)
 
 
 def refill_(buffers: list, fresh: list) -> None:

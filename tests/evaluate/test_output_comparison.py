@@ -36,6 +36,29 @@ def test_nan_where_reference_is_finite():
     assert rule([ref_inf.clone()], [ref_inf]) is None
 
 
+def test_a_number_never_stands_in_for_the_references_inf_or_nan():
+    """log(0) is -inf and sqrt(-1) NaN: -1.0, 1.0 or 0.0 in their place is a wrong kernel (the
+    old comparison mapped both sides through nan_to_num(0, 1, -1) and took them as equal)."""
+    ref = torch.randn(4, 4)
+    for special, stand_in in [(float("-inf"), -1.0), (float("inf"), 1.0), (float("nan"), 0.0)]:
+        with_special = ref.clone()
+        with_special[2, 3] = special
+        out = with_special.clone()
+        out[2, 3] = stand_in
+        assert rule([out], [with_special]) == "mismatch", special
+        assert rule([with_special.clone()], [with_special]) is None
+    both = ref.clone()
+    both[0, 0], both[0, 1] = float("inf"), float("-inf")
+    swapped = both.clone()
+    swapped[0, 0], swapped[0, 1] = float("-inf"), float("inf")
+    assert rule([swapped], [both]) == "mismatch"
+    nan_payload = ref.clone()
+    nan_payload[1, 1] = float("nan")
+    other_nan = nan_payload.clone()
+    other_nan[1, 1] = -float("nan")  # another NaN is still a NaN
+    assert rule([other_nan], [nan_payload]) is None
+
+
 def test_bf16_tolerance_allows_two_ulps_but_not_more():
     ref = (torch.rand(1000) + 1.0).to(torch.bfloat16)
     two_ulps = (ref.float() * (1 + 2 * 2.0**-8)).to(torch.bfloat16)

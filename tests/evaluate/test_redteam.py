@@ -94,8 +94,10 @@ class Cheat:
     @property
     def design_must_reject(self) -> bool:
         """Rejected even with the static rules off: the answer is wrong, stolen from the judge
-        or precomputed from a predicted seed, and only the trusted side's checks stand."""
-        return self.klass in ("judge", "seed", "control") and "honest" not in self.tags
+        or precomputed from a predicted seed, or computed by torch outside a kernel (the
+        candidate process's compute guard sees what runs), and only the trusted side's checks
+        stand."""
+        return self.klass in ("judge", "seed", "control", "outside") and "honest" not in self.tags
 
 
 def _parse(path: Path) -> Cheat:
@@ -120,14 +122,12 @@ CHEATS = [_parse(p) for p in sorted(REDTEAM.glob("*.py"))]
 BY_NAME = {c.name: c for c in CHEATS}
 ISOLATED = [c for c in CHEATS if "isolate" in c.tags]
 STEALERS = [c for c in CHEATS if "steals" in c.tags and "isolate" not in c.tags]
-# With the static rules off, only what the design must stop: not the "outside" cheats and the
-# reach cheats that compute in PyTorch, which only the static rules can see. The stealers run
-# with the static rules off in the canary test, which holds them to the same containment.
-DESIGN = [
-    c
-    for c in CHEATS
-    if (c.klass not in ("outside", "reach") or "honest" in c.tags) and c not in STEALERS
-]
+# With the static rules off, what the design must stop: the "outside" cheats too, since the
+# compute guard in the candidate's process sees torch computing whatever route reached it;
+# not the reach cheats that compute in PyTorch, which only the static rules can see. The
+# stealers run with the static rules off in the canary test, which holds them to the same
+# containment.
+DESIGN = [c for c in CHEATS if (c.klass != "reach" or "honest" in c.tags) and c not in STEALERS]
 
 
 def _problem(name: str):
@@ -466,6 +466,8 @@ def test_canary_credentials_never_come_out(static, tmp_path, monkeypatch, listen
     canary = CANARY_PREFIX + secrets.token_hex(12)
     for index, name in enumerate(("GITHUB_TOKEN", "OPENAI_API_KEY", "MY_DEPLOY_VALUE")):
         monkeypatch.setenv(name, f"{canary}-{index}")
+    # A name the allowlist's TRITON_ prefix admits, holding a password in a URL.
+    monkeypatch.setenv("TRITON_REMOTE_CACHE_URL", f"redis://user:{canary}-3@cache.internal")
     package_root = str(Path(kbot.__file__).resolve().parents[1])  # the kbot under test
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)

@@ -1,0 +1,159 @@
+"""The compute guard (kbot.evaluate.compute_guard) on its own: what a launcher may run with
+torch, what it may not, and how Triton launches lift it while grid functions stay under it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+import torch
+
+from kbot.evaluate.compute_guard import (
+    ComputeGuard,
+    extern_aten,
+    guarding,
+    install_launch_hooks,
+)
+
+
+def _run(fn, extern=()):
+    guard = ComputeGuard(extern_aten(extern))
+    error = None
+    with torch.no_grad(), guarding(guard):
+        try:
+            result = fn()
+        except RuntimeError as exc:
+            result, error = None, exc
+    return guard, result, error
+
+
+def test_a_launcher_may_allocate_view_query_cast_and_copy():
+    x = torch.randn(6, 8)
+
+    def launcher():
+        out = torch.empty_like(x)
+        scratch = torch.zeros(3, dtype=torch.int32)
+        scratch.fill_(2)
+        t = x.t().contiguous()  # a copy of an input, kept inside
+        half = x[:, :4].reshape(-1).to(torch.bfloat16)
+        assert x.is_contiguous() and x.size(0) == 6 and t.stride(0) == 6
+        return out, half.numel(), torch.tensor([1.0, 2.0]), torch.arange(4)
+
+    guard, result, error = _run(launcher)
+    assert error is None and guard.violations == []
+    assert guard.copied_outputs(result[:1]) == []  # a fresh buffer is not a copy
+
+
+@pytest.mark.parametrize(
+    "compute",
+    [
+        lambda x: torch.nn.functional.silu(x),
+        lambda x: x * 2,
+        lambda x: x.sum(),
+        lambda x: torch.cat([x, x]),
+        lambda x: x.index_select(0, torch.tensor([0, 1])),
+        lambda x: torch.empty_like(x).fill_(x[0, 0]),  # filling with a tensor's value
+        lambda x: torch.mm(x, x.t()),  # no extern declared
+    ],
+)
+def test_computing_with_torch_is_refused_even_when_the_error_is_swallowed(compute):
+    x = torch.randn(4, 4)
+
+    def swallowing():
+        try:
+            compute(x)
+        except RuntimeError:
+            pass
+        return torch.empty(1)
+
+    guard, _, error = _run(swallowing)
+    assert error is None  # the candidate caught it ...
+    assert guard.violations  # ... the guard still knows
+
+
+def test_declared_extern_ops_run():
+    x, w, b = torch.randn(4, 8), torch.randn(6, 8), torch.randn(6)
+    guard, result, _ = _run(lambda: torch.nn.functional.linear(x, w, b), extern=("linear",))
+    assert guard.violations == [] and result.shape == (4, 6)
+    image, kernel = torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)
+    guard, _, _ = _run(lambda: torch.nn.functional.conv2d(image, kernel), extern=("conv2d",))
+    assert guard.violations == []
+    guard, _, _ = _run(lambda: torch.nn.functional.conv2d(image, kernel), extern=("matmul",))
+    assert guard.violations  # declared matmul does not cover a convolution
+
+
+def test_an_output_that_is_a_torch_copy_of_the_inputs_is_found():
+    x = torch.randn(5, 3)
+    guard, result, _ = _run(lambda: (x.new_tensor(x.t()), x.t().contiguous(), torch.empty(2)))
+    assert guard.violations == []
+    assert guard.copied_outputs(result) == [0, 1]
+
+
+KERNELS = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(src, dst, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def noop_kernel(X: tl.constexpr, n):
+    pass
+"""
+
+
+@pytest.fixture
+def kernels(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    path = tmp_path / "guard_kernels.py"
+    path.write_text(KERNELS)
+    spec = importlib.util.spec_from_file_location("guard_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["guard_kernels"] = module
+    spec.loader.exec_module(module)
+    install_launch_hooks()
+    yield module
+    sys.modules.pop("guard_kernels", None)
+
+
+def test_a_launch_lifts_the_guard_and_its_grid_function_does_not(kernels):
+    x = torch.randn(16)
+
+    def honest():
+        out = torch.empty_like(x)
+        kernels.copy_kernel[(1,)](x, out, 16, BLOCK=16)  # the interpreter runs torch itself
+        return out
+
+    guard, out, error = _run(honest)
+    assert error is None and guard.violations == [] and torch.equal(out, x)
+
+    def grid_computes():
+        out = torch.empty_like(x)
+
+        def grid(meta):
+            out.copy_(torch.sigmoid(x))
+            return (1,)
+
+        kernels.copy_kernel[grid](x, out, 16, BLOCK=16)
+        return out
+
+    guard, _, _ = _run(grid_computes)
+    assert "sigmoid" in guard.violations
+
+
+def test_a_tensor_passed_as_constexpr_is_refused(kernels):
+    x = torch.randn(8)
+    guard, _, error = _run(lambda: kernels.noop_kernel[(1,)](x, 8))
+    assert error is not None and guard.violations and "constexpr" in guard.violations[0]
+
+
+def test_a_tensor_passed_as_constexpr_is_refused_beside_launch_options(kernels):
+    x = torch.randn(8)
+    guard, _, error = _run(lambda: kernels.noop_kernel[(1,)](x, 8, num_warps=4))
+    assert error is not None and guard.violations and "constexpr" in guard.violations[0]
