@@ -248,7 +248,7 @@ def _reduction_schedule(
         # argmax/argmin return int64 indices of a floating-point input.
         reduced = red.args[0] if REDUCTIONS[red.target] in ARG_REDUCTIONS else red
         if dtype_of(reduced) not in FLOAT_TYPES and not _integer_sum(red):
-            raise Unsupported("an integer reduction other than a sum")
+            raise Unsupported("an integer reduction other than a sum, max or min")
     if len(dims) != 1:
         raise Unsupported("reductions over different dims")
     col_dims = dims.pop()
@@ -289,8 +289,10 @@ def _reduction_schedule(
 
 
 def _integer_sum(red: torch.fx.Node) -> bool:
-    """A sum whose result is an integer (of integers or booleans: torch sums both to int64)."""
-    return REDUCTIONS[red.target] == "sum" and dtype_of(red) in (torch.int64, torch.int32)
+    """A sum whose result is an integer (of integers or booleans: torch sums both to int64),
+    or a max/min of integers (the longest sequence among the positions: dynamic-NTK rotary)."""
+    integer = dtype_of(red) in (torch.int64, torch.int32)
+    return REDUCTIONS[red.target] in ("sum", "max", "min") and integer
 
 
 def _reshaped_full(out: torch.fx.Node, iter_shape: tuple) -> bool:

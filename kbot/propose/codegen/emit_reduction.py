@@ -50,18 +50,23 @@ FINISH = {
 }
 
 
+# An integer max/min's neutral values: int64's extremes (an integer reduction runs in int64).
+INTEGER_NEUTRAL = {"sum": "0", "max": "-9223372036854775807 - 1", "min": "9223372036854775807"}
+
+
 def _masked(red: Reduction, x: str) -> str:
-    """`x` where the mask holds, the reduction's neutral value elsewhere; an integer sum's
-    terms as int64 (a boolean's too), so the sum is exact."""
+    """`x` where the mask holds, the reduction's neutral value elsewhere; an integer
+    reduction's terms as int64 (a boolean's too), so a sum is exact and a max of positions
+    past 2**24 is not rounded through fp32."""
     if red.integer:
-        return f"tl.where(mask, ({x}).to(tl.int64), 0)"
+        return f"tl.where(mask, ({x}).to(tl.int64), {INTEGER_NEUTRAL[red.kind]})"
     return f"tl.where(mask, {x}, {NEUTRAL[red.kind]})"
 
 
 def _accumulator(red: Reduction) -> str:
     """A looped reduction's [ROWS, BLOCK_N] accumulator, at the neutral value."""
     if red.integer:
-        return "tl.zeros([ROWS, BLOCK_N], dtype=tl.int64)"
+        return f"tl.full([ROWS, BLOCK_N], {INTEGER_NEUTRAL[red.kind]}, tl.int64)"
     return f"tl.full([ROWS, BLOCK_N], {NEUTRAL[red.kind]}, tl.float32)"
 
 

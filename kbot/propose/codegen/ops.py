@@ -130,6 +130,7 @@ _OTHER = {
     aten.clamp_min.default,
     aten.clamp_max.default,
     aten.pow.Tensor_Scalar,
+    aten.pow.Tensor_Tensor,
     aten.pow.Scalar,
     aten._to_copy.default,
     aten.full.default,
@@ -185,6 +186,9 @@ def compute(body: Lowering, node: torch.fx.Node, args: list[str]) -> str:
         return _clamp(node, args[0], body)
     if target == aten.pow.Tensor_Scalar:
         return _pow(args[0], node.args[1])
+    if target == aten.pow.Tensor_Tensor:
+        body.helpers.add("_pow_tensor")
+        return f"_pow_tensor({args[0]}, {args[1]})"
     if target == aten.pow.Scalar:
         return f"tl.exp({args[1]} * {literal(math.log(node.args[0]))})"
     if target == aten._to_copy.default:
@@ -253,9 +257,23 @@ def _pow(a: str, exponent: object) -> str:
         return f"tl.rsqrt({a})"
     if exponent == -1:
         return f"1.0 / {a}"
+    if exponent == 4:
+        return f"({a} * {a}) * ({a} * {a})"
+    if exponent == 0:
+        return "1.0"  # torch: x ** 0 is 1 for every x, NaN included
+    # a**p = 2**(p * log2 a), in fp64: in fp32 the product loses the low bits a large result
+    # needs (a rotary base raised to the head's exponents, then multiplied by a position).
+    if isinstance(exponent, (int, float)) and float(exponent).is_integer():
+        # |a|**p with a negative base's sign when p is odd (torch's x ** 5 of a negative x)
+        p = literal(float(exponent))
+        magnitude = f"tl.exp2({p} * tl.log2(tl.abs({a}).to(tl.float64))).to(tl.float32)"
+        if int(exponent) % 2 == 0:
+            return magnitude
+        return f"tl.where({a} < 0, -{magnitude}, {magnitude})"
     if isinstance(exponent, (int, float)):
-        # a**p = 2**(p*log2 a): NaN for a < 0, as torch gives for a non-integer p.
-        return f"tl.exp2({literal(float(exponent))} * tl.log2({a}))"
+        # NaN for a < 0, as torch gives for a non-integer p.
+        p = literal(float(exponent))
+        return f"tl.exp2({p} * tl.log2(({a}).to(tl.float64))).to(tl.float32)"
     raise Unsupported(f"pow with exponent {exponent!r}")
 
 
@@ -287,6 +305,18 @@ def _tanh(x):
     x2 = x * x
     small = x * (1.0 - x2 * (1.0 / 3.0 - x2 * (2.0 / 15.0 - x2 * (17.0 / 315.0))))
     return tl.where(tl.abs(x) < 0.1, small, big)
+''',
+    "_pow_tensor": '''@triton.jit
+def _pow_tensor(a, b):
+    """a ** b elementwise, as torch gives it: |a| ** b by exp2/log2 in fp64 (in fp32 the
+    product b * log2|a| loses the low bits a large result needs), a negative base's sign for
+    an odd integer b and NaN for a non-integer one, 1 where b == 0 or a == 1."""
+    magnitude = tl.exp2(b.to(tl.float64) * tl.log2(tl.abs(a).to(tl.float64))).to(tl.float32)
+    integral = tl.floor(b) == b
+    odd = integral & ((b - 2.0 * tl.floor(b * 0.5)) != 0.0)
+    signed = tl.where(integral, tl.where(odd, -magnitude, magnitude), float("nan"))
+    raised = tl.where(a < 0, signed, magnitude)
+    return tl.where(b == 0.0, 1.0, tl.where(a == 1.0, 1.0, raised))
 ''',
     "_round_half_even": '''@triton.jit
 def _round_half_even(x):

@@ -25,8 +25,9 @@ class Reduction:
     node: torch.fx.Node
     kind: str  # sum | mean | max | min | argmax | argmin | cumsum | cumprod
     level: int  # 1 + the deepest reduction it depends on
-    # a sum of integers or booleans (cross-entropy's count of targets it does not ignore):
-    # accumulated in int64, exactly, by the one-pass and looped schedules only
+    # a sum of integers or booleans (cross-entropy's count of targets it does not ignore), or
+    # a max/min of integers: accumulated in int64, exactly, by the one-pass and looped
+    # schedules only
     integer: bool = False
 
 

@@ -105,6 +105,9 @@ def _decompositions() -> dict:
         aten.amax.default(x, [dim], keepdim),
         aten.argmax.default(x, dim, keepdim),
     )
+    # torch.max(x) / torch.min(x): the max/min over every dim (a 0-dim result)
+    table[aten.max.default] = lambda x: aten.amax.default(x, list(range(x.dim())), False)
+    table[aten.min.default] = lambda x: aten.amin.default(x, list(range(x.dim())), False)
     table[aten.min.dim] = lambda x, dim, keepdim=False: (
         aten.amin.default(x, [dim], keepdim),
         aten.argmin.default(x, dim, keepdim),
