@@ -39,6 +39,7 @@ class Session:
         self.policy = policy
         self.model: torch.nn.Module | None = None
         self.extern: frozenset[str] = frozenset()  # aten ops of the declared extern ops
+        self.state: dict[str, torch.Tensor] = {}  # ModelNew's tensors as loaded
         self.buffers: dict[int, list] = {}
         self.timed = None  # kbot.evaluate.timing.Implementation of the case being timed
         self.timed_case: int | None = None
@@ -87,6 +88,9 @@ class Session:
         _load_state(model, state, adopt=bool(request.get("adopt")))
         self.model = model.to(self.device).eval()
         self.extern = extern_aten(list(request.get("extern_ops") or ()))
+        # ModelNew's own tensors as loaded: a call may not change them (a counter the kernel
+        # bumps would let it answer right for the judge's calls and wrong after them).
+        self.state = {name: t.detach().clone() for name, t in _own_tensors(self.model)}
         return {}
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -119,6 +123,7 @@ class Session:
             )
         if not request.get("alias_ok"):
             _refuse_aliases(outputs, buffers)
+        self._refuse_state_change()
         reply = {"outputs": outputs}
         if request.get("return_inputs"):
             # Every input crosses back, changed or not, and the judge compares the bytes: an
@@ -184,6 +189,7 @@ class Session:
         _refill(self.buffers[self.timed_case], fresh)
         impl.graph.replay()
         torch.cuda.synchronize(self.device)
+        self._refuse_state_change()  # after every timed replay, not only the judge's calls
         return self._with_payload({"outputs": _as_outputs(impl.keep_alive)})
 
     def _release(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -195,6 +201,18 @@ class Session:
         return {}
 
     # --- helpers -------------------------------------------------------------------------
+
+    def _refuse_state_change(self) -> None:
+        if self.model is None:
+            return
+        for name, tensor in _own_tensors(self.model):
+            before = self.state.get(name)
+            if before is None or not _same_bits(before, tensor.detach()):
+                raise _Refused(
+                    "state-mutated",
+                    f"ModelNew's `{name}` changed during a call; forward must leave its "
+                    "parameters and buffers as they were loaded",
+                )
 
     def _timed(self):
         if self.timed is None:
@@ -220,6 +238,23 @@ class Session:
 
 def _as_outputs(value: object) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _own_tensors(model: torch.nn.Module):
+    """(name, tensor) of every parameter and buffer, non-persistent buffers included."""
+    yield from model.named_parameters()
+    yield from model.named_buffers()
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.numel() == 0:
+        return True
+    if a.is_complex() or a.dtype == torch.bool:
+        return torch.equal(a, b)
+    # Bytes, not values: NaN equals itself, -0.0 differs from 0.0.
+    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
 
 
 def _refuse_compute(guard: ComputeGuard) -> None:
