@@ -17,7 +17,9 @@ CHEATS = [
     ("cheat_reads_problem", "gelu_fp32", "io-access", Stage.STATIC),
     ("cheat_pointer_cache", "quick_gelu", "mismatch", Stage.CORRECTNESS),
     ("cheat_memorised_seed", "gelu_fp32", "mismatch", Stage.CORRECTNESS),
-    ("cheat_input_mutation", "gelu_fp32", "input-mutated", Stage.CORRECTNESS),
+    # returns its input, overwritten: the output shares the input's memory
+    ("cheat_input_mutation", "gelu_fp32", "output-alias", Stage.CORRECTNESS),
+    ("cheat_input_scratch", "gelu_fp32", "input-mutated", Stage.CORRECTNESS),
     ("cheat_all_zeros", "softmax_wide", "near-constant", Stage.CORRECTNESS),
     ("cheat_uniform_guess", "softmax_wide", "near-constant", Stage.CORRECTNESS),
 ]
