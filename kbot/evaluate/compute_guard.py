@@ -34,8 +34,11 @@ ALLOCATION = frozenset(
     "ones ones_like new_ones full full_like new_full scalar_tensor arange fill_ zero_ "
     "lift_fresh lift_fresh_copy".split()
 )
-# Data movement: the result holds the source's values, cast or laid out anew.
-COPIES = frozenset("clone copy_ _to_copy contiguous _unsafe_view".split())
+# Data movement: the result holds the source's values laid out anew (or cast). Allowed from
+# buffers forward made itself; from the inputs only where an extern op is declared (a GEMM's
+# or a convolution's operands made contiguous, as torch's own matmul does): a transposing or
+# casting copy of an input can be the whole op (a transpose problem, a dtype conversion).
+COPIES = frozenset("clone copy_ _to_copy contiguous".split())
 # Questions about a tensor that read no values.
 QUERIES = frozenset(
     "sym_size sym_stride sym_numel sym_storage_offset is_contiguous is_same_size is_complex "
@@ -87,6 +90,17 @@ def _tensors(values: Any) -> list[torch.Tensor]:
     return found
 
 
+def _casts(name: str, sources, destination, kwargs) -> bool:
+    """Whether a copy changes the dtype: a conversion is arithmetic (rounding, truncation),
+    and for a cast problem it is the whole op."""
+    if not sources:
+        return False
+    if name == "copy_":
+        return bool(destination) and destination[0].dtype != sources[0].dtype
+    dtype = kwargs.get("dtype")
+    return name == "_to_copy" and dtype is not None and dtype != sources[0].dtype
+
+
 class ComputeGuard(TorchDispatchMode):
     """Records (and refuses) the aten ops that compute; remembers the storages of copies of
     the inputs. One per forward call."""
@@ -107,7 +121,7 @@ class ComputeGuard(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = func.overloadpacket.__name__
-        if func.is_view or name in QUERIES:
+        if func.is_view or name in QUERIES or name == "_unsafe_view":
             return func(*args, **kwargs)
         if name in ALLOCATION:
             if name == "fill_" and isinstance(args[1] if len(args) > 1 else None, torch.Tensor):
@@ -122,10 +136,22 @@ class ComputeGuard(TorchDispatchMode):
         if name in COPIES:
             sources = _tensors(args[1:] if name == "copy_" else args)
             from_inputs = any(_storage(t) not in self.fresh for t in sources)
+            if from_inputs and not self.extern:
+                return self._refuse(f"{name} of the inputs' values")
+            destination = _tensors(args[0]) if name == "copy_" else []
+            if _casts(name, sources, destination, kwargs):
+                return self._refuse(f"{name} to another dtype")
+            if any(t.is_neg() or t.is_conj() for t in sources):
+                # a view with torch's negation or conjugation bit: the copy computes it
+                return self._refuse(f"{name} that resolves a negated or conjugated view")
             result = func(*args, **kwargs)
             written = _tensors(args[0] if name == "copy_" else result)
             target = self.copied if from_inputs else self.fresh
-            target.update(s for s in map(_storage, written) if s is not None)
+            for storage in map(_storage, written):
+                if storage is not None:
+                    target.add(storage)
+                    if target is self.copied:
+                        self.fresh.discard(storage)  # a buffer holding input values is not fresh
             return result
         return self._refuse(name)
 
@@ -148,6 +174,12 @@ class ComputeGuard(TorchDispatchMode):
 
 # The guard of the forward call in progress: launches lift it, grid functions run under it.
 _ACTIVE: list[ComputeGuard] = []
+_LIFTED: list[bool] = []  # one entry per lifted region in progress (a launch, a timer)
+
+
+def _watching() -> ComputeGuard | None:
+    """The guard in effect: a forward call in progress, outside any lifted region."""
+    return _ACTIVE[-1] if _ACTIVE and not _LIFTED else None
 
 
 @contextlib.contextmanager
@@ -167,8 +199,13 @@ def _under_guard(fn):
     def wrapped(*args, **kwargs):
         if not _ACTIVE:
             return fn(*args, **kwargs)
-        with _ACTIVE[-1]:
-            return fn(*args, **kwargs)
+        lifted = list(_LIFTED)
+        _LIFTED.clear()
+        try:
+            with _ACTIVE[-1]:
+                return fn(*args, **kwargs)
+        finally:
+            _LIFTED.extend(lifted)
 
     return wrapped
 
@@ -191,26 +228,65 @@ def _constexpr_tensor(function: Any, args: tuple, kwargs: dict) -> str | None:
     for name, parameter in parameters.items():
         annotation = parameter.annotation
         text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
-        if "constexpr" in str(text) and isinstance(bound.arguments.get(name), torch.Tensor):
-            return name
+        if "constexpr" in str(text) and _holds_tensor(bound.arguments.get(name)):
+            return f"a tensor passed as tl.constexpr `{name}`"
     return None
+
+
+def _holds_tensor(value: object) -> bool:
+    if isinstance(value, torch.Tensor):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_holds_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_tensor(v) for v in value.values())
+    return False
 
 
 def _lifting(run):
     @functools.wraps(run)
     def launch(self, *args, grid, warmup, **kwargs):
-        if not _ACTIVE:
+        guard = _watching()
+        if guard is None:
             return run(self, *args, grid=grid, warmup=warmup, **kwargs)
-        guard = _ACTIVE[-1]
-        tensor_constexpr = _constexpr_tensor(self, args, kwargs)
-        if tensor_constexpr is not None:
-            guard.violations.append(f"a tensor passed as tl.constexpr `{tensor_constexpr}`")
-            raise RuntimeError(f"kbot: tensor passed as tl.constexpr `{tensor_constexpr}`")
+        wrong = _constexpr_tensor(self, args, kwargs) or _foreign_argument(self, args, kwargs)
+        if wrong is not None:
+            guard.violations.append(wrong)
+            raise RuntimeError(f"kbot: {wrong}")
         grid = _under_guard(grid) if callable(grid) else grid
-        with _disable_current_modes():
-            return run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        _LIFTED.append(True)
+        try:
+            with _disable_current_modes():
+                return run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        finally:
+            _LIFTED.pop()
 
     return launch
+
+
+# What a launch may pass: tensors, numbers, strings, dtypes (and tuples of them). Any other
+# object is Python code the launch would call with the guard lifted (Triton asks an argument
+# for `data_ptr()`; a class of the candidate's could compute there).
+def _plain(value: object) -> bool:
+    import triton.language as tl
+
+    if isinstance(value, (tuple, list)):
+        return all(_plain(v) for v in value)
+    if type(value) in (torch.Tensor, torch.nn.Parameter):
+        return True
+    if value is None or isinstance(value, (bool, int, float, str, torch.dtype, tl.dtype)):
+        return True
+    return isinstance(value, tl.constexpr) or type(value).__name__ == "TensorDescriptor"
+
+
+def _foreign_argument(function: Any, args: tuple, kwargs: dict) -> str | None:
+    for index, value in enumerate(args):
+        if not _plain(value):
+            return f"launch argument {index} is a {type(value).__name__}"
+    for name, value in kwargs.items():
+        if not _plain(value):
+            return f"launch argument `{name}` is a {type(value).__name__}"
+    return None
 
 
 _INSTALLED: list[bool] = []
@@ -241,6 +317,7 @@ def install_launch_hooks() -> None:
         timer = getattr(triton.testing, name, None)
         if timer is not None:
             setattr(triton.testing, name, _lifted(timer))
+    _install_value_read_hooks()
     # The first op under a dispatch mode imports what the mode machinery needs (Dynamo's
     # disable wrapper): here, before the sandbox's import policy is taken, not in forward.
     with torch.no_grad(), guarding(ComputeGuard()):
@@ -251,9 +328,57 @@ def install_launch_hooks() -> None:
 def _lifted(function):
     @functools.wraps(function)
     def lifted(*args, **kwargs):
-        if not _ACTIVE:
+        if _watching() is None:
             return function(*args, **kwargs)
-        with _disable_current_modes():
-            return function(*args, **kwargs)
+        _LIFTED.append(True)
+        try:
+            with _disable_current_modes():
+                return function(*args, **kwargs)
+        finally:
+            _LIFTED.pop()
 
     return lifted
+
+
+def _refusing(what: str, original):
+    """`original`, refused while the guard watches: a read of tensor values the dispatcher
+    never sees (`tolist`, a NumPy array), or a thread the thread-local guard would not follow."""
+
+    @functools.wraps(original)
+    def refused(*args, **kwargs):
+        guard = _watching()
+        if guard is not None:
+            guard.violations.append(what)
+            raise RuntimeError(f"kbot: forward used {what} outside a Triton kernel")
+        return original(*args, **kwargs)
+
+    return refused
+
+
+def _reads_tensors(original, what: str):
+    """`torch.tensor`/`torch.as_tensor`, refused while the guard watches when their data holds
+    tensors (their values are read in C++, past the dispatcher)."""
+
+    @functools.wraps(original)
+    def checked(data, *args, **kwargs):
+        guard = _watching()
+        if guard is not None and _holds_tensor(data):
+            guard.violations.append(f"{what} of tensor values")
+            raise RuntimeError(f"kbot: forward built a tensor from tensor values ({what})")
+        return original(data, *args, **kwargs)
+
+    return checked
+
+
+def _install_value_read_hooks() -> None:
+    import _thread
+    import threading
+
+    for name in ("tolist", "__array__", "numpy", "__dlpack__"):
+        original = getattr(torch.Tensor, name, None)
+        if original is not None:
+            setattr(torch.Tensor, name, _refusing(f"Tensor.{name}", original))
+    torch.tensor = _reads_tensors(torch.tensor, "torch.tensor")
+    torch.as_tensor = _reads_tensors(torch.as_tensor, "torch.as_tensor")
+    threading.Thread.start = _refusing("a thread", threading.Thread.start)
+    _thread.start_new_thread = _refusing("a thread", _thread.start_new_thread)

@@ -143,6 +143,40 @@ ANYWHERE_MODULES["from_file"] = ("io-access", "`from_file` maps a file into a te
 # out (`triton.runtime.interpreter.np`), under whatever name reached it.
 for _name in ("numpy", "np", "interpreter"):
     ANYWHERE_MODULES[_name] = ("io-access", f"`{_name}` reaches NumPy, which reads files")
+# Code run from strings: typing evaluates string annotations in the module's globals (an `eval`
+# by another name), and `str.format` fields walk attributes and items at run time
+# (`"{0.forward.__globals__[torch]}".format(self)`), past every check of the code's names.
+for _name in (
+    "get_type_hints",
+    "get_annotations",
+    "ForwardRef",
+    "_eval_type",
+    "evaluate_forward_ref",
+    "format",
+    "format_map",
+    "Formatter",
+):
+    ANYWHERE_MODULES[_name] = (
+        "dynamic-import",
+        f"`{_name}` runs code held in a string; write it as code (an f-string for text)",
+    )
+# A tensor's values read outside the dispatcher, where the compute guard cannot see them: as a
+# Python list, a NumPy array, another framework's view, or its raw storage.
+for _name in (
+    "tolist",
+    "__array__",
+    "__array_interface__",
+    "__cuda_array_interface__",
+    "__dlpack__",
+    "untyped_storage",
+    "storage",
+    "_storage",
+    "_typed_storage",
+):
+    ANYWHERE_MODULES[_name] = (
+        "torch-compute",
+        f"`{_name}` reads a tensor's values outside a kernel; read them in a Triton kernel",
+    )
 # A chain that names `functools`/`operator`/`math` through a torch or triton submodule
 # (`triton.runtime.build.functools.reduce`) is not the stdlib helper the candidate imported.
 _STDLIB_THROUGH_TORCH = frozenset({"functools", "operator", "itertools"})

@@ -40,6 +40,8 @@ class Session:
         self.model: torch.nn.Module | None = None
         self.extern: frozenset[str] = frozenset()  # aten ops of the declared extern ops
         self.state: dict[str, torch.Tensor] = {}  # ModelNew's tensors as loaded
+        self.module: Any = None  # the candidate's module
+        self.python_state: dict[str, Any] = {}  # its plain Python values as loaded
         self.buffers: dict[int, list] = {}
         self.timed = None  # kbot.evaluate.timing.Implementation of the case being timed
         self.timed_case: int | None = None
@@ -91,6 +93,10 @@ class Session:
         # ModelNew's own tensors as loaded: a call may not change them (a counter the kernel
         # bumps would let it answer right for the judge's calls and wrong after them).
         self.state = {name: t.detach().clone() for name, t in _own_tensors(self.model)}
+        # And the Python values it keeps (a list on self, a module-level dict): a call counter
+        # there would decide the kernel's arguments as one in a buffer would.
+        self.module = module
+        self.python_state = _python_state(self.model, module)
         return {}
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -205,6 +211,13 @@ class Session:
     def _refuse_state_change(self) -> None:
         if self.model is None:
             return
+        now = _python_state(self.model, self.module)
+        for name, before in self.python_state.items():
+            if now.get(name, before) != before:
+                raise _Refused(
+                    "state-mutated",
+                    f"`{name}` changed during a call; forward must keep no state between calls",
+                )
         for name, tensor in _own_tensors(self.model):
             before = self.state.get(name)
             if before is None or not _same_bits(before, tensor.detach()):
@@ -240,10 +253,60 @@ def _as_outputs(value: object) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
+_PLAIN = (bool, int, float, str, bytes, type(None))
+
+
+def _plain_copy(value: object, depth: int = 0) -> object:
+    """A copy of a plain Python value (numbers, strings, and lists, tuples, dicts and sets of
+    them), or a marker for anything else (a function, a tensor: compared elsewhere)."""
+    if isinstance(value, _PLAIN):
+        return value
+    if depth > 4:
+        return ("deep", type(value).__name__)
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_plain_copy(v, depth + 1) for v in value))
+    if isinstance(value, (set, frozenset)):
+        items = sorted(repr(_plain_copy(v, depth + 1)) for v in value)
+        return (type(value).__name__, tuple(items))
+    if isinstance(value, dict):
+        return ("dict", tuple((repr(k), _plain_copy(v, depth + 1)) for k, v in value.items()))
+    return ("object", type(value).__name__)
+
+
+def _python_state(model: torch.nn.Module | None, module: Any) -> dict[str, object]:
+    """The plain Python values ModelNew's modules and the candidate's module keep."""
+    state: dict[str, object] = {}
+    if model is not None:
+        for prefix, sub in model.named_modules():
+            for name, value in vars(sub).items():
+                if not name.startswith("_") and not isinstance(value, torch.Tensor):
+                    state[f"{prefix}.{name}" if prefix else name] = _plain_copy(value)
+    for name, value in vars(module).items() if module is not None else ():
+        if not name.startswith("__") and isinstance(value, (list, dict, set)):
+            state[f"module-level {name}"] = _plain_copy(value)
+    return state
+
+
 def _own_tensors(model: torch.nn.Module):
-    """(name, tensor) of every parameter and buffer, non-persistent buffers included."""
+    """(name, tensor) of every parameter and buffer (non-persistent ones included) and of every
+    tensor kept as a plain attribute of a module, alone or in a list, tuple or dict."""
     yield from model.named_parameters()
     yield from model.named_buffers()
+    for prefix, module in model.named_modules():
+        for name, value in vars(module).items():
+            if name.startswith("_"):
+                continue  # nn.Module's own tables (_parameters, _buffers, ...), seen above
+            where = f"{prefix}.{name}" if prefix else name
+            if isinstance(value, torch.Tensor):
+                yield where, value
+            elif isinstance(value, (list, tuple)):
+                for index, item in enumerate(value):
+                    if isinstance(item, torch.Tensor):
+                        yield f"{where}[{index}]", item
+            elif isinstance(value, dict):
+                for key, item in value.items():
+                    if isinstance(item, torch.Tensor):
+                        yield f"{where}[{key!r}]", item
 
 
 def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -15,7 +15,10 @@ CHEATS = [
     ("cheat_side_stream", "gelu_fp32", "streams", Stage.STATIC),
     ("cheat_torch_compile", "gelu_fp32", "torch-compile", Stage.STATIC),
     ("cheat_reads_problem", "gelu_fp32", "io-access", Stage.STATIC),
-    ("cheat_pointer_cache", "quick_gelu", "mismatch", Stage.CORRECTNESS),
+    # a module-level dict filled by the first call: state kept between calls
+    ("cheat_pointer_cache", "quick_gelu", "state-mutated", Stage.CORRECTNESS),
+    # the same cache in a default argument, which no state check reads: the refill catches it
+    ("cheat_pointer_cache_default", "quick_gelu", "mismatch", Stage.CORRECTNESS),
     ("cheat_memorised_seed", "gelu_fp32", "mismatch", Stage.CORRECTNESS),
     # returns its input, overwritten: the output shares the input's memory
     ("cheat_input_mutation", "gelu_fp32", "output-alias", Stage.CORRECTNESS),
@@ -52,7 +55,7 @@ def test_half_the_rows_unwritten_is_caught(evaluator, problem, candidate):
 
 
 def test_pointer_cache_is_caught_on_the_refill(evaluator, problem, candidate):
-    verdict = evaluator.evaluate(problem("quick_gelu"), candidate("cheat_pointer_cache"))
+    verdict = evaluator.evaluate(problem("quick_gelu"), candidate("cheat_pointer_cache_default"))
     assert "trial 2/5" in verdict.reasons[0].message
 
 

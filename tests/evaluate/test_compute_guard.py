@@ -28,21 +28,53 @@ def _run(fn, extern=()):
     return guard, result, error
 
 
-def test_a_launcher_may_allocate_view_query_cast_and_copy():
+def test_a_launcher_may_allocate_view_query_and_copy_its_own_buffers():
     x = torch.randn(6, 8)
 
     def launcher():
         out = torch.empty_like(x)
         scratch = torch.zeros(3, dtype=torch.int32)
         scratch.fill_(2)
-        t = x.t().contiguous()  # a copy of an input, kept inside
-        half = x[:, :4].reshape(-1).to(torch.bfloat16)
-        assert x.is_contiguous() and x.size(0) == 6 and t.stride(0) == 6
-        return out, half.numel(), torch.tensor([1.0, 2.0]), torch.arange(4)
+        laid_out = out.t().contiguous()  # a copy of a buffer forward made
+        again = torch.empty_like(laid_out)
+        again.copy_(laid_out)
+        flat = x[:2].reshape(-1).contiguous()  # already contiguous: no copy runs
+        assert x.is_contiguous() and x.size(0) == 6 and laid_out.stride(0) == 6
+        return out, again, flat.numel(), torch.tensor([1.0, 2.0]), torch.arange(4)
 
     guard, result, error = _run(launcher)
     assert error is None and guard.violations == []
-    assert guard.copied_outputs(result[:1]) == []  # a fresh buffer is not a copy
+    assert guard.copied_outputs(result[:2]) == []  # fresh buffers are not copies
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        lambda x: x.t().contiguous(),  # a transposing copy can be the whole op
+        lambda x: x.clone(),
+        lambda x: torch.empty_like(x).copy_(x),
+        lambda x: x.new_tensor(x),
+    ],
+)
+def test_copying_the_inputs_values_is_refused_without_an_extern_op(copy):
+    x = torch.randn(4, 6)
+    guard, _, _ = _run(lambda: copy(x))
+    assert guard.violations and "inputs' values" in guard.violations[0]
+    guard, _, _ = _run(lambda: copy(x), extern=("matmul",))  # operands of a declared GEMM
+    assert guard.violations == []
+
+
+@pytest.mark.parametrize(
+    "cast",
+    [
+        lambda out: out.to(torch.bfloat16),
+        lambda out: out.to(torch.int32).to(torch.float32),  # a trunc by two casts
+        lambda out: torch.empty(out.shape, dtype=torch.float16).copy_(out),
+    ],
+)
+def test_a_cast_is_refused_even_of_a_buffer_forward_made(cast):
+    guard, _, _ = _run(lambda: cast(torch.ones(4, 6)))
+    assert guard.violations and "dtype" in guard.violations[0]
 
 
 @pytest.mark.parametrize(
@@ -84,10 +116,19 @@ def test_declared_extern_ops_run():
 
 
 def test_an_output_that_is_a_torch_copy_of_the_inputs_is_found():
+    """Where copies of the inputs are allowed (an extern op declared), an output holding one is
+    still refused, also after a second copy into a buffer forward made."""
     x = torch.randn(5, 3)
-    guard, result, _ = _run(lambda: (x.new_tensor(x.t()), x.t().contiguous(), torch.empty(2)))
+
+    def launder():
+        first = x.new_tensor(x.t())
+        second = torch.empty_like(first)
+        second.copy_(first)
+        return first, x.t().contiguous(), second, torch.empty(2)
+
+    guard, result, _ = _run(launder, extern=("matmul",))
     assert guard.violations == []
-    assert guard.copied_outputs(result) == [0, 1]
+    assert guard.copied_outputs(result) == [0, 1, 2]
 
 
 KERNELS = """

@@ -96,6 +96,7 @@ VIEW_OPS = {
     aten.index.Tensor,
     aten.index_select.default,
     aten.embedding.default,
+    aten.constant_pad_nd.default,
     aten.gather.default,
     operator.getitem,
 }

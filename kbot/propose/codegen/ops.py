@@ -127,6 +127,11 @@ _OTHER = {
     aten.where.ScalarSelf,
     aten.where.ScalarOther,
     aten.clamp.default,
+    aten.clamp.Tensor,
+    aten.fmod.Scalar,
+    aten.fmod.Tensor,
+    aten.remainder.Scalar,
+    aten.remainder.Tensor,
     aten.clamp_min.default,
     aten.clamp_max.default,
     aten.pow.Tensor_Scalar,
@@ -182,6 +187,16 @@ def compute(body: Lowering, node: torch.fx.Node, args: list[str]) -> str:
         return f"{args[0]} {'*' if target == aten.mul.Scalar else '/'} {args[1]}"
     if target in (aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther):
         return f"tl.where({args[0]}, {args[1]}, {args[2]})"
+    if target == aten.clamp.Tensor:  # per-row bounds: the tensors' expressions, in order
+        bounds = iter(args[1:])
+        expr = args[0]
+        if len(node.args) > 1 and node.args[1] is not None:
+            expr = f"tl.maximum({expr}, {next(bounds)})"
+        if len(node.args) > 2 and node.args[2] is not None:
+            expr = f"tl.minimum({expr}, {next(bounds)})"
+        return expr
+    if target in (aten.fmod.Scalar, aten.fmod.Tensor, aten.remainder.Scalar, aten.remainder.Tensor):
+        return _modulo(node, args[0], args[1])
     if target in (aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default):
         return _clamp(node, args[0], body)
     if target == aten.pow.Tensor_Scalar:
@@ -226,6 +241,20 @@ def _reciprocal(divisor: object, expr: str) -> str | None:
 
 def _op_name(target: object) -> str:
     return getattr(target, "__name__", str(target))
+
+
+def _modulo(node: torch.fx.Node, a: str, b: str) -> str:
+    """torch.fmod (the dividend's sign) and torch.remainder (the divisor's sign). Integers stay
+    integers (Triton's `%` truncates, as C and fmod do); floats use the quotient's floor or
+    truncation in fp32."""
+    floored = node.target in (aten.remainder.Scalar, aten.remainder.Tensor)
+    dtype = dtype_of(node)
+    if dtype is not None and not dtype.is_floating_point:
+        return f"((({a}) % ({b})) + ({b})) % ({b})" if floored else f"({a}) % ({b})"
+    if floored:
+        return f"({a}) - ({b}) * tl.floor(({a}) / ({b}))"
+    quotient = f"({a}) / ({b})"
+    return f"({a}) - ({b}) * tl.where({quotient} < 0, tl.ceil({quotient}), tl.floor({quotient}))"
 
 
 def _clamp(node: torch.fx.Node, a: str, body: Lowering) -> str:

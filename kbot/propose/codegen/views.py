@@ -119,6 +119,8 @@ def lower_view(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
         return body.value(src, tuple(new))
     if target == aten.index.Tensor:
         return gather_index(body, node, idx, node.args[1])
+    if target == aten.constant_pad_nd.default:
+        return _pad(body, node, idx)
     if target == aten.embedding.default:  # weight[indices]: a row of the table per index
         return gather_index(body, node, idx, [args[1]])
     if target == aten.index_select.default:
@@ -252,6 +254,32 @@ def reshape_index(
             origin = (flat, in_sizes, k) if len(gi) > 1 else ()
             new[dim] = Ix(expr, tuple(guards), wide, origin)
     return tuple(new)
+
+
+def _pad(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
+    """`F.pad(x, (left, right, ...), value=v)`: x read at the index shifted by each dim's left
+    pad, `v` where that index falls outside x (a negative pad crops)."""
+    src, pads = node.args[0], list(node.args[1])
+    value = node.args[2] if len(node.args) > 2 and node.args[2] is not None else 0.0
+    in_shape = shape_of(src)
+    rank = len(in_shape)
+    new = list(idx)
+    inside: list[str] = []
+    for k in range(len(pads) // 2):
+        dim = rank - 1 - k
+        left = pads[2 * k]
+        if not isinstance(left, int) or not isinstance(pads[2 * k + 1], int):
+            raise Unsupported(f"{node.name}: a pad that is not a number")
+        ix = idx[dim]
+        shifted = f"{_p(ix.expr)} - {left}" if left else ix.expr
+        bounds = (f"({shifted} >= 0)", f"({shifted} < {body.size(in_shape[dim])})")
+        inside += bounds
+        new[dim] = Ix(shifted, ix.guards + bounds, ix.wide)
+    loaded = body.value(src, tuple(new))
+    body.comment_source(node)
+    var = body.fresh(node.name)
+    body.emit(f"{var} = tl.where({' & '.join(inside)}, {loaded}, {body.scalar(value)})")
+    return var
 
 
 def _cat(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:

@@ -1,0 +1,23 @@
+"""torch.trunc(x * 8) on [T, 256] fp32."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.trunc(x * 8.0)
+
+
+CASES = [dict(T=3), dict(T=8)]
+
+
+def get_inputs(T):
+    return [torch.randn(T, 256)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,38 @@
+"""EXPECT: rejected
+`torch.tensor` of a list of 0-d views reads their values in C++ (only `select` and `lift_fresh`
+are dispatched) and so builds the transposed copy.
+
+PROBLEM: transpose_copy
+CLASS: outside
+TAGS:
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=mask), mask=mask)
+
+
+_L = [0]
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        list.append(_L, [[e for e in col] for col in x.t()])
+        cols = _L[-1]
+        list.pop(_L)
+        tmp = torch.tensor(cols, dtype=x.dtype, device=x.device)
+        out = torch.empty(x.shape[1], x.shape[0], dtype=x.dtype, device=x.device)
+        n = out.numel()
+        _copy_kernel[(triton.cdiv(n, 1024),)](tmp, out, n, BLOCK=1024)
+        return out
