@@ -317,7 +317,11 @@ def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.is_complex() or a.dtype == torch.bool:
         return torch.equal(a, b)
     # Bytes, not values: NaN equals itself, -0.0 differs from 0.0.
-    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+    return torch.equal(_bytes(a), _bytes(b))
+
+
+def _bytes(t: torch.Tensor) -> torch.Tensor:
+    return t.reshape(-1).contiguous().view(torch.uint8)  # 1-d first: a 0-d tensor has no byte view
 
 
 def _refuse_compute(guard: ComputeGuard) -> None:

@@ -38,4 +38,4 @@ def test_a_boolean_count_is_summed_in_int64_in_both_loops():
     for candidate in candidates:
         assert ".to(tl.int64), 0)" in candidate.source, candidate.note
     looped = next(c for c in candidates if c.params["loop"] == "looped")
-    assert "tl.zeros([ROWS, BLOCK_N], dtype=tl.int64)" in looped.source
+    assert "tl.full([ROWS, BLOCK_N], 0, tl.int64)" in looped.source
