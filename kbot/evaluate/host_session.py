@@ -10,6 +10,7 @@ replays it for the judge's clock, and refills the graph's inputs for the judge's
 from __future__ import annotations
 
 import itertools
+import types
 from pathlib import Path
 from typing import Any
 
@@ -284,7 +285,36 @@ def _python_state(model: torch.nn.Module | None, module: Any) -> dict[str, objec
     for name, value in vars(module).items() if module is not None else ():
         if not name.startswith("__") and isinstance(value, (list, dict, set)):
             state[f"module-level {name}"] = _plain_copy(value)
+    for name, function in _module_functions(module):
+        # A mutable default argument or a closed-over list outlives the call just the same.
+        state[f"{name}'s default arguments"] = _plain_copy(
+            (function.__defaults__, function.__kwdefaults__)
+        )
+        for index, cell in enumerate(function.__closure__ or ()):
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # a cell not yet filled
+                continue
+            if not isinstance(contents, torch.Tensor):
+                state[f"{name}'s closure cell {index}"] = _plain_copy(contents)
     return state
+
+
+def _module_functions(module: Any):
+    """(name, function) for the candidate module's functions and its classes' methods (the
+    kernels' Python wrappers too: a JITFunction keeps the function as `fn`)."""
+    if module is None:
+        return
+    for name, value in vars(module).items():
+        if isinstance(value, types.FunctionType):
+            yield name, value
+        elif isinstance(getattr(value, "fn", None), types.FunctionType):
+            yield name, value.fn
+        elif isinstance(value, type) and value.__module__ == module.__name__:
+            for attribute, member in vars(value).items():
+                member = getattr(member, "__func__", member)  # static and class methods
+                if isinstance(member, types.FunctionType):
+                    yield f"{name}.{attribute}", member
 
 
 def _own_tensors(model: torch.nn.Module):

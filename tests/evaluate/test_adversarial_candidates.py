@@ -17,8 +17,8 @@ CHEATS = [
     ("cheat_reads_problem", "gelu_fp32", "io-access", Stage.STATIC),
     # a module-level dict filled by the first call: state kept between calls
     ("cheat_pointer_cache", "quick_gelu", "state-mutated", Stage.CORRECTNESS),
-    # the same cache in a default argument, which no state check reads: the refill catches it
-    ("cheat_pointer_cache_default", "quick_gelu", "mismatch", Stage.CORRECTNESS),
+    # the same cache in a default argument: state kept between calls too
+    ("cheat_pointer_cache_default", "quick_gelu", "state-mutated", Stage.CORRECTNESS),
     ("cheat_memorised_seed", "gelu_fp32", "mismatch", Stage.CORRECTNESS),
     # returns its input, overwritten: the output shares the input's memory
     ("cheat_input_mutation", "gelu_fp32", "output-alias", Stage.CORRECTNESS),
@@ -54,9 +54,13 @@ def test_half_the_rows_unwritten_is_caught(evaluator, problem, candidate):
     assert verdict.reasons[0].rule in ("nan-inf", "mismatch")
 
 
-def test_pointer_cache_is_caught_on_the_refill(evaluator, problem, candidate):
-    verdict = evaluator.evaluate(problem("quick_gelu"), candidate("cheat_pointer_cache_default"))
-    assert "trial 2/5" in verdict.reasons[0].message
+def test_pointer_caches_are_caught_before_a_result_is_reused(evaluator, problem, candidate):
+    """The first call fills the cache, and the state comparison after it sees the change: the
+    refilled buffers of trial 2 (same pointers, new values) are no longer what catches it."""
+    for name in ("cheat_pointer_cache", "cheat_pointer_cache_default"):
+        verdict = evaluator.evaluate(problem("quick_gelu"), candidate(name))
+        assert verdict.reasons[0].rule == "state-mutated"
+        assert "trial 1/5" in verdict.reasons[0].message
 
 
 def test_fp32_kernel_may_use_fp16_when_the_problem_opts_in(problem, candidate):

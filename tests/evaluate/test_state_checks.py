@@ -45,3 +45,23 @@ def test_every_tensor_and_plain_value_the_model_keeps_is_seen():
     after = _python_state(model, module)
     changed = {k for k in before if before[k] != after.get(k)}
     assert changed == {"inner.calls", "module-level _CACHE"}
+
+
+def test_default_arguments_and_closures_of_the_module_are_seen():
+    def make():
+        calls = []
+
+        def launcher(x, _seen={}):  # noqa: B006 - the state under test
+            calls.append(1)
+            _seen[len(calls)] = x
+            return x
+
+        return launcher
+
+    launcher = make()
+    module = types.SimpleNamespace(__name__="candidate", launcher=launcher)
+    before = _python_state(None, module)
+    launcher(0)
+    after = _python_state(None, module)
+    changed = {k for k in before if before[k] != after.get(k)}
+    assert changed == {"launcher's default arguments", "launcher's closure cell 0"}
