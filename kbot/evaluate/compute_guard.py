@@ -4,19 +4,22 @@ The static rules (static.py, forward_path.py) read forward's call graph and refu
 in it, but Python can reach a function in more ways than any reading follows (a module stored
 in a tuple, a default argument, `map`, a grid function, a heuristic). This guard watches what
 actually runs instead: every aten op forward executes outside a Triton launch must be one the
-honest launcher needs (`ALLOCATION`, views, shape queries, dtype casts and copies, the extern
-ops the problem declares). Any other op is torch computing the answer: the op is refused where
-it runs, and the call is refused even if the candidate swallowed that error.
+honest launcher needs (`ALLOCATION`, views, shape queries, copies of buffers it made itself,
+the extern ops the problem declares). Any other op is torch computing the answer: the op is
+refused where it runs, and the call is refused even if the candidate swallowed that error.
 
-Copies and casts are data movement, allowed so a launcher can make an input contiguous or
-upcast it; but an output that is such a copy of the inputs (`x.new_tensor(x.t())` for a
-transpose problem) was made by torch, not by a kernel, and is refused.
+A copy of the inputs' values (a transposing `.contiguous()`) can be the whole op, and a cast
+rounds or truncates: both are refused, copies of the inputs only where no extern op is
+declared (a GEMM's operands may be made contiguous), and an output holding such a copy always.
+Reads of tensor values that never reach the dispatcher (`tolist`, `__array__`, `torch.tensor`
+of tensors) and thread starts are refused while the guard watches.
 
 Triton launches run with the guard lifted (Triton's CPU interpreter runs torch ops of its own,
 and autotuning clones and restores arguments), but a launch's grid function still runs under
-it, and the interpreter refuses a tensor passed as a `tl.constexpr` (its body would then run
-torch on it). `install_launch_hooks` wraps the launch entry points once, when the candidate's
-process starts, before any candidate code.
+it, and a launch's arguments must be tensors, numbers, strings or dtypes, with no tensor in a
+`tl.constexpr` (the interpreter would hand the body the torch tensor, and an object's
+`data_ptr` would run with the guard lifted). `install_launch_hooks` wraps the launch entry
+points once, when the candidate's process starts, before any candidate code.
 """
 
 from __future__ import annotations

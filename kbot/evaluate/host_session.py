@@ -359,7 +359,8 @@ def _refuse_compute(guard: ComputeGuard) -> None:
         raise _Refused(
             "torch-compute",
             f"forward computed with torch outside a Triton kernel (`{guard.violations[0]}`); "
-            "only allocation, views, casts and copies, and declared extern ops may run there",
+            "only allocation, views, copies of its own buffers and declared extern ops may run "
+            "there",
         )
 
 
