@@ -10,7 +10,6 @@ replays it for the judge's clock, and refills the graph's inputs for the judge's
 from __future__ import annotations
 
 import itertools
-import types
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from kbot.evaluate.audit import Policy
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
 from kbot.evaluate.cuda_errors import is_sticky
 from kbot.evaluate.processes import short
+from kbot.evaluate.state_check import own_tensors, python_state, same_bits
 from kbot.problem.runtime import build_on, import_file
 
 _POISON_MIN_BYTES = 64 << 20
@@ -93,11 +93,11 @@ class Session:
         self.extern = extern_aten(list(request.get("extern_ops") or ()))
         # ModelNew's own tensors as loaded: a call may not change them (a counter the kernel
         # bumps would let it answer right for the judge's calls and wrong after them).
-        self.state = {name: t.detach().clone() for name, t in _own_tensors(self.model)}
+        self.state = {name: t.detach().clone() for name, t in own_tensors(self.model)}
         # And the Python values it keeps (a list on self, a module-level dict): a call counter
         # there would decide the kernel's arguments as one in a buffer would.
         self.module = module
-        self.python_state = _python_state(self.model, module)
+        self.python_state = python_state(self.model, module)
         return {}
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -212,16 +212,16 @@ class Session:
     def _refuse_state_change(self) -> None:
         if self.model is None:
             return
-        now = _python_state(self.model, self.module)
+        now = python_state(self.model, self.module)
         for name, before in self.python_state.items():
             if now.get(name, before) != before:
                 raise _Refused(
                     "state-mutated",
                     f"`{name}` changed during a call; forward must keep no state between calls",
                 )
-        for name, tensor in _own_tensors(self.model):
+        for name, tensor in own_tensors(self.model):
             before = self.state.get(name)
-            if before is None or not _same_bits(before, tensor.detach()):
+            if before is None or not same_bits(before, tensor.detach()):
                 raise _Refused(
                     "state-mutated",
                     f"ModelNew's `{name}` changed during a call; forward must leave its "
@@ -252,106 +252,6 @@ class Session:
 
 def _as_outputs(value: object) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
-
-
-_PLAIN = (bool, int, float, str, bytes, type(None))
-
-
-def _plain_copy(value: object, depth: int = 0) -> object:
-    """A copy of a plain Python value (numbers, strings, and lists, tuples, dicts and sets of
-    them), or a marker for anything else (a function, a tensor: compared elsewhere)."""
-    if isinstance(value, _PLAIN):
-        return value
-    if depth > 4:
-        return ("deep", type(value).__name__)
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(_plain_copy(v, depth + 1) for v in value))
-    if isinstance(value, (set, frozenset)):
-        items = sorted(repr(_plain_copy(v, depth + 1)) for v in value)
-        return (type(value).__name__, tuple(items))
-    if isinstance(value, dict):
-        return ("dict", tuple((repr(k), _plain_copy(v, depth + 1)) for k, v in value.items()))
-    return ("object", type(value).__name__)
-
-
-def _python_state(model: torch.nn.Module | None, module: Any) -> dict[str, object]:
-    """The plain Python values ModelNew's modules and the candidate's module keep."""
-    state: dict[str, object] = {}
-    if model is not None:
-        for prefix, sub in model.named_modules():
-            for name, value in vars(sub).items():
-                if not name.startswith("_") and not isinstance(value, torch.Tensor):
-                    state[f"{prefix}.{name}" if prefix else name] = _plain_copy(value)
-    for name, value in vars(module).items() if module is not None else ():
-        if not name.startswith("__") and isinstance(value, (list, dict, set)):
-            state[f"module-level {name}"] = _plain_copy(value)
-    for name, function in _module_functions(module):
-        # A mutable default argument or a closed-over list outlives the call just the same.
-        state[f"{name}'s default arguments"] = _plain_copy(
-            (function.__defaults__, function.__kwdefaults__)
-        )
-        for index, cell in enumerate(function.__closure__ or ()):
-            try:
-                contents = cell.cell_contents
-            except ValueError:  # a cell not yet filled
-                continue
-            if not isinstance(contents, torch.Tensor):
-                state[f"{name}'s closure cell {index}"] = _plain_copy(contents)
-    return state
-
-
-def _module_functions(module: Any):
-    """(name, function) for the candidate module's functions and its classes' methods (the
-    kernels' Python wrappers too: a JITFunction keeps the function as `fn`)."""
-    if module is None:
-        return
-    for name, value in vars(module).items():
-        if isinstance(value, types.FunctionType):
-            yield name, value
-        elif isinstance(getattr(value, "fn", None), types.FunctionType):
-            yield name, value.fn
-        elif isinstance(value, type) and value.__module__ == module.__name__:
-            for attribute, member in vars(value).items():
-                member = getattr(member, "__func__", member)  # static and class methods
-                if isinstance(member, types.FunctionType):
-                    yield f"{name}.{attribute}", member
-
-
-def _own_tensors(model: torch.nn.Module):
-    """(name, tensor) of every parameter and buffer (non-persistent ones included) and of every
-    tensor kept as a plain attribute of a module, alone or in a list, tuple or dict."""
-    yield from model.named_parameters()
-    yield from model.named_buffers()
-    for prefix, module in model.named_modules():
-        for name, value in vars(module).items():
-            if name.startswith("_"):
-                continue  # nn.Module's own tables (_parameters, _buffers, ...), seen above
-            where = f"{prefix}.{name}" if prefix else name
-            if isinstance(value, torch.Tensor):
-                yield where, value
-            elif isinstance(value, (list, tuple)):
-                for index, item in enumerate(value):
-                    if isinstance(item, torch.Tensor):
-                        yield f"{where}[{index}]", item
-            elif isinstance(value, dict):
-                for key, item in value.items():
-                    if isinstance(item, torch.Tensor):
-                        yield f"{where}[{key!r}]", item
-
-
-def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.numel() == 0:
-        return True
-    if a.is_complex() or a.dtype == torch.bool:
-        return torch.equal(a, b)
-    # Bytes, not values: NaN equals itself, -0.0 differs from 0.0.
-    return torch.equal(_bytes(a), _bytes(b))
-
-
-def _bytes(t: torch.Tensor) -> torch.Tensor:
-    return t.reshape(-1).contiguous().view(torch.uint8)  # 1-d first: a 0-d tensor has no byte view
 
 
 def _refuse_compute(guard: ComputeGuard) -> None:

@@ -1,4 +1,4 @@
-"""What the candidate's process compares after every call (kbot.evaluate.host_session): the
+"""What the candidate's process compares after every call (kbot.evaluate.state_check): the
 bytes of ModelNew's tensors, 0-d buffers included, and its plain Python values."""
 
 from __future__ import annotations
@@ -7,7 +7,9 @@ import types
 
 import torch
 
-from kbot.evaluate.host_session import _own_tensors, _python_state, _same_bits
+from kbot.evaluate.state_check import own_tensors as _own_tensors
+from kbot.evaluate.state_check import python_state as _python_state
+from kbot.evaluate.state_check import same_bits as _same_bits
 
 
 def test_bytes_are_compared_for_every_shape_and_value():
