@@ -93,6 +93,11 @@ def _tensors(values: Any) -> list[torch.Tensor]:
     return found
 
 
+def _resizes(args: tuple) -> bool:
+    source, dtype = args[0], args[1]
+    return isinstance(dtype, torch.dtype) and source.dtype.itemsize != dtype.itemsize
+
+
 def _casts(name: str, sources, destination, kwargs) -> bool:
     """Whether a copy changes the dtype: a conversion is arithmetic (rounding, truncation),
     and for a cast problem it is the whole op."""
@@ -114,17 +119,27 @@ class ComputeGuard(TorchDispatchMode):
         # Dynamo, sympy and the rest (over a second of every candidate process's start).
         return False
 
-    def __init__(self, extern: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, extern: frozenset[str] = frozenset(), extern_calls: int | None = None
+    ) -> None:
         super().__init__()
         self.extern = extern
+        # At most as many extern calls as the reference makes (ExternCount): a second matmul
+        # over a matrix a kernel built can compute what the kernel does not (a cumsum).
+        self.extern_calls = extern_calls
+        self.extern_made = 0
         self.violations: list[str] = []
         self.fresh: set[int] = set()  # storages made by allocations and extern ops
         self.copied: set[int] = set()  # storages holding torch copies of input values
+        self.launched: set[int] = set()  # storages a Triton launch was given
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = func.overloadpacket.__name__
         if func.is_view or name in QUERIES or name == "_unsafe_view":
+            if name == "view" and func._overloadname == "dtype" and _resizes(args):
+                # bytes read as a narrower type: a strided view of them truncates (a cast)
+                return self._refuse("view as a dtype of another size")
             return func(*args, **kwargs)
         if name in ALLOCATION:
             if name == "fill_" and isinstance(args[1] if len(args) > 1 else None, torch.Tensor):
@@ -133,6 +148,12 @@ class ComputeGuard(TorchDispatchMode):
             self.fresh.update(s for s in map(_storage, _tensors(result)) if s is not None)
             return result
         if name in self.extern:
+            self.extern_made += 1
+            if self.extern_calls is not None and self.extern_made > self.extern_calls:
+                return self._refuse(
+                    f"{name}, extern call {self.extern_made} where the reference makes "
+                    f"{self.extern_calls}"
+                )
             result = func(*args, **kwargs)
             self.fresh.update(s for s in map(_storage, _tensors(result)) if s is not None)
             return result
@@ -142,6 +163,10 @@ class ComputeGuard(TorchDispatchMode):
             if from_inputs and not self.extern:
                 return self._refuse(f"{name} of the inputs' values")
             destination = _tensors(args[0]) if name == "copy_" else []
+            if not self.extern and self._relayout(sources + destination):
+                # a kernel's buffer laid out anew by torch: the transpose or broadcast it does
+                # can be the whole op
+                return self._refuse(f"{name} that re-lays out a kernel's buffer")
             if _casts(name, sources, destination, kwargs):
                 return self._refuse(f"{name} to another dtype")
             if any(t.is_neg() or t.is_conj() for t in sources):
@@ -158,6 +183,12 @@ class ComputeGuard(TorchDispatchMode):
             return result
         return self._refuse(name)
 
+    def _relayout(self, tensors: list[torch.Tensor]) -> bool:
+        touched = any(_storage(t) in self.launched for t in tensors)
+        return touched and (
+            any(not t.is_contiguous() for t in tensors) or len({t.shape for t in tensors}) > 1
+        )
+
     def _refuse(self, name: str):
         self.violations.append(name)
         raise RuntimeError(
@@ -173,6 +204,24 @@ class ComputeGuard(TorchDispatchMode):
             and value.numel() > 0
             and _storage(value) in self.copied
         ]
+
+
+class ExternCount(TorchDispatchMode):
+    """Counts the declared extern ops the reference's forward runs (in the judge's process)."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False
+
+    def __init__(self, extern: frozenset[str]) -> None:
+        super().__init__()
+        self.extern = extern
+        self.calls = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.overloadpacket.__name__ in self.extern:
+            self.calls += 1
+        return func(*args, **(kwargs or {}))
 
 
 # The guard of the forward call in progress: launches lift it, grid functions run under it.
@@ -257,6 +306,8 @@ def _lifting(run):
             guard.violations.append(wrong)
             raise RuntimeError(f"kbot: {wrong}")
         grid = _under_guard(grid) if callable(grid) else grid
+        for value in _tensors([args, kwargs]):
+            guard.launched.add(_storage(value))
         _LIFTED.append(True)
         try:
             with _disable_current_modes():
@@ -267,19 +318,50 @@ def _lifting(run):
     return launch
 
 
-# What a launch may pass: tensors, numbers, strings, dtypes (and tuples of them). Any other
-# object is Python code the launch would call with the guard lifted (Triton asks an argument
-# for `data_ptr()`; a class of the candidate's could compute there).
+# What a launch may pass: tensors, numbers, strings, dtypes, tuples of them, a `tl.constexpr`
+# of a number, and Triton's own TensorDescriptor over a tensor. Any other object is Python code
+# the launch would run with the guard lifted (Triton asks an argument for `data_ptr()`; the
+# interpreter hands a list or a constexpr's value to the kernel body as it is), so classes are
+# matched exactly, never by name or through a subclass.
+_SCALARS = (bool, int, float, str, type(None))
+
+
 def _plain(value: object) -> bool:
     import triton.language as tl
 
-    if isinstance(value, (tuple, list)):
-        return all(_plain(v) for v in value)
-    if type(value) in (torch.Tensor, torch.nn.Parameter):
+    kind = type(value)
+    if kind is tuple:
+        return all(_plain(v) for v in tuple.__iter__(value))
+    if kind in (torch.Tensor, torch.nn.Parameter) or kind in _SCALARS or kind is torch.dtype:
         return True
-    if value is None or isinstance(value, (bool, int, float, str, torch.dtype, tl.dtype)):
-        return True
-    return isinstance(value, tl.constexpr) or type(value).__name__ == "TensorDescriptor"
+    if _plain_dtype(value):
+        return True  # tl.float32, a pointer type
+    if kind is tl.constexpr:
+        inner = value.value
+        return type(inner) in _SCALARS or type(inner) is torch.dtype or _plain_dtype(inner)
+    return _descriptor(value)
+
+
+def _plain_dtype(value: object) -> bool:
+    import triton.language as tl
+
+    kind = type(value)
+    return kind.__module__.split(".")[0] == "triton" and issubclass(kind, tl.dtype)
+
+
+def _descriptor(value: object) -> bool:
+    """Triton's host-side TensorDescriptor over a plain tensor, with integer sizes."""
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except ImportError:
+        return False
+    if type(value) is not TensorDescriptor:
+        return False
+    fields = vars(value)
+    sizes = [fields.get(k) for k in ("shape", "strides", "block_shape")]
+    return type(fields.get("base")) in (torch.Tensor, torch.nn.Parameter) and all(
+        type(size) in (list, tuple) and all(type(n) is int for n in size) for size in sizes
+    )
 
 
 def _foreign_argument(function: Any, args: tuple, kwargs: dict) -> str | None:

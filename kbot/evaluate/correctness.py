@@ -10,6 +10,7 @@ and numerically; an output identical across trials whose references differ is in
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import secrets
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from kbot.evaluate.compare import (
     error_norms,
     max_errors,
 )
+from kbot.evaluate.compute_guard import ExternCount
 from kbot.evaluate.verdict import CaseCorrectness, Reason
 from kbot.problem.runtime import DISTRIBUTIONS, apply_distribution, seeded_inputs
 
@@ -74,9 +76,12 @@ def check_case(
     mutates_inputs: bool = False,
     rounded_to: torch.dtype | None = None,
     scalar_positions: tuple[int, ...] = (),
+    extern: frozenset[str] = frozenset(),
 ) -> CaseOutcome:
-    """`call(inputs, poison_bytes, where, alias_ok)` runs the candidate in its own process and
-    returns its outputs and the inputs as they are after the call (kbot.evaluate.jobs)."""
+    """`call(inputs, poison_bytes, where, alias_ok, extern_calls)` runs the candidate in its
+    own process and returns its outputs and the inputs as they are after the call
+    (kbot.evaluate.jobs). `extern` names the aten ops of the declared extern ops: the
+    candidate may make as many calls of them as the reference does, no more."""
     distributions = tuple(DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(trials))
     worst_abs = worst_norm = 0.0
     previous: tuple[tuple, tuple] | None = None
@@ -98,7 +103,8 @@ def check_case(
         _check_scalars(drawn, scalar_positions, case)
         pristine = apply_distribution(drawn, distribution, seed)
         reference_inputs = _clone(pristine)
-        with torch.no_grad():
+        counted = ExternCount(extern)
+        with torch.no_grad(), counted if extern else contextlib.nullcontext():
             try:
                 references = as_outputs(reference(*reference_inputs))
             except Exception as exc:
@@ -109,7 +115,7 @@ def check_case(
         # A candidate's output may share memory with its inputs only where the reference's
         # does (or the op writes into its inputs): else it returned a view, not a result.
         alias_ok = mutates_inputs or _aliases_inputs(references, reference_inputs)
-        outputs, after = call(pristine, poison, where, alias_ok)
+        outputs, after = call(pristine, poison, where, alias_ok, counted.calls if extern else None)
         if len(after) != len(pristine):
             failure = Reason("input-mutated", f"the inputs came back changed in number {where}")
             break

@@ -20,7 +20,7 @@ from kbot.evaluate.audit import Policy
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
 from kbot.evaluate.cuda_errors import is_sticky
 from kbot.evaluate.processes import short
-from kbot.evaluate.state_check import own_tensors, python_state, same_bits
+from kbot.evaluate.state_check import StateTypeError, audit_classes, first_change, snapshot
 from kbot.problem.runtime import build_on, import_file
 
 _POISON_MIN_BYTES = 64 << 20
@@ -40,12 +40,12 @@ class Session:
         self.policy = policy
         self.model: torch.nn.Module | None = None
         self.extern: frozenset[str] = frozenset()  # aten ops of the declared extern ops
-        self.state: dict[str, torch.Tensor] = {}  # ModelNew's tensors as loaded
         self.module: Any = None  # the candidate's module
-        self.python_state: dict[str, Any] = {}  # its plain Python values as loaded
+        self.state: dict[str, object] = {}  # what ModelNew and its module keep, as loaded
         self.buffers: dict[int, list] = {}
         self.timed = None  # kbot.evaluate.timing.Implementation of the case being timed
         self.timed_case: int | None = None
+        self.timed_copies: list[list] = []  # the timed graph's inputs, one list per call
         self._flush: torch.Tensor | None = None
         self._replies = itertools.count()
 
@@ -88,16 +88,26 @@ class Session:
             model = build_on(self.device, lambda: model_new(*init))
         except BaseException as exc:
             raise _Refused("load", f"ModelNew(*get_init_inputs()) raised {short(exc)}") from None
+        try:
+            # Before the judge calls anything on ModelNew (`to`, `eval`, `state_dict`): no class
+            # of the candidate's may answer those calls with code of its own.
+            audit_classes(model, module)
+        except StateTypeError as exc:
+            raise _Refused("model-new", str(exc)) from None
+        # Moved and switched to eval before Model's values arrive, so nothing that runs there
+        # sees the weights.
+        model = model.to(self.device).eval()
         _load_state(model, state, adopt=bool(request.get("adopt")))
-        self.model = model.to(self.device).eval()
+        self.model = model
         self.extern = extern_aten(list(request.get("extern_ops") or ()))
-        # ModelNew's own tensors as loaded: a call may not change them (a counter the kernel
-        # bumps would let it answer right for the judge's calls and wrong after them).
-        self.state = {name: t.detach().clone() for name, t in own_tensors(self.model)}
-        # And the Python values it keeps (a list on self, a module-level dict): a call counter
-        # there would decide the kernel's arguments as one in a buffer would.
+        # What ModelNew and its module keep, as loaded (tensors byte for byte, Python values,
+        # closures): a call may not change any of it (a counter the kernel bumps would let it
+        # answer right for the judge's calls and wrong after them).
         self.module = module
-        self.python_state = python_state(self.model, module)
+        try:
+            self.state = snapshot(model, module)
+        except StateTypeError as exc:
+            raise _Refused("model-new", str(exc)) from None
         return {}
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +121,8 @@ class Session:
         else:
             _refill(buffers, fresh)
         _poison([int(n) for n in request.get("poison_bytes", [])], self.device)
-        guard = ComputeGuard(self.extern)
+        limit = request.get("extern_calls")
+        guard = ComputeGuard(self.extern, None if limit is None else int(limit))
         try:
             with torch.no_grad(), guarding(guard):
                 outputs = _as_outputs(self.model(*buffers))
@@ -154,15 +165,24 @@ class Session:
         ]
 
         def run_all():
-            out = model(*copies[0])
-            for copy in copies[1:]:
-                model(*copy)
-            return out
+            return [_as_outputs(model(*copy)) for copy in copies]
 
-        graph, outputs = capture(run_all)
+        # The timed graph is held to the rule of the judged calls: a forward that computed with
+        # torch only once the trials were over (a counter the state check did not see) would
+        # have its torch time timed.
+        guard = ComputeGuard(self.extern)
+        try:
+            with guarding(guard):
+                graph, outputs = capture(run_all)
+        except BaseException:
+            _refuse_compute(guard)
+            raise
+        _refuse_compute(guard)
         calls = [lambda c=c: model(*c) for c in copies]
+        # keep_alive: each copy's outputs, so the recheck can ask for any one of them
         self.timed = Implementation("candidate", graph, calls, outputs, len(copies))
         self.timed_case = case
+        self.timed_copies = copies
         if self._flush is None:
             from kbot.evaluate.timing import l2_flush_buffer
 
@@ -193,15 +213,21 @@ class Session:
     def _recheck(self, request: dict[str, Any]) -> dict[str, Any]:
         impl = self._timed()
         fresh = wire.decode(request["inputs"], self._payload(request), self.device)
-        _refill(self.buffers[self.timed_case], fresh)
+        # The judge picks the copy (any of the graph's calls must compute the answer, not
+        # only the first one's).
+        copy = int(request.get("copy", 0))
+        if not 0 <= copy < len(self.timed_copies):
+            raise _Refused("protocol", f"no copy {copy} in the timed graph")
+        _refill(self.timed_copies[copy], fresh)
         impl.graph.replay()
         torch.cuda.synchronize(self.device)
         self._refuse_state_change()  # after every timed replay, not only the judge's calls
-        return self._with_payload({"outputs": _as_outputs(impl.keep_alive)})
+        return self._with_payload({"outputs": impl.keep_alive[copy]})
 
     def _release(self, request: dict[str, Any]) -> dict[str, Any]:
         self.timed = None
         self.timed_case = None
+        self.timed_copies = []
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
             torch.cuda.empty_cache()
@@ -212,21 +238,17 @@ class Session:
     def _refuse_state_change(self) -> None:
         if self.model is None:
             return
-        now = python_state(self.model, self.module)
-        for name, before in self.python_state.items():
-            if now.get(name, before) != before:
-                raise _Refused(
-                    "state-mutated",
-                    f"`{name}` changed during a call; forward must keep no state between calls",
-                )
-        for name, tensor in own_tensors(self.model):
-            before = self.state.get(name)
-            if before is None or not same_bits(before, tensor.detach()):
-                raise _Refused(
-                    "state-mutated",
-                    f"ModelNew's `{name}` changed during a call; forward must leave its "
-                    "parameters and buffers as they were loaded",
-                )
+        try:
+            changed = first_change(self.state, self.model, self.module)
+        except StateTypeError as exc:
+            raise _Refused("model-new", str(exc)) from None
+        if changed is not None:
+            raise _Refused(
+                "state-mutated",
+                f"`{changed}` changed during a call; forward must keep no state between calls "
+                "(ModelNew's parameters, buffers and attributes and the module's values stay "
+                "as loaded)",
+            )
 
     def _timed(self):
         if self.timed is None:

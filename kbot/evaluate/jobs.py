@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from kbot.evaluate.compute_guard import extern_aten
 from kbot.evaluate.correctness import CandidateCrashed, ReferenceFailed, check_case
 from kbot.evaluate.processes import short
 from kbot.evaluate.protocol import CandidateOutcome, Job
@@ -275,6 +276,7 @@ def _check(
                 job.mutates_inputs,
                 state.rounded_to.get((job.problem_sha256, index)),
                 job.scalar_positions,
+                extern_aten(job.extern_ops),
             )
         except ReferenceFailed as exc:
             raise _Rejected(Stage.INPUT, Reason("problem", str(exc))) from None
@@ -294,7 +296,11 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
     inputs as they are after the call back."""
 
     def call(
-        inputs: list, poison_bytes: list[int], where: str, alias_ok: bool = False
+        inputs: list,
+        poison_bytes: list[int],
+        where: str,
+        alias_ok: bool = False,
+        extern_calls: int | None = None,
     ) -> tuple[tuple, list]:
         # What may come back: the inputs as they are after the call, and outputs like the
         # reference's (twice over, for a candidate that returns more than it should).
@@ -308,6 +314,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
                 poison_bytes=poison_bytes,
                 return_inputs=True,
                 alias_ok=alias_ok,
+                extern_calls=extern_calls,
             )
         except CandidateFailed as failed:
             reason = Reason(failed.reason.rule, f"{failed.reason.message} {where}".strip())

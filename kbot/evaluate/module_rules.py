@@ -197,9 +197,21 @@ def _classes(tree: ast.Module, aliases: Aliases) -> list[Reason]:
                         method.lineno,
                     )
                 )
-        if cls.name != "ModelNew" or cls not in tree.body:
-            continue
         bases = [aliases.qualname(b) or ast.unparse(b) for b in cls.bases]
+        state_base = next((b for b in bases if b.split(".")[-1] in _BUILTIN_STATE_TYPES), None)
+        if state_base is not None:
+            reasons.append(
+                Reason(
+                    "special-methods",
+                    f"class {cls.name}({state_base}) overrides a builtin container's methods, "
+                    "which the judge's state checks would run; keep plain lists and dicts",
+                    cls.lineno,
+                )
+            )
+        if cls.name != "ModelNew" or cls not in tree.body:
+            if bases:  # a submodule: the judge moves, walks and loads it like ModelNew
+                reasons += _machinery(cls, methods, f"class {cls.name}")
+            continue
         if bases != ["torch.nn.Module"]:
             reasons.append(
                 Reason(
@@ -209,20 +221,35 @@ def _classes(tree: ast.Module, aliases: Aliases) -> list[Reason]:
                     cls.lineno,
                 )
             )
-        for method in methods:
-            if method.name in NN_MODULE_MACHINERY and method.name not in IMPLICIT_DUNDERS:
-                reasons.append(
-                    Reason(
-                        "model-new",
-                        f"ModelNew overrides nn.Module's `{method.name}`, which the evaluator "
-                        "calls; define only __init__, forward and helpers of your own",
-                        method.lineno,
-                    )
-                )
+        reasons += _machinery(cls, methods, "ModelNew")
     return reasons
 
 
+# Builtin types whose methods the state checks would otherwise call on a subclass's instance.
+_BUILTIN_STATE_TYPES = frozenset(
+    "dict list tuple set frozenset OrderedDict defaultdict Counter deque UserDict UserList "
+    "SimpleNamespace".split()
+)
+
+
+def _machinery(cls: ast.ClassDef, methods: list, who: str) -> list[Reason]:
+    return [
+        Reason(
+            "model-new",
+            f"{who} overrides nn.Module's `{method.name}`, which the evaluator calls; define "
+            "only __init__, forward and helpers of your own",
+            method.lineno,
+        )
+        for method in methods
+        if method.name in NN_MODULE_MACHINERY and method.name not in IMPLICIT_DUNDERS
+    ]
+
+
 # ---- kernel-code ------------------------------------------------------------------------
+# Attributes of the interpreter's values that a compiled kernel does not have.
+_INTERPRETER_INTERNALS = frozenset("handle data".split())
+
+
 def _kernel_bodies(tree: ast.Module, aliases: Aliases, kernels: set[str]) -> list[Reason]:
     reasons: list[Reason] = []
     python_defs = {
@@ -252,6 +279,12 @@ def _kernel_bodies(tree: ast.Module, aliases: Aliases, kernels: set[str]) -> lis
         body = ast.Module(body=fn.body, type_ignores=[])
         inner = {id(n.value) for n in ast.walk(body) if isinstance(n, ast.Attribute)}
         for node in ast.walk(body):
+            if isinstance(node, ast.Attribute) and (
+                node.attr in _INTERPRETER_INTERNALS or node.attr.startswith("_")
+            ):
+                # what the CPU interpreter hands a kernel is a Python object with NumPy inside;
+                # a compiled kernel has none of it
+                reject(node, f"`.{node.attr}` (the interpreter's internals, not triton.language)")
             if isinstance(node, (ast.Attribute, ast.Name)) and id(node) not in inner:
                 dotted = aliases.qualname(node)
                 if dotted is not None and dotted.split(".")[0] == "torch":

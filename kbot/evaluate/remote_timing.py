@@ -97,8 +97,10 @@ class RemoteImplementation:
         self.host.request("replay", self.timeout_s, times=times)
         return max(0.0, (time.perf_counter() - started - round_trip_s) * 1e6 / times)
 
-    def recheck(self, fresh: list) -> tuple:
-        return tuple(self.host.request("recheck", self.timeout_s, inputs=fresh)["outputs"])
+    def recheck(self, fresh: list, copy: int = 0) -> tuple:
+        """The outputs of the graph's call on input copy `copy`, refilled with `fresh`."""
+        reply = self.host.request("recheck", self.timeout_s, inputs=fresh, copy=copy)
+        return tuple(reply["outputs"])
 
     def release(self) -> None:
         try:

@@ -1,97 +1,249 @@
-"""What a candidate's process compares after every call (host_session): ModelNew's tensors byte
-for byte, and the plain Python values it and its module keep, so a kernel cannot carry a call
-counter or a cache from one call to the next."""
+"""What a candidate's process compares after every call (host_session): everything a call could
+change and carry to the next one, so a kernel cannot keep a call counter or a cache.
+
+The walk starts at ModelNew (every attribute of every submodule, nn.Module's own tables
+included: a hook's closure is state too) and at the candidate's module (its globals, its
+classes' attributes, its functions' default arguments and closed-over values), and follows
+lists, tuples, dicts, sets, the candidate's own objects and functions. Tensors are compared
+byte for byte, plain values by value, and a name that appears or disappears is a change.
+
+The walk never runs the candidate's code: containers are read through the builtin types'
+own methods (`dict.items(d)`, not `d.items()`), types are read with `type()` (not
+`isinstance`, which may ask an object's `__class__`), and only builtin values are compared.
+A class of the candidate's that could run code when the judge touches a module (an override of
+nn.Module's machinery) or a tensor subclass in the state is refused by `audit_classes` first.
+"""
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
 import torch
 
-_PLAIN = (bool, int, float, str, bytes, type(None))
+from kbot.evaluate.allowed import IMPLICIT_DUNDERS, NN_MODULE_MACHINERY
+
+_PLAIN = (bool, int, float, str, bytes, complex, type(None))
+_TENSORS = (torch.Tensor, torch.nn.Parameter)
+_MAX_DEPTH = 8
+# Attributes a class may not define where the judge would run them: nn.Module's machinery
+# (the judge moves, loads and walks ModelNew through it) and the hooks Python runs unasked.
+# `__dict__` and `__class__` too: the walk reads them.
+_JUDGE_TOUCHES = NN_MODULE_MACHINERY | IMPLICIT_DUNDERS | {"__dict__", "__class__"}
 
 
-def plain_copy(value: object, depth: int = 0) -> object:
-    """A copy of a plain Python value (numbers, strings, and lists, tuples, dicts and sets of
-    them), or a marker for anything else (a function, a tensor: compared elsewhere)."""
-    if isinstance(value, _PLAIN):
-        return value
-    if depth > 4:
-        return ("deep", type(value).__name__)
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(plain_copy(v, depth + 1) for v in value))
-    if isinstance(value, (set, frozenset)):
-        items = sorted(repr(plain_copy(v, depth + 1)) for v in value)
-        return (type(value).__name__, tuple(items))
-    if isinstance(value, dict):
-        return ("dict", tuple((repr(k), plain_copy(v, depth + 1)) for k, v in value.items()))
-    return ("object", type(value).__name__)
+class StateTypeError(Exception):
+    """The candidate keeps state of a kind the judge cannot read without running its code."""
 
 
-def python_state(model: torch.nn.Module | None, module: Any) -> dict[str, object]:
-    """The plain Python values ModelNew's modules and the candidate's module keep."""
-    state: dict[str, object] = {}
-    if model is not None:
-        for prefix, sub in model.named_modules():
-            for name, value in vars(sub).items():
-                if not name.startswith("_") and not isinstance(value, torch.Tensor):
-                    state[f"{prefix}.{name}" if prefix else name] = plain_copy(value)
-    for name, value in vars(module).items() if module is not None else ():
-        if not name.startswith("__") and isinstance(value, (list, dict, set)):
-            state[f"module-level {name}"] = plain_copy(value)
-    for name, function in module_functions(module):
-        # A mutable default argument or a closed-over list outlives the call just the same.
-        state[f"{name}'s default arguments"] = plain_copy(
-            (function.__defaults__, function.__kwdefaults__)
-        )
-        for index, cell in enumerate(function.__closure__ or ()):
-            try:
-                contents = cell.cell_contents
-            except ValueError:  # a cell not yet filled
+def audit_classes(model: torch.nn.Module, module: Any) -> None:
+    """Refuses (StateTypeError) a module class of the candidate's that overrides what the judge
+    calls on ModelNew and its submodules, and any tensor subclass in ModelNew's state."""
+    for path, sub in _submodules(model):
+        for cls in type(sub).__mro__:
+            if _module_of(cls).split(".")[0] == "torch" or cls is object:
                 continue
-            if not isinstance(contents, torch.Tensor):
-                state[f"{name}'s closure cell {index}"] = plain_copy(contents)
-    return state
+            touched = sorted(_JUDGE_TOUCHES & set(_class_table(cls)) - {"__init__"})
+            if touched:
+                where = f"submodule `{path}`" if path else "ModelNew"
+                raise StateTypeError(
+                    f"{where} is a {cls.__name__}, which defines `{touched[0]}`: the judge "
+                    "calls nn.Module's own; define only __init__, forward and helpers"
+                )
+    for name, value in walk(model, module):
+        kind = type(value)
+        if issubclass(kind, torch.Tensor) and kind not in _TENSORS:
+            raise StateTypeError(f"`{name}` is a {kind.__name__}: keep plain tensors")
 
 
-def module_functions(module: Any):
-    """(name, function) for the candidate module's functions and its classes' methods (the
-    kernels' Python wrappers too: a JITFunction keeps the function as `fn`)."""
-    if module is None:
-        return
-    for name, value in vars(module).items():
-        if isinstance(value, types.FunctionType):
-            yield name, value
-        elif isinstance(getattr(value, "fn", None), types.FunctionType):
-            yield name, value.fn
-        elif isinstance(value, type) and value.__module__ == module.__name__:
-            for attribute, member in vars(value).items():
-                member = getattr(member, "__func__", member)  # static and class methods
-                if isinstance(member, types.FunctionType):
-                    yield f"{name}.{attribute}", member
+def snapshot(model: torch.nn.Module | None, module: Any) -> dict[str, object]:
+    """What `walk` finds, tensors cloned."""
+    return {
+        name: value.detach().clone() if type(value) in _TENSORS else value
+        for name, value in walk(model, module)
+    }
 
 
-def own_tensors(model: torch.nn.Module):
-    """(name, tensor) of every parameter and buffer (non-persistent ones included) and of every
-    tensor kept as a plain attribute of a module, alone or in a list, tuple or dict."""
-    yield from model.named_parameters()
-    yield from model.named_buffers()
-    for prefix, module in model.named_modules():
-        for name, value in vars(module).items():
-            if name.startswith("_"):
-                continue  # nn.Module's own tables (_parameters, _buffers, ...), seen above
-            where = f"{prefix}.{name}" if prefix else name
-            if isinstance(value, torch.Tensor):
-                yield where, value
-            elif isinstance(value, (list, tuple)):
-                for index, item in enumerate(value):
-                    if isinstance(item, torch.Tensor):
-                        yield f"{where}[{index}]", item
-            elif isinstance(value, dict):
-                for key, item in value.items():
-                    if isinstance(item, torch.Tensor):
-                        yield f"{where}[{key!r}]", item
+def first_change(before: dict[str, object], model: torch.nn.Module | None, module: Any):
+    """The name of the first value that differs from `before` (a snapshot), or None."""
+    now = dict(walk(model, module))
+    for name in sorted(before.keys() | now.keys()):
+        if name not in before or name not in now:
+            return name
+        old, new = before[name], now[name]
+        if (type(old) in _TENSORS) != (type(new) in _TENSORS):
+            return name
+        if type(old) in _TENSORS:
+            if type(new) not in _TENSORS or not same_bits(old, new.detach()):
+                return name
+        elif old != new:
+            return name
+    return None
+
+
+def walk(model: torch.nn.Module | None, module: Any):
+    """(name, value) of each tensor and plain value reachable from ModelNew and the
+    candidate's module; anything else appears as its type's name."""
+    owner = getattr(module, "__name__", None) if module is not None else None
+    walker = _Walker(owner)
+    if model is not None:
+        for path, sub in _submodules(model):
+            for name, value in _items(_vars(sub)):
+                if name != "_modules":
+                    walker.visit(f"{path}.{name}" if path else name, value, 0)
+    if module is not None:
+        injected = _interpreter_globals()
+        for name, value in _items(_vars(module)):
+            if name.startswith("__") and name.endswith("__"):
+                continue
+            if name in injected and injected[name] is value:
+                continue  # Triton's interpreter copies its own globals into a kernel's module
+            walker.visit(f"module-level {name}", value, 0)
+    return walker.found
+
+
+class _Walker:
+    def __init__(self, owner: str | None) -> None:
+        self.owner = owner  # the candidate module's name: its classes and functions are walked
+        self.found: list[tuple[str, object]] = []
+        self.seen: set[int] = set()
+
+    def visit(self, name: str, value: object, depth: int) -> None:
+        kind = type(value)
+        if kind in _PLAIN:
+            self.found.append((name, value))
+            return
+        if issubclass(kind, torch.Tensor):
+            self.found.append((name, value))
+            return
+        if depth > _MAX_DEPTH or id(value) in self.seen:
+            self.found.append((name, ("seen", kind.__name__)))
+            return
+        self.seen.add(id(value))
+        if issubclass(kind, dict):
+            items = list(dict.items(value))
+            self.found.append((name, (kind.__name__, len(items))))
+            for index, (key, item) in enumerate(items):
+                label = repr(key) if type(key) in _PLAIN else f"#{index}"
+                self.visit(f"{name}[{label}]", item, depth + 1)
+        elif issubclass(kind, (list, tuple)):
+            items = list(list.__iter__(value) if issubclass(kind, list) else tuple.__iter__(value))
+            self.found.append((name, (kind.__name__, len(items))))
+            for index, item in enumerate(items):
+                self.visit(f"{name}[{index}]", item, depth + 1)
+        elif issubclass(kind, (set, frozenset)):
+            items = set.__iter__(value) if issubclass(kind, set) else frozenset.__iter__(value)
+            plain = sorted(repr(v) if type(v) in _PLAIN else type(v).__name__ for v in items)
+            self.found.append((name, (kind.__name__, tuple(plain))))
+        elif kind is types.FunctionType and value.__module__ == self.owner:
+            # A mutable default argument or a closed-over list outlives the call.
+            self.visit(f"{name}'s default arguments", value.__defaults__, depth + 1)
+            self.visit(f"{name}'s keyword defaults", value.__kwdefaults__, depth + 1)
+            for index, cell in enumerate(value.__closure__ or ()):
+                try:
+                    contents = cell.cell_contents
+                except ValueError:  # a cell not yet filled
+                    continue
+                self.visit(f"{name}'s closure cell {index}", contents, depth + 1)
+        elif kind is types.MethodType:
+            self.visit(f"{name}.__func__", value.__func__, depth + 1)
+        elif _module_of(kind).split(".")[0] == "triton" and _triton_function(value):
+            # a JITFunction: its Python function's defaults and closure
+            self.visit(f"{name}.fn", _triton_function(value), depth + 1)
+        elif issubclass(kind, type) and _module_of(value) == self.owner:
+            for attribute, member in _items(_class_table(value)):
+                if not (attribute.startswith("__") and attribute.endswith("__")):
+                    if type(member) in (staticmethod, classmethod):
+                        member = member.__func__
+                    self.visit(f"{name}.{attribute}", member, depth + 1)
+        elif kind is functools.partial:
+            self.visit(f"{name}.func", value.func, depth + 1)
+            self.visit(f"{name}.args", value.args, depth + 1)
+            self.visit(f"{name}.keywords", value.keywords, depth + 1)
+        elif (
+            issubclass(kind, torch.nn.Module)
+            or kind is types.SimpleNamespace
+            or _module_of(kind) == self.owner
+        ):
+            self.found.append((name, ("object", kind.__name__)))
+            for attribute, member in _items(_vars(value)):
+                self.visit(f"{name}.{attribute}", member, depth + 1)
+        else:
+            self.found.append((name, ("object", kind.__name__)))
+
+
+def _submodules(model: torch.nn.Module):
+    """(dotted path, module) of ModelNew and every submodule, read from nn.Module's own
+    `_modules` tables (never through a method a subclass could override)."""
+    stack = [("", model)]
+    seen: set[int] = set()
+    while stack:
+        path, sub = stack.pop()
+        if id(sub) in seen:
+            continue
+        seen.add(id(sub))
+        yield path, sub
+        children = dict(_items(_vars(sub))).get("_modules")
+        for name, child in reversed(_items(children)):
+            if child is not None:
+                stack.append((f"{path}.{name}" if path else name, child))
+
+
+_TYPE_DICT = type.__dict__["__dict__"]  # type's own `__dict__` getter (no metaclass's)
+_TYPE_MODULE = type.__dict__["__module__"]
+# How builtin classes hold `__dict__`; a class of the candidate's that defines its own would run
+# code when the walk reads it.
+_DESCRIPTORS = (type(_TYPE_DICT), type(types.ModuleType.__dict__["__dict__"]))
+
+
+def _class_table(cls: type):
+    return _TYPE_DICT.__get__(cls)
+
+
+def _module_of(cls: type) -> str:
+    try:
+        name = _TYPE_MODULE.__get__(cls)
+    except AttributeError:
+        return ""
+    return name if type(name) is str else ""
+
+
+def _vars(value: object) -> dict | None:
+    """An object's own attribute table, read past any `__dict__` its class defines (a class
+    that defines one is refused: the walk would run it)."""
+    if type(value) is type:
+        return _class_table(value)
+    for cls in type(value).__mro__:
+        entry = _class_table(cls).get("__dict__")
+        if entry is not None and type(entry) not in _DESCRIPTORS:
+            raise StateTypeError(f"class {cls.__name__} defines `__dict__`; remove it")
+    try:
+        table = object.__getattribute__(value, "__dict__")
+    except AttributeError:  # __slots__, or a builtin object
+        return None
+    return table if type(table) is dict else None
+
+
+def _interpreter_globals() -> dict:
+    import sys
+
+    interpreter = sys.modules.get("triton.runtime.interpreter")
+    return dict(vars(interpreter)) if interpreter is not None else {}
+
+
+def _triton_function(value: object) -> types.FunctionType | None:
+    fn = (_vars(value) or {}).get("fn")
+    return fn if type(fn) is types.FunctionType else None
+
+
+def _items(table) -> list:
+    """A dict's or a class table's items, through the builtin methods."""
+    if table is None:
+        return []
+    if type(table) is types.MappingProxyType:
+        return list(table.items())
+    return list(dict.items(table))
 
 
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:

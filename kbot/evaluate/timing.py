@@ -37,7 +37,7 @@ class Implementation:
     name: str
     graph: torch.cuda.CUDAGraph
     plain_calls: list[Callable[[], Any]]
-    keep_alive: Any = None  # the graph's static outputs (of its first call)
+    keep_alive: Any = None  # the graph's static outputs (of its first call; a candidate's: of each)
     # Calls captured back to back in one graph, each on its own copy of the inputs: small
     # working sets then stream from HBM (copies together exceed L2) and the graph's launch
     # overhead (~4 us on an H200, measured 2026-11-30) is spread over all of them.

@@ -13,6 +13,7 @@ HONEST = [
     ("matmul_bias_silu_fp32", "matmul_bias_silu"),  # extern matmul + fused epilogue
     ("matmul_bias_silu_bf16", "matmul_bias_silu"),
     ("gelu_fp32", "quick_gelu"),  # KernelBench layout: no CASES
+    ("rmsnorm_weight", "rmsnorm_autotune"),  # multi-config @triton.autotune, on the CPU too
 ]
 
 

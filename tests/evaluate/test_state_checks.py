@@ -1,15 +1,23 @@
 """What the candidate's process compares after every call (kbot.evaluate.state_check): the
-bytes of ModelNew's tensors, 0-d buffers included, and its plain Python values."""
+bytes of every tensor and the value of every plain Python value that ModelNew and the
+candidate's module keep, read without running any of the candidate's code."""
 
 from __future__ import annotations
 
 import types
 
+import pytest
 import torch
 
-from kbot.evaluate.state_check import own_tensors as _own_tensors
-from kbot.evaluate.state_check import python_state as _python_state
+from kbot.evaluate.state_check import StateTypeError, audit_classes, first_change, snapshot
 from kbot.evaluate.state_check import same_bits as _same_bits
+from kbot.evaluate.state_check import walk as _walk
+
+
+def _module(name: str = "candidate", **values) -> types.ModuleType:
+    module = types.ModuleType(name)
+    vars(module).update(values)
+    return module
 
 
 def test_bytes_are_compared_for_every_shape_and_value():
@@ -22,31 +30,70 @@ def test_bytes_are_compared_for_every_shape_and_value():
     assert not _same_bits(torch.zeros(2), torch.zeros(2, dtype=torch.float16))
 
 
+class _Inner(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = [torch.zeros(2)]
+        self.calls = 0
+
+
+class _Outer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(3))
+        self.register_buffer("cache", torch.zeros(4), persistent=False)
+        self.counter = torch.zeros(1)
+        self._hidden = torch.zeros(1, dtype=torch.int32)  # an underscore is no hiding place
+        self.inner = _Inner()
+
+
 def test_every_tensor_and_plain_value_the_model_keeps_is_seen():
-    class Inner(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.table = [torch.zeros(2)]
-            self.calls = 0
+    model = _Outer()
+    names = {name for name, _ in _walk(model, None)}
+    assert {
+        "_parameters['weight']", "_buffers['cache']", "counter", "_hidden",
+        "inner.table[0]", "inner.calls",
+    } <= names  # fmt: skip
+    for change in (
+        lambda m: m._hidden.add_(1),
+        lambda m: m.inner.table[0].add_(1),
+        lambda m: m.weight.data.mul_(2),
+        lambda m: setattr(m.inner, "calls", 1),
+        lambda m: setattr(m, "seen", 1),  # a name that was not there when loaded
+        lambda m: m.inner.table.append(0),
+    ):
+        model = _Outer()
+        before = snapshot(model, None)
+        assert first_change(before, model, None) is None
+        change(model)
+        assert first_change(before, model, None) is not None
 
-    class Outer(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.weight = torch.nn.Parameter(torch.ones(3))
-            self.register_buffer("cache", torch.zeros(4), persistent=False)
-            self.counter = torch.zeros(1)
-            self.inner = Inner()
 
-    model = Outer()
-    names = {name for name, _ in _own_tensors(model)}
-    assert {"weight", "cache", "counter", "inner.table[0]"} <= names
-    module = types.SimpleNamespace(_CACHE={}, LIMIT=4)
-    before = _python_state(model, module)
-    model.inner.calls += 1
-    module._CACHE[1] = 2
-    after = _python_state(model, module)
-    changed = {k for k in before if before[k] != after.get(k)}
-    assert changed == {"inner.calls", "module-level _CACHE"}
+def test_module_globals_class_attributes_and_objects_are_seen():
+    class Holder:
+        pass
+
+    class ModelNew(torch.nn.Module):
+        hist: list = []  # a class attribute, read as self.hist
+
+    for cls in (Holder, ModelNew):
+        cls.__module__ = "candidate"
+    holder = Holder()
+    holder.count = torch.zeros(1)
+    module = _module(
+        COUNTERS=[torch.zeros(1)], TOTAL=torch.zeros(1), holder=holder, ModelNew=ModelNew,
+        ns=types.SimpleNamespace(n=0),
+    )  # fmt: skip
+    for change in (
+        lambda: module.COUNTERS[0].add_(1),
+        lambda: module.TOTAL.add_(1),
+        lambda: holder.count.add_(1),
+        lambda: ModelNew.hist.append(1),
+        lambda: setattr(module.ns, "n", 1),
+    ):
+        before = snapshot(None, module)
+        change()
+        assert first_change(before, None, module) is not None
 
 
 def test_default_arguments_and_closures_of_the_module_are_seen():
@@ -61,9 +108,70 @@ def test_default_arguments_and_closures_of_the_module_are_seen():
         return launcher
 
     launcher = make()
-    module = types.SimpleNamespace(__name__="candidate", launcher=launcher)
-    before = _python_state(None, module)
+    launcher.__module__ = "candidate"
+    module = _module(launcher=launcher)
+    before = snapshot(None, module)
     launcher(0)
-    after = _python_state(None, module)
-    changed = {k for k in before if before[k] != after.get(k)}
-    assert changed == {"launcher's default arguments", "launcher's closure cell 0"}
+    assert first_change(before, None, module) is not None
+
+
+def test_the_walk_runs_none_of_the_candidates_methods():
+    ran = []
+
+    class Box(dict):
+        def items(self):
+            ran.append("items")
+            return dict.items(self)
+
+    class Seq(list):
+        def __iter__(self):
+            ran.append("iter")
+            return list.__iter__(self)
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.box = Box(a=torch.zeros(1))
+            self.seq = Seq([torch.zeros(1)])
+
+    model = Model()
+    before = snapshot(model, None)
+    model.box["a"].add_(1)
+    assert first_change(before, model, None) == "box['a']"
+    assert ran == []
+
+
+def test_a_module_class_that_overrides_what_the_judge_calls_is_refused():
+    class Aux(torch.nn.Module):
+        def named_modules(self, *args, **kwargs):  # runs when the judge walks ModelNew
+            return super().named_modules(*args, **kwargs)
+
+    class Child(torch.nn.Module):
+        def train(self, mode=True):  # runs in model.eval(), after the weights arrive
+            return super().train(mode)
+
+    for helper in (Aux, Child):
+        model = torch.nn.Module()
+        model.aux = helper()
+        with pytest.raises(StateTypeError, match="defines"):
+            audit_classes(model, None)
+    audit_classes(_Outer(), None)  # plain modules and torch's own pass
+
+
+def test_a_class_with_its_own_dict_or_a_tensor_subclass_is_refused():
+    class Sneaky:
+        @property
+        def __dict__(self):  # would run when the walk reads the object
+            return {}
+
+    Sneaky.__module__ = "candidate"
+    with pytest.raises(StateTypeError, match="__dict__"):
+        snapshot(None, _module(thing=Sneaky()))
+
+    class Counted(torch.Tensor):
+        pass
+
+    model = torch.nn.Module()
+    model.t = torch.zeros(2).as_subclass(Counted)
+    with pytest.raises(StateTypeError, match="Counted"):
+        audit_classes(model, None)

@@ -514,6 +514,7 @@ _HONEST_FIXTURES = {  # candidate -> a problem it solves
     "gather_rows": "rotary_cache_buffer",
     "matmul_bias_silu": "matmul_bias_silu_fp32",
     "quick_gelu": "quick_gelu",
+    "rmsnorm_autotune": "rmsnorm_weight",
     "rope": "rope",
     "rope_cancel_bf16": "rope_cancel_bf16",
     "rotate_in_place": "rotate_in_place",

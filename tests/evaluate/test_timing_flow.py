@@ -51,6 +51,7 @@ class FakeHost:
         self.model, self.claimed_us, self.replay_s = model, claimed_us, replay_s
         self.host_us = host_us
         self.stale, self.fail = stale, fail or {}
+        self.copies_skipped = False  # a graph that computes only its first call's inputs
         self.refused: list[str] = []
         self.inputs = None
         self.closed = False
@@ -72,7 +73,8 @@ class FakeHost:
             time.sleep(self.replay_s * fields["times"])
             return {}
         if op == "recheck":
-            inputs = self.inputs if self.stale else fields["inputs"]
+            lazy = self.copies_skipped and fields.get("copy", 0) > 0
+            inputs = self.inputs if self.stale or lazy else fields["inputs"]
             with torch.no_grad():
                 return {"outputs": as_outputs(self.model(*inputs))}
         return {}
@@ -166,6 +168,19 @@ def test_timed_graph_that_stops_computing_is_rejected(problem, fakes):
     (outcome,) = _run(problem("quick_gelu"), [stale])
     assert not outcome.accepted and outcome.stage == Stage.TIMING
     assert outcome.reasons[0].rule == "mismatch"
+    assert "timed CUDA graph" in outcome.reasons[0].message
+
+
+def test_a_timed_graph_that_computes_only_its_first_copy_is_rejected(problem, fakes, monkeypatch):
+    def lazy(model):
+        host = FakeHost(model)
+        host.copies_skipped = True
+        return host
+
+    # the judge draws which of the graph's calls it rechecks: here the last one
+    monkeypatch.setattr(timing_job.secrets, "randbelow", lambda n: n - 1)
+    (outcome,) = _run(problem("quick_gelu"), [lazy])
+    assert not outcome.accepted and outcome.reasons[0].rule == "mismatch"
     assert "timed CUDA graph" in outcome.reasons[0].message
 
 

@@ -50,13 +50,15 @@ class _TimedGraph:
     """What RemoteImplementation offers the audit: the clock check and a re-run on fresh
     inputs, here computed by `kernel` in this process."""
 
+    calls_per_replay = 1
+
     def __init__(self, kernel):
         self.kernel = kernel
 
     def clock_check(self):
         return None
 
-    def recheck(self, fresh):
+    def recheck(self, fresh, copy=0):
         return self.kernel(*fresh)
 
 
