@@ -19,6 +19,7 @@ PROGRAMS = [
     "extern_matmul_softmax_matmul",
     "extern_conv_depthwise_pointwise",
     "extern_pool_conv_transpose",
+    "extern_sdpa",
 ]
 
 
@@ -72,6 +73,18 @@ def test_a_pooled_operand_is_written_by_a_kernel_before_the_call():
     assert steps[0] == "kernel _extern_pool_conv_transpose_stage1_kernel"
     assert steps[1].startswith("call convolution_out = torch.nn.functional.conv_transpose2d(")
     assert "(avg_pool2d_buf, up_weight, up_bias," in steps[1]
+
+
+def test_sdpa_scales_q_and_k_then_runs_bmm_softmax_bmm():
+    steps = _launcher_steps("extern_sdpa")
+    assert [s.split(" = ")[0].split("_stage")[-1] for s in steps] == [
+        "1_kernel",
+        "2_kernel",
+        "call bmm_out",
+        "3_kernel",
+        "call bmm_1_out",
+        "kernel _extern_sdpa_kernel",
+    ]
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
