@@ -62,6 +62,7 @@ def test_unsupported_problem_is_skipped_with_a_reason(problem):
         "unsupported_cumsum": "cumsum over 70000 columns",
         "unsupported_data_loop": "on tensor values",
         "unsupported_conv_not_declared": "extern_ops=['conv2d']",
+        "unsupported_two_matmuls_not_declared": "extern_ops=['matmul']",
         "unsupported_scan_sliced": "a scan read at column `2 + cols`",
         "unsupported_reduction_flipped_rows": "a reduction read at another row",
         "unsupported_reduction_rotated_rows": "a reduction read at another row",

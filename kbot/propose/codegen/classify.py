@@ -20,8 +20,15 @@ from kbot.propose.codegen.lowering import (
     ONE_PASS_ONLY,
     REDUCTIONS,
     SCANS,
-    VIEW_OPS,
     shape_of,
+)
+from kbot.propose.codegen.matmuls import (
+    CONVOLUTIONS,
+    MATMULS,
+    aten_name,
+    conv_name,
+    extern_declared,
+    matmul_schedule,
 )
 from kbot.propose.codegen.ops import FLOAT_TYPES, TL_DTYPES, dtype_of
 from kbot.propose.codegen.scans import scan_tile
@@ -33,16 +40,11 @@ from kbot.propose.codegen.schedule import (
     ScheduleKind,
 )
 from kbot.propose.codegen.sizes import SizeNames
-from kbot.propose.codegen.stages import ancestors, materialized, needed
+from kbot.propose.codegen.stages import ancestors, materialized, needed, operand_roots
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
 aten = torch.ops.aten
 
-MATMULS = {aten.mm.default, aten.bmm.default}
-CONVOLUTIONS = {aten.convolution.default}
-
-
-_VIEW_LIKE = VIEW_OPS | {aten.split_with_sizes.default, aten.split.Tensor}
 _SIZE_OPS = {operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod}
 
 
@@ -68,7 +70,8 @@ def compute_nodes(traced: TracedProblem) -> list[torch.fx.Node]:
 
 def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Schedule]:
     """Schedules that fit, best first: with a matmul, the extern call + fused epilogue when the
-    problem declares the op as extern, and the Triton GEMM template when the epilogue allows."""
+    problem declares the op as extern, and the Triton GEMM template when the epilogue allows;
+    with several declared extern ops (or one reading a computed value), their program."""
     nodes = compute_nodes(traced)
     for node in [*nodes, *(n for n in traced.graph.nodes if n.op == "placeholder")]:
         dtype = dtype_of(node)
@@ -85,8 +88,11 @@ def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Sc
         if not reductions:
             return [_pointwise_schedule(traced, allow_groups=True)]
         return [_staged_reductions(traced, nodes, reductions)]
-    if len(matmuls) > 1:
-        raise Unsupported(f"{len(matmuls)} matmuls/convolutions in one forward")
+    if len(matmuls) > 1 or (
+        extern_declared(matmuls[0], extern_ops)
+        and any(root.op != "placeholder" for root in operand_roots(matmuls[0]))
+    ):
+        return [_extern_program(traced, nodes, matmuls, extern_ops)]
     matmul = matmuls[0]
     schedules: list[Schedule] = []
     reasons: list[str] = []
@@ -101,12 +107,12 @@ def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Sc
     else:
         suggestion = conv_name(matmul) if matmul.target in CONVOLUTIONS else "matmul"
         reasons.append(
-            f"declare KBOT = dict(extern_ops=[{suggestion!r}]) for an extern {_op(matmul)} "
+            f"declare KBOT = dict(extern_ops=[{suggestion!r}]) for an extern {aten_name(matmul)} "
             "with a fused epilogue"
         )
     if matmul.target in MATMULS and not reductions:
         try:
-            schedules.append(_matmul_schedule(traced, matmul))
+            schedules.append(matmul_schedule(traced, matmul))
         except Unsupported as exc:
             reasons.append(str(exc))
     elif matmul.target in MATMULS:
@@ -118,23 +124,66 @@ def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Sc
     return schedules
 
 
-def _op(node: torch.fx.Node) -> str:
-    return str(node.target).replace("aten.", "").split(".")[0]
+def _extern_program(
+    traced: TracedProblem,
+    nodes: list[torch.fx.Node],
+    externs: list[torch.fx.Node],
+    extern_ops: tuple[str, ...],
+) -> Schedule:
+    """Several extern ops, or one that reads a computed value, as a program in graph order:
+    the value an extern op reads that is neither an input nor an earlier extern op's result
+    (`linear2(sigmoid(linear1(x)))`'s sigmoid, attention's softmax) is written to a buffer
+    (`<node>_buf`) by kernels of its own just before the call, and the outputs' kernel, which
+    loads the last results, comes last (stages of kind EXTERN are the calls). Extern ops back
+    to back (a depthwise then a pointwise convolution) have no kernel between them."""
+    undeclared = [m for m in externs if not extern_declared(m, extern_ops)]
+    if undeclared:
+        names = sorted({conv_name(m) if m.target in CONVOLUTIONS else "matmul" for m in undeclared})
+        raise Unsupported(
+            f"{len(externs)} matmuls/convolutions in one forward: declare "
+            f"KBOT = dict(extern_ops={names!r}) to run each as an extern op with the work "
+            "between them in Triton"
+        )
+    steps: list[Schedule] = []
+    written: set[torch.fx.Node] = set()  # values the launcher holds: buffers, extern results
+    for extern in externs:
+        for root in operand_roots(extern):
+            if root.op == "placeholder" or root in written:
+                continue
+            kernel = _segment(traced, nodes, (root,), written)
+            steps += [*kernel.stages, replace(kernel, stages=(), out_names=(f"{root.name}_buf",))]
+            written.add(root)
+        shape = shape_of(extern)
+        steps.append(
+            Schedule(
+                ScheduleKind.EXTERN,
+                iter_shape=shape,
+                col_dim=len(shape) - 1,
+                outputs=((extern, OutputKind.FULL),),
+                matmul=extern,
+                extern=True,
+                out_names=(f"{extern.name}_out",),
+            )
+        )
+        written.add(extern)
+    final = _segment(traced, nodes, traced.outputs, written)
+    return replace(final, stages=(*steps, *final.stages))
 
 
-def extern_declared(matmul: torch.fx.Node, extern_ops: tuple[str, ...]) -> bool:
-    if matmul.target == aten.mm.default:
-        return bool({"mm", "matmul", "linear", "addmm"} & set(extern_ops))
-    if matmul.target == aten.bmm.default:
-        return bool({"bmm", "matmul"} & set(extern_ops))
-    return conv_name(matmul) in extern_ops
-
-
-def conv_name(conv: torch.fx.Node) -> str:
-    """The extern op name of an aten.convolution: conv2d, or conv_transpose3d when transposed."""
-    rank = len(shape_of(conv)) - 2
-    transposed = len(conv.args) > 6 and bool(conv.args[6])
-    return f"conv_transpose{rank}d" if transposed else f"conv{rank}d"
+def _segment(
+    traced: TracedProblem,
+    nodes: list[torch.fx.Node],
+    outputs: tuple[torch.fx.Node, ...],
+    written: set[torch.fx.Node],
+) -> Schedule:
+    """The kernel (with its own stages, for reductions of reductions) that computes `outputs`
+    from the inputs and the values in `written`."""
+    segment = needed(outputs, written, nodes)
+    reductions = [n for n in segment if n.target in REDUCTIONS]
+    traced = replace(traced, outputs=outputs)
+    if reductions:
+        return _staged_reductions(traced, segment, reductions)
+    return _pointwise_schedule(traced)
 
 
 def _pointwise_schedule(traced: TracedProblem, allow_groups: bool = False) -> Schedule:
@@ -142,7 +191,9 @@ def _pointwise_schedule(traced: TracedProblem, allow_groups: bool = False) -> Sc
         raise Unsupported("a 0-dim output")
     groups: list[list[int]] = []  # output positions, one list per distinct shape
     for k, out in enumerate(traced.outputs):
-        same = [g for g in groups if _same_shape(shape_of(traced.outputs[g[0]]), shape_of(out))]
+        same = [
+            g for g in groups if SizeNames.same_shape(shape_of(traced.outputs[g[0]]), shape_of(out))
+        ]
         if same:
             same[0].append(k)
         else:
@@ -174,10 +225,6 @@ def _pointwise_schedule(traced: TracedProblem, allow_groups: bool = False) -> Sc
             )
         )
     return replace(schedule, groups=tuple(subs))
-
-
-def _same_shape(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(SizeNames.same(x, y) for x, y in zip(a, b))
 
 
 def _staged_reductions(
@@ -242,7 +289,7 @@ def _reduction_schedule(
     scans_only = all(REDUCTIONS[r.target] in SCANS for r in reductions)
     for red in reductions:
         # Scans are checked against their tile below: they may differ along the scanned dim.
-        if not scans_only and not _same_shape(shape_of(red.args[0]), iter_shape):
+        if not scans_only and not SizeNames.same_shape(shape_of(red.args[0]), iter_shape):
             raise Unsupported("reductions over tensors of different shapes")
         dims.add(_reduced_dims(red, len(shape_of(red.args[0]))))
         # argmax/argmin return int64 indices of a floating-point input.
@@ -267,9 +314,9 @@ def _reduction_schedule(
     outputs = []
     for out in traced.outputs:
         shape = shape_of(out)
-        if _same_shape(shape, iter_shape):
+        if SizeNames.same_shape(shape, iter_shape):
             outputs.append((out, OutputKind.FULL))
-        elif _same_shape(shape, reduced) or _same_shape(shape, kept):
+        elif SizeNames.same_shape(shape, reduced) or SizeNames.same_shape(shape, kept):
             outputs.append((out, OutputKind.ROW))
         elif _reshaped_full(out, iter_shape):
             # GroupNorm/InstanceNorm reduce a reshaped view ([N, G, C/G, H*W]) and return the
@@ -303,7 +350,7 @@ def _reshaped_full(out: torch.fx.Node, iter_shape: tuple) -> bool:
     todo, seen = [out], set()
     while todo:
         node = todo.pop()
-        if _same_shape(shape_of(node), iter_shape):
+        if SizeNames.same_shape(shape_of(node), iter_shape):
             return True
         seen.add(node)
         todo += [
@@ -355,39 +402,3 @@ def _online_softmax_pairs(reductions: tuple[Reduction, ...]) -> tuple[OnlineSoft
         ):
             pairs.append(OnlineSoftmax(maximum, red.node, source))
     return tuple(pairs)
-
-
-_FLAT_VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
-
-
-def _matmul_schedule(traced: TracedProblem, matmul: torch.fx.Node) -> Schedule:
-    """The GEMM template keeps the accumulator in registers, so every path from the matmul to
-    an output must be elementwise on the same flat (rows, cols) positions."""
-    shape = shape_of(traced.outputs[0])
-    for out in traced.outputs:
-        if not _same_shape(shape_of(out), shape):
-            raise Unsupported("matmul epilogue outputs of different shapes")
-    mm_shape = shape_of(matmul)
-    if not SizeNames.same(shape[-1], mm_shape[-1]):
-        raise Unsupported("the epilogue changes the matmul's columns")
-    stack = [u for u in matmul.users]
-    seen: set[torch.fx.Node] = set()
-    while stack:
-        node = stack.pop()
-        if node in seen or node.op == "output":
-            continue
-        seen.add(node)
-        if node.target in REDUCTIONS or (
-            node.target in _VIEW_LIKE and node.target not in _FLAT_VIEWS
-        ):
-            raise Unsupported(f"the matmul result goes through {_op(node)}, not elementwise")
-        if not _same_shape(shape_of(node), shape) and not _same_shape(shape_of(node), mm_shape):
-            raise Unsupported(f"the matmul result is broadcast by {_op(node)}")
-        stack += list(node.users)
-    return Schedule(
-        ScheduleKind.MATMUL_EPILOGUE,
-        iter_shape=shape,
-        col_dim=len(shape) - 1,
-        outputs=tuple((o, OutputKind.FULL) for o in traced.outputs),
-        matmul=matmul,
-    )

@@ -25,16 +25,22 @@ aten = torch.ops.aten
 EXTERN_RESULT = "mm_out"
 
 
-def view_source(node: object, traced: TracedProblem, sizes: SizeNames) -> str:
-    """A launcher expression rebuilding a matmul operand from the inputs with views only."""
+def view_source(
+    node: object, traced: TracedProblem, sizes: SizeNames, loaded: dict[str, str] | None = None
+) -> str:
+    """A launcher expression rebuilding a matmul operand with views only (stages.py's
+    REPLAYED_VIEWS) from the inputs or from `loaded` (node name -> a tensor the launcher
+    already holds: an earlier extern op's result, a buffer a kernel wrote)."""
     if not isinstance(node, torch.fx.Node):
         raise Unsupported("a matmul operand that is not a tensor")
+    if loaded and node.name in loaded:
+        return loaded[node.name]
     if node.op == "placeholder":
         for graph_input in traced.inputs:
             if graph_input.node_name == node.name:
                 return graph_input.arg_name
         raise Unsupported(f"graph input {node.name} has no launcher argument")
-    inner = lambda: view_source(node.args[0], traced, sizes)  # noqa: E731
+    inner = lambda: view_source(node.args[0], traced, sizes, loaded)  # noqa: E731
     if node.target == aten.permute.default:
         return f"{inner()}.permute({', '.join(str(d) for d in node.args[1])})"
     if node.target in (aten.view.default, aten._unsafe_view.default, aten.reshape.default):
@@ -56,12 +62,16 @@ def channels_last_conv(matmul: torch.fx.Node) -> bool:
 
 
 def extern_call(  # type: ignore[no-untyped-def]
-    matmul: torch.fx.Node, extern_ops, traced, sizes, channels_last: bool = False
+    matmul: torch.fx.Node, extern_ops, traced, sizes, channels_last: bool = False, loaded=None
 ) -> str:
     """The launcher's call of the declared op. `channels_last`: a convolution's input and
     weight are made channels-last first (one copy each), so cuDNN runs its NHWC kernels and
     returns a channels-last result, which the epilogue reads by its strides and writes out in
-    the reference's layout."""
+    the reference's layout. `loaded`: operands the launcher already holds (view_source)."""
+
+    def src(node: object) -> str:
+        return view_source(node, traced, sizes, loaded)
+
     a, b = matmul.args[0], matmul.args[1]
     if matmul.target == aten.mm.default:
         if (
@@ -70,25 +80,25 @@ def extern_call(  # type: ignore[no-untyped-def]
             and b.target == aten.permute.default
             and list(b.args[1]) == [1, 0]
         ):
-            weight = view_source(b.args[0], traced, sizes)
-            return f"torch.nn.functional.linear({view_source(a, traced, sizes)}, {weight})"
+            weight = src(b.args[0])
+            return f"torch.nn.functional.linear({src(a)}, {weight})"
         fn = "torch.mm" if "mm" in extern_ops else "torch.matmul"
-        return f"{fn}({view_source(a, traced, sizes)}, {view_source(b, traced, sizes)})"
+        return f"{fn}({src(a)}, {src(b)})"
     if matmul.target == aten.bmm.default:
         fn = "torch.bmm" if "bmm" in extern_ops else "torch.matmul"
-        return f"{fn}({view_source(a, traced, sizes)}, {view_source(b, traced, sizes)})"
+        return f"{fn}({src(a)}, {src(b)})"
     x, w, bias, stride, padding, dilation, transposed, output_padding, groups = matmul.args
     rank = len(shape_of(matmul)) - 2
-    bias_src = view_source(bias, traced, sizes) if bias is not None else "None"
-    x_src, w_src = view_source(x, traced, sizes), view_source(w, traced, sizes)
+    bias_src = src(bias) if bias is not None else "None"
+    x_src, w_src = src(x), src(w)
     if channels_last and channels_last_conv(matmul):
         layout = "torch.channels_last" if rank == 2 else "torch.channels_last_3d"
         x_src = f"{x_src}.contiguous(memory_format={layout})"
         w_src = f"{w_src}.contiguous(memory_format={layout})"
     if transposed:  # torch's argument order differs: output_padding, groups, then dilation
         return (
-            f"torch.nn.functional.conv_transpose{rank}d({view_source(x, traced, sizes)}, "
-            f"{view_source(w, traced, sizes)}, {bias_src}, {list(stride)}, {list(padding)}, "
+            f"torch.nn.functional.conv_transpose{rank}d({src(x)}, "
+            f"{src(w)}, {bias_src}, {list(stride)}, {list(padding)}, "
             f"{list(output_padding)}, {groups}, {list(dilation)})"
         )
     return (

@@ -13,6 +13,8 @@ class ScheduleKind(str, enum.Enum):
     POINTWISE = "pointwise"
     ROW_REDUCTION = "row_reduction"
     MATMUL_EPILOGUE = "matmul_epilogue"
+    # A step of an extern program (classify.py): the launcher calls the declared op, no kernel.
+    EXTERN = "extern"
 
 
 class OutputKind(str, enum.Enum):
@@ -55,7 +57,8 @@ class Schedule:
     # A group's outputs keep the names the launcher gives them among all the outputs.
     out_names: tuple[str, ...] = ()
     # Reductions of reductions (stages.py): the kernels that first write the buffers this
-    # schedule loads, in launch order (each writes its outputs into `out_names`).
+    # schedule loads, in launch order (each writes its outputs into `out_names`). In an
+    # extern program, also the extern calls (kind EXTERN) and the kernels between them.
     stages: tuple[Schedule, ...] = ()
     # A reduction over several dims (LayerNorm over (C, H, W), a full sum): every reduced dim,
     # ascending; the tile's columns run over them flattened and `col_dim` is the last of them.

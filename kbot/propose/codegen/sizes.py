@@ -134,3 +134,7 @@ class SizeNames:
     @staticmethod
     def same(a: object, b: object) -> bool:
         return sympy.simplify(size_expr(a) - size_expr(b)) == 0
+
+    @staticmethod
+    def same_shape(a: tuple, b: tuple) -> bool:
+        return len(a) == len(b) and all(SizeNames.same(x, y) for x, y in zip(a, b))

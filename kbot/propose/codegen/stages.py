@@ -8,13 +8,34 @@ into a buffer, and later kernels load it like an input (`KernelBody.extern_args`
 of one shape and dims that depend only on earlier buffers share a stage (GroupNorm's mean and
 variance). This module only plans: which nodes each stage computes; classify.py builds each
 stage's schedule and emit_staged.py chains the kernels.
+
+Extern ops are stages too, run by the launcher: the value an extern op reads (`operand_roots`)
+is an input, an earlier extern op's result, or a buffer that a kernel writes just before the
+call (a sigmoid between two Linears, the softmax of attention's second matmul).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
+import torch
 import torch.fx
+
+aten = torch.ops.aten
+
+# The views emit_matmul.view_source replays on an extern op's operand in the launcher.
+REPLAYED_VIEWS = frozenset(
+    {
+        aten.permute.default,
+        aten.view.default,
+        aten._unsafe_view.default,
+        aten.reshape.default,
+        aten.expand.default,
+        aten.unsqueeze.default,
+        aten.alias.default,
+        aten.clone.default,
+    }
+)
 
 
 def materialized(
@@ -82,3 +103,16 @@ def ancestors(node: torch.fx.Node) -> set[torch.fx.Node]:
 def _downstream(node: torch.fx.Node, keys: dict) -> list:
     """The reductions (keys of `keys`) that depend on `node`."""
     return [r for r in keys if r is not node and node in ancestors(r)]
+
+
+def operand_roots(extern: torch.fx.Node) -> list[torch.fx.Node]:
+    """The values an extern op (mm, bmm, convolution) reads under the views the launcher
+    replays: its operands and a convolution's bias, each followed up its chain of views."""
+    operands = extern.args[:3] if extern.target == aten.convolution.default else extern.args[:2]
+    roots = []
+    for operand in operands:
+        while isinstance(operand, torch.fx.Node) and operand.target in REPLAYED_VIEWS:
+            operand = operand.args[0]
+        if isinstance(operand, torch.fx.Node) and operand not in roots:
+            roots.append(operand)
+    return roots

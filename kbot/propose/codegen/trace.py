@@ -112,6 +112,14 @@ def _decompositions() -> dict:
         aten.amin.default(x, [dim], keepdim),
         aten.argmin.default(x, dim, keepdim),
     )
+    # any over a dim (SDPA's check for a row masked to -inf everywhere): the max of the
+    # elements' truth values as 0/1, an fp32 reduction the classifier schedules
+    table[aten.any.dim] = lambda x, dim, keepdim=False: aten.gt.Scalar(
+        aten.amax.default(
+            aten._to_copy.default(aten.ne.Scalar(x, 0), dtype=torch.float32), [dim], keepdim
+        ),
+        0,
+    )
     return table
 
 

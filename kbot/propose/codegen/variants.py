@@ -123,17 +123,27 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
 
 
 def _staged(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -> list[Variant]:
-    """Reductions of reductions (emit_staged.py): the earlier stages by their first variant,
-    the last stage by each of its variants."""
-    stage_emits = [variants_for(traced, stage, spec)[0].emit for stage in schedule.stages]
+    """Reductions of reductions and extern programs (emit_staged.py): the earlier kernels by
+    their first variant, the last one by each of its variants; extern calls have none."""
+    stage_emits = [
+        None if stage.kind == ScheduleKind.EXTERN else variants_for(traced, stage, spec)[0].emit
+        for stage in schedule.stages
+    ]
     last = replace(schedule, stages=(), extern=False)
-    count = len(schedule.stages) + 1
+    calls = sum(1 for stage in schedule.stages if stage.kind == ScheduleKind.EXTERN)
+    count = len(schedule.stages) - calls + 1
+    if calls:
+        kernels = f"{count} kernel{'s' if count > 1 else ''}"
+        program = f"{calls} extern call{'s' if calls > 1 else ''} and {kernels}"
+    else:
+        program = f"{count} stages"
+    extern_ops = spec.options.extern_ops
     return [
         replace(
             v,
-            label=f"{count} stages, the last {v.label}",
+            label=f"{program}, the last {v.label}",
             emit=lambda t, s, z, op, ext=None, v=v, **kw: emit_staged(
-                t, s, z, op, stage_emits, v.emit, ext, **kw
+                t, s, z, op, stage_emits, v.emit, ext, extern_ops=extern_ops, **kw
             ),
         )
         for v in variants_for(traced, last, spec)
