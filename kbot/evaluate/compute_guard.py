@@ -136,6 +136,10 @@ class ComputeGuard(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = func.overloadpacket.__name__
+        if func.namespace != "aten":
+            # every list here names aten ops: an op registered elsewhere (torch.library) may
+            # call itself `empty` or `mm` and compute anything
+            return self._refuse(f"{func.namespace}::{name}")
         if func.is_view or name in QUERIES or name == "_unsafe_view":
             if name == "view" and func._overloadname == "dtype" and _resizes(args):
                 # bytes read as a narrower type: a strided view of them truncates (a cast)
@@ -219,7 +223,7 @@ class ExternCount(TorchDispatchMode):
         self.calls = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func.overloadpacket.__name__ in self.extern:
+        if func.namespace == "aten" and func.overloadpacket.__name__ in self.extern:
             self.calls += 1
         return func(*args, **(kwargs or {}))
 
@@ -392,16 +396,17 @@ def install_launch_hooks() -> None:
         interpreter.InterpretedFunction.run = _lifting(interpreter.InterpretedFunction.run)
     from triton.runtime import autotuner
 
-    # The autotuner's timer summarises its samples with torch (a median, a quantile).
+    # The autotuner's timer summarises its samples with torch (a median, a quantile); what it
+    # times and the hooks it calls are the candidate's code, run with the guard back on.
     bench = getattr(autotuner.Autotuner, "_bench", None)
     if bench is not None:
-        autotuner.Autotuner._bench = _lifted(bench)
+        autotuner.Autotuner._bench = _lifted_bench(bench)
     import triton.testing
 
     for name in ("do_bench", "do_bench_cudagraph"):
         timer = getattr(triton.testing, name, None)
         if timer is not None:
-            setattr(triton.testing, name, _lifted(timer))
+            setattr(triton.testing, name, _lifted_timer(timer))
     _install_value_read_hooks()
     # The first op under a dispatch mode imports what the mode machinery needs (Dynamo's
     # disable wrapper): here, before the sandbox's import policy is taken, not in forward.
@@ -423,6 +428,48 @@ def _lifted(function):
             _LIFTED.pop()
 
     return lifted
+
+
+def _lifted_timer(timer):
+    """`triton.testing.do_bench(fn, ...)`: the timer's own torch lifted, `fn` guarded."""
+    lifted = _lifted(timer)
+
+    @functools.wraps(timer)
+    def timed(fn, *args, **kwargs):
+        if _watching() is None:  # called by trusted code, or from a lifted region (autotuning)
+            return timer(fn, *args, **kwargs)
+        return lifted(_under_guard(fn) if callable(fn) else fn, *args, **kwargs)
+
+    return timed
+
+
+def _lifted_bench(bench):
+    """The autotuner's `_bench`: lifted, but a config's `pre_hook` and hooks the candidate gave
+    `triton.autotune` run with the guard back on (Triton's own hooks, which save and restore
+    the arguments, stay lifted)."""
+    lifted = _lifted(bench)
+
+    @functools.wraps(bench)
+    def timed(self, *args, config, **meta):
+        if _watching() is None:
+            return bench(self, *args, config=config, **meta)
+        hooks = [(config, "pre_hook")]
+        hooks += [
+            (self, name)
+            for name in ("pre_hook", "post_hook")
+            if getattr(self, f"user_defined_{name}", False)
+        ]
+        saved = [(owner, name, getattr(owner, name, None)) for owner, name in hooks]
+        for owner, name, hook in saved:
+            if callable(hook):
+                setattr(owner, name, _under_guard(hook))
+        try:
+            return lifted(self, *args, config=config, **meta)
+        finally:
+            for owner, name, hook in saved:
+                setattr(owner, name, hook)
+
+    return timed
 
 
 def _refusing(what: str, original):

@@ -123,9 +123,13 @@ class Session:
         _poison([int(n) for n in request.get("poison_bytes", [])], self.device)
         limit = request.get("extern_calls")
         guard = ComputeGuard(self.extern, None if limit is None else int(limit))
+        # Fresh tensor objects over the same memory each call: state kept on the objects
+        # forward receives (a `.grad`, a Python attribute) dies with them, while a cache keyed
+        # by pointer still meets the refilled values.
+        aliases = [b.detach() if isinstance(b, torch.Tensor) else b for b in buffers]
         try:
             with torch.no_grad(), guarding(guard):
-                outputs = _as_outputs(self.model(*buffers))
+                outputs = _as_outputs(self.model(*aliases))
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
         except BaseException:
@@ -158,7 +162,7 @@ class Session:
             raise _Refused("protocol", "capture before a call on this case")
         self._release({})
         model = self.model
-        first = self.buffers[case]
+        first = [b.detach() if isinstance(b, torch.Tensor) else b for b in self.buffers[case]]
         copies = [first] + [
             [v.clone() if isinstance(v, torch.Tensor) else v for v in first]
             for _ in range(max(0, int(request["copies"]) - 1))

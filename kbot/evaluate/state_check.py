@@ -51,16 +51,13 @@ def audit_classes(model: torch.nn.Module, module: Any) -> None:
                     f"{where} is a {cls.__name__}, which defines `{touched[0]}`: the judge "
                     "calls nn.Module's own; define only __init__, forward and helpers"
                 )
-    for name, value in walk(model, module):
-        kind = type(value)
-        if issubclass(kind, torch.Tensor) and kind not in _TENSORS:
-            raise StateTypeError(f"`{name}` is a {kind.__name__}: keep plain tensors")
+    walk(model, module)  # refuses a tensor subclass or an object it cannot compare
 
 
 def snapshot(model: torch.nn.Module | None, module: Any) -> dict[str, object]:
-    """What `walk` finds, tensors cloned."""
+    """What `walk` finds, each tensor's storage bytes cloned."""
     return {
-        name: value.detach().clone() if type(value) in _TENSORS else value
+        name: value.copied() if type(value) is _TensorState else value
         for name, value in walk(model, module)
     }
 
@@ -72,19 +69,18 @@ def first_change(before: dict[str, object], model: torch.nn.Module | None, modul
         if name not in before or name not in now:
             return name
         old, new = before[name], now[name]
-        if (type(old) in _TENSORS) != (type(new) in _TENSORS):
-            return name
-        if type(old) in _TENSORS:
-            if type(new) not in _TENSORS or not same_bits(old, new.detach()):
+        if type(old) is _TensorState and type(new) is _TensorState:
+            if not old.same(new):
                 return name
-        elif old != new:
+        elif type(old) is _TensorState or type(new) is _TensorState or old != new:
             return name
     return None
 
 
 def walk(model: torch.nn.Module | None, module: Any):
-    """(name, value) of each tensor and plain value reachable from ModelNew and the
-    candidate's module; anything else appears as its type's name."""
+    """(name, value) of each tensor (its whole storage) and plain value reachable from ModelNew
+    and the candidate's module; library objects that hold no state of the candidate's appear
+    as references; anything else that could hold state is refused (StateTypeError)."""
     owner = getattr(module, "__name__", None) if module is not None else None
     walker = _Walker(owner)
     if model is not None:
@@ -103,6 +99,33 @@ def walk(model: torch.nn.Module | None, module: Any):
     return walker.found
 
 
+class _TensorState:
+    """A tensor as the walk compares it: its view and every byte of its storage (a counter in
+    the storage past the view, or behind an empty view, is state too)."""
+
+    def __init__(self, tensor: torch.Tensor) -> None:
+        self.view = (tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset())
+        self.dtype = tensor.dtype
+        try:
+            storage = tensor.untyped_storage()
+        except Exception as exc:  # noqa: BLE001 - sparse, nested: no bytes to compare
+            raise StateTypeError(f"a tensor without plain storage ({exc})") from None
+        self.bytes = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
+
+    def copied(self) -> _TensorState:
+        twin = object.__new__(_TensorState)
+        twin.view, twin.dtype, twin.bytes = self.view, self.dtype, self.bytes.clone()
+        return twin
+
+    def same(self, other: _TensorState) -> bool:
+        return (
+            self.view == other.view
+            and self.dtype == other.dtype
+            and self.bytes.shape == other.bytes.shape
+            and torch.equal(self.bytes, other.bytes)
+        )
+
+
 class _Walker:
     def __init__(self, owner: str | None) -> None:
         self.owner = owner  # the candidate module's name: its classes and functions are walked
@@ -112,30 +135,19 @@ class _Walker:
     def visit(self, name: str, value: object, depth: int) -> None:
         kind = type(value)
         if kind in _PLAIN:
-            self.found.append((name, value))
+            # typed and by repr: 0, 0.0 and False are three states, a NaN equals itself
+            self.found.append((name, (kind.__name__, repr(value))))
             return
-        if issubclass(kind, torch.Tensor):
-            self.found.append((name, value))
-            return
-        if depth > _MAX_DEPTH or id(value) in self.seen:
+        if depth > _MAX_DEPTH:
+            raise StateTypeError(f"`{name}` is nested deeper than {_MAX_DEPTH} levels")
+        if id(value) in self.seen:
             self.found.append((name, ("seen", kind.__name__)))
             return
         self.seen.add(id(value))
-        if issubclass(kind, dict):
-            items = list(dict.items(value))
-            self.found.append((name, (kind.__name__, len(items))))
-            for index, (key, item) in enumerate(items):
-                label = repr(key) if type(key) in _PLAIN else f"#{index}"
-                self.visit(f"{name}[{label}]", item, depth + 1)
-        elif issubclass(kind, (list, tuple)):
-            items = list(list.__iter__(value) if issubclass(kind, list) else tuple.__iter__(value))
-            self.found.append((name, (kind.__name__, len(items))))
-            for index, item in enumerate(items):
-                self.visit(f"{name}[{index}]", item, depth + 1)
-        elif issubclass(kind, (set, frozenset)):
-            items = set.__iter__(value) if issubclass(kind, set) else frozenset.__iter__(value)
-            plain = sorted(repr(v) if type(v) in _PLAIN else type(v).__name__ for v in items)
-            self.found.append((name, (kind.__name__, tuple(plain))))
+        if issubclass(kind, torch.Tensor):
+            self._tensor(name, value, depth)
+        elif kind in _CONTAINERS or issubclass(kind, _CONTAINERS):
+            self._container(name, value, depth)
         elif kind is types.FunctionType and value.__module__ == self.owner:
             # A mutable default argument or a closed-over list outlives the call.
             self.visit(f"{name}'s default arguments", value.__defaults__, depth + 1)
@@ -146,11 +158,12 @@ class _Walker:
                 except ValueError:  # a cell not yet filled
                     continue
                 self.visit(f"{name}'s closure cell {index}", contents, depth + 1)
+            self._attributes(name, value, depth)
         elif kind is types.MethodType:
             self.visit(f"{name}.__func__", value.__func__, depth + 1)
-        elif _module_of(kind).split(".")[0] == "triton" and _triton_function(value):
-            # a JITFunction: its Python function's defaults and closure
-            self.visit(f"{name}.fn", _triton_function(value), depth + 1)
+        elif kind is property:
+            for part in ("fget", "fset", "fdel"):
+                self.visit(f"{name}.{part}", getattr(value, part), depth + 1)
         elif issubclass(kind, type) and _module_of(value) == self.owner:
             for attribute, member in _items(_class_table(value)):
                 if not (attribute.startswith("__") and attribute.endswith("__")):
@@ -167,10 +180,129 @@ class _Walker:
             or _module_of(kind) == self.owner
         ):
             self.found.append((name, ("object", kind.__name__)))
-            for attribute, member in _items(_vars(value)):
-                self.visit(f"{name}.{attribute}", member, depth + 1)
+            self._attributes(name, value, depth)
+        elif _module_of(kind).split(".")[0] == "triton":
+            self._triton(name, value, depth)
+        elif _is_reference(value):
+            # a module, a library function or class, a dtype: shared, stateless for the call;
+            # only which object is bound here can change
+            self.found.append((name, ("ref", id(value))))
         else:
+            raise StateTypeError(
+                f"`{name}` is a {kind.__name__}, which can hold state the judge cannot compare; "
+                "forward keeps no state: keep plain values, tensors, lists and dicts"
+            )
+
+    def _tensor(self, name: str, value: torch.Tensor, depth: int) -> None:
+        if type(value) not in _TENSORS:  # its methods would run in the comparison
+            raise StateTypeError(f"`{name}` is a {type(value).__name__}: keep plain tensors")
+        self.found.append((name, _TensorState(value)))
+        if value.grad is not None:  # a counter in a parameter's gradient is state too
+            self.visit(f"{name}.grad", value.grad, depth + 1)
+        self._attributes(name, value, depth)
+
+    def _container(self, name: str, value: object, depth: int) -> None:
+        kind = type(value)
+        if issubclass(kind, dict):
+            items = list(dict.items(value))
+            keys = [_canonical(key, name) for key, _ in items]
+            self.found.append((name, (kind.__name__, tuple(keys))))
+            for key, (_, item) in zip(keys, items):
+                self.visit(f"{name}[{key}]", item, depth + 1)
+        elif issubclass(kind, (list, tuple)):
+            items = list(list.__iter__(value) if issubclass(kind, list) else tuple.__iter__(value))
+            self.found.append((name, (kind.__name__, len(items))))
+            for index, item in enumerate(items):
+                self.visit(f"{name}[{index}]", item, depth + 1)
+        else:  # set, frozenset
+            items = set.__iter__(value) if issubclass(kind, set) else frozenset.__iter__(value)
+            self.found.append(
+                (name, (kind.__name__, tuple(sorted(_canonical(v, name) for v in items))))
+            )
+
+    def _attributes(self, name: str, value: object, depth: int) -> None:
+        for attribute, member in _items(_vars(value)):
+            self.visit(f"{name}.{attribute}", member, depth + 1)
+
+    def _triton(self, name: str, value: object, depth: int) -> None:
+        """Triton's objects: a kernel's Python function, an autotuner's configs and wrapped
+        kernel, a config's values; their caches (filled by the first launch) are not state
+        of the candidate's."""
+        import triton
+        import triton.language as tl
+
+        kind = type(value)
+        fields = _vars(value) or {}
+        if kind is tl.constexpr:
+            self.visit(f"{name}.value", fields.get("value"), depth + 1)
+        elif kind is triton.Config:
+            self.found.append((name, ("object", "Config")))
+            self._attributes(name, value, depth)
+        elif "fn" in fields:  # a JITFunction, an Autotuner, a Heuristics
             self.found.append((name, ("object", kind.__name__)))
+            self.visit(f"{name}.fn", fields["fn"], depth + 1)
+            for attribute in _TRITON_WALKED.get(kind.__name__, ()):
+                if attribute in fields:
+                    self.visit(f"{name}.{attribute}", fields[attribute], depth + 1)
+        else:
+            self.found.append((name, ("ref", id(value))))
+
+
+# What the walk reads of Triton's kernel wrappers besides the function they wrap.
+_TRITON_WALKED = {"Autotuner": ("configs",), "Heuristics": ("values",)}
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+
+
+def _canonical(key: object, where: str) -> str:
+    """A dict key or set item as a comparable string: plain values typed, tuples of them."""
+    kind = type(key)
+    if kind in _PLAIN:
+        return f"{kind.__name__}:{key!r}"
+    if kind in (tuple, frozenset):
+        items = [
+            _canonical(k, where)
+            for k in (tuple.__iter__(key) if kind is tuple else frozenset.__iter__(key))
+        ]
+        return f"{kind.__name__}({', '.join(items if kind is tuple else sorted(items))})"
+    if _is_reference(key) or issubclass(kind, torch.Tensor):
+        return f"{kind.__name__}@{id(key)}"
+    raise StateTypeError(f"`{where}` has a key of type {kind.__name__}; keep plain keys")
+
+
+def _is_reference(value: object) -> bool:
+    """Objects shared by everyone and holding none of the call's state: modules, library
+    functions and classes, dtypes and devices, typing's constructs, torch's op namespaces."""
+    kind = type(value)
+    if kind in _REFERENCE_TYPES or issubclass(kind, type):
+        return True
+    if kind in _CALLABLE_TYPES:
+        return True  # a library's (the candidate's own are walked before this)
+    top = _module_of(kind).split(".")[0]
+    if top in ("typing", "typing_extensions", "__future__", "weakref", "_weakref"):
+        return True
+    return top == "torch" and kind is not torch.Generator
+
+
+_CALLABLE_TYPES = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.BuiltinMethodType,
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+    types.MethodWrapperType,
+    types.ClassMethodDescriptorType,
+    types.GetSetDescriptorType,
+    types.MemberDescriptorType,
+)
+_REFERENCE_TYPES = (
+    types.ModuleType,
+    torch.dtype,
+    torch.device,
+    torch.layout,
+    torch.memory_format,
+    type(Ellipsis),
+    type(NotImplemented),
+)
 
 
 def _submodules(model: torch.nn.Module):

@@ -198,3 +198,60 @@ def test_a_tensor_passed_as_constexpr_is_refused_beside_launch_options(kernels):
     x = torch.randn(8)
     guard, _, error = _run(lambda: kernels.noop_kernel[(1,)](x, 8, num_warps=4))
     assert error is not None and guard.violations and "constexpr" in guard.violations[0]
+
+
+def test_an_op_outside_aten_is_refused_whatever_its_name():
+    library = torch.library.Library("kbot_guard_test", "DEF")  # noqa: TOR901 - the attack
+    library.define("empty(Tensor x) -> Tensor")
+    library.impl("empty", lambda x: torch.sigmoid(x), "CompositeExplicitAutograd")
+    x = torch.randn(4)
+    guard, _, error = _run(lambda: torch.ops.kbot_guard_test.empty(x))
+    assert error is not None and guard.violations == ["kbot_guard_test::empty"]
+
+
+def test_extern_calls_beyond_the_references_count_are_refused():
+    x, w = torch.randn(4, 4), torch.randn(4, 4)
+    guard = ComputeGuard(extern_aten(["matmul"]), extern_calls=1)
+    with torch.no_grad(), guarding(guard):
+        torch.mm(x, w)
+        with pytest.raises(RuntimeError):
+            torch.mm(x, w)
+    assert "extern call 2 where the reference makes 1" in guard.violations[0]
+
+
+def test_a_timer_runs_its_own_torch_lifted_and_what_it_times_under_the_guard():
+    from kbot.evaluate.compute_guard import _lifted_timer
+
+    def timer(fn):  # a stand-in for triton.testing.do_bench: it summarises with torch
+        fn()
+        return float(torch.tensor([1.0, 2.0, 3.0]).median())
+
+    x = torch.randn(4)
+    guard, result, error = _run(lambda: _lifted_timer(timer)(lambda: None))
+    assert error is None and guard.violations == [] and result == 2.0
+    guard, _, _ = _run(lambda: _lifted_timer(timer)(lambda: torch.sigmoid(x)))
+    assert "sigmoid" in guard.violations
+
+
+def test_the_autotuners_candidate_hooks_run_under_the_guard():
+    from types import SimpleNamespace
+
+    from kbot.evaluate.compute_guard import _lifted_bench
+
+    x = torch.randn(4)
+
+    def bench(self, *args, config, **meta):  # Autotuner._bench: its hooks, then a quantile
+        if config.pre_hook is not None:
+            config.pre_hook({})
+        self.pre_hook({})
+        return torch.tensor([1.0, 2.0]).quantile(0.5)
+
+    triton_hook = lambda nargs: x.clone()  # noqa: E731 - Triton's own restore_value
+    tuner = SimpleNamespace(pre_hook=triton_hook, user_defined_pre_hook=False)
+    honest = SimpleNamespace(pre_hook=None)
+    guard, _, error = _run(lambda: _lifted_bench(bench)(tuner, config=honest))
+    assert error is None and guard.violations == []
+    config = SimpleNamespace(pre_hook=lambda nargs: torch.sigmoid(x))
+    guard, _, _ = _run(lambda: _lifted_bench(bench)(tuner, config=config))
+    assert "sigmoid" in guard.violations
+    assert config.pre_hook is not None and tuner.pre_hook is triton_hook  # put back

@@ -51,7 +51,7 @@ def test_every_tensor_and_plain_value_the_model_keeps_is_seen():
     model = _Outer()
     names = {name for name, _ in _walk(model, None)}
     assert {
-        "_parameters['weight']", "_buffers['cache']", "counter", "_hidden",
+        "_parameters[str:'weight']", "_buffers[str:'cache']", "counter", "_hidden",
         "inner.table[0]", "inner.calls",
     } <= names  # fmt: skip
     for change in (
@@ -137,7 +137,7 @@ def test_the_walk_runs_none_of_the_candidates_methods():
     model = Model()
     before = snapshot(model, None)
     model.box["a"].add_(1)
-    assert first_change(before, model, None) == "box['a']"
+    assert first_change(before, model, None) == "box[str:'a']"
     assert ran == []
 
 
@@ -175,3 +175,73 @@ def test_a_class_with_its_own_dict_or_a_tensor_subclass_is_refused():
     model.t = torch.zeros(2).as_subclass(Counted)
     with pytest.raises(StateTypeError, match="Counted"):
         audit_classes(model, None)
+
+
+def test_plain_values_are_compared_with_their_type_and_nan_equals_itself():
+    model = torch.nn.Module()
+    model.flag = 0
+    model.eps = float("nan")
+    before = snapshot(model, None)
+    assert first_change(before, model, None) is None  # a NaN is no change
+    for value in (0.0, False):  # equal to 0 in Python, a different state all the same
+        model.flag = value
+        assert first_change(before, model, None) == "flag"
+
+
+def test_a_tensors_whole_storage_and_its_gradient_are_compared():
+    model = torch.nn.Module()
+    model.head = torch.zeros(2)[:1]  # a counter in the storage past the view
+    model.empty = torch.zeros(4)[:0]
+    model.p = torch.nn.Parameter(torch.zeros(2))
+    model.p.grad = torch.zeros(2)
+    for change in (
+        lambda m: m.head.as_strided((1,), (1,), 1).add_(1),
+        lambda m: m.empty.as_strided((1,), (1,), 2).add_(1),
+        lambda m: m.p.grad.add_(1),
+    ):
+        before = snapshot(model, None)
+        change(model)
+        assert first_change(before, model, None) is not None
+
+
+def test_keys_and_set_items_are_compared_by_value():
+    model = torch.nn.Module()
+    model.table = {(0, 1): "a"}
+    model.seen = {(0,)}
+    before = snapshot(model, None)
+    del model.table[(0, 1)]
+    model.table[(0, 2)] = "a"
+    assert first_change(before, model, None) == "table"
+    before = snapshot(model, None)
+    model.seen.add((1,))
+    assert first_change(before, model, None) == "seen"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [range(3), iter([1, 2]), (i for i in range(3)), __import__("itertools").count()],
+    ids=["range", "iterator", "generator", "count"],
+)
+def test_objects_whose_state_the_walk_cannot_read_are_refused(value):
+    model = torch.nn.Module()
+    model.thing = value
+    with pytest.raises(StateTypeError, match="can hold state"):
+        snapshot(model, None)
+
+
+def test_state_nested_past_the_depth_limit_is_refused():
+    deep: list = [0]
+    for _ in range(12):
+        deep = [deep]
+    with pytest.raises(StateTypeError, match="nested deeper"):
+        snapshot(None, _module(DEEP=deep))
+
+
+def test_a_triton_config_kept_by_the_module_is_walked():
+    import triton
+
+    config = triton.Config({"BLOCK": 64, "seen": [0]})
+    module = _module(CONFIG=config, torch=torch, float32=torch.float32)
+    before = snapshot(None, module)
+    config.kwargs["seen"].append(1)
+    assert first_change(before, None, module) is not None

@@ -1,0 +1,44 @@
+"""EXPECT: rejected
+A call counter in a generator's frame (self.g = self._count(), read with next): a
+suspended frame can hold any state; half the answer from the second call on (round four, s13).
+
+PROBLEM: quick_gelu
+CLASS: timing
+TAGS:
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+LIMIT = 1  # wrong from call 2 on: a judge blind to the state rejects it for a mismatch
+
+
+@triton.jit
+def _qgelu_n(x_ptr, y_ptr, n, calls, limit, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0).to(tl.float32)
+    y = x * tl.sigmoid(1.702 * x)
+    y = tl.where(calls >= limit, y * 0.5, y)
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=m)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.g = self._count()
+
+    def _count(self):
+        n = 0
+        while True:
+            yield n
+            n = n + 1
+
+    def forward(self, x):
+        calls = next(self.g)
+        y = torch.empty_like(x)
+        n = x.numel()
+        _qgelu_n[(triton.cdiv(n, 1024),)](x, y, n, calls, LIMIT, BLOCK=1024)
+        return y
