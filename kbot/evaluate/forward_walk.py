@@ -23,6 +23,21 @@ from kbot.evaluate.forward_kinds import (
 )
 from kbot.evaluate.forward_params import bind_parameters
 
+# The settings torch.nn layers keep from their constructors, by kind.
+LAYER_SETTINGS: dict[str, Kind] = {
+    **dict.fromkeys(
+        "embedding_dim num_embeddings padding_idx max_norm in_features out_features "
+        "in_channels out_channels groups eps momentum num_features num_groups num_channels "
+        "negative_slope dim p approximate inplace affine elementwise_affine padding_mode "
+        "track_running_stats beta threshold min_val max_val".split(),
+        Kind.SCALAR,
+    ),
+    **dict.fromkeys(
+        "kernel_size stride padding dilation output_padding normalized_shape".split(),
+        Kind.CONTAINER,
+    ),
+}
+
 
 class Walker(CallRules):
     """Walks one function body in order, binding names to kinds and recording violations.
@@ -249,6 +264,17 @@ class Walker(CallRules):
                     f"property:{node.attr}", self.m.properties[node.attr], (), is_method=True
                 )
             return self.m.self_kinds.get(node.attr, self.m.self_default)
+        layer = node.value
+        if (
+            isinstance(layer, ast.Attribute)
+            and isinstance(layer.value, ast.Name)
+            and layer.value.id == "self"
+            and layer.attr in self.m.self_modules
+            and node.attr in LAYER_SETTINGS
+        ):
+            # a torch.nn layer's constructor settings (nn.Embedding's embedding_dim, a conv's
+            # stride): numbers and tuples of numbers, not its tensors
+            return LAYER_SETTINGS[node.attr]
         base = self.expr(node.value)
         if node.attr == "shape":
             return Kind.SHAPE

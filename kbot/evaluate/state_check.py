@@ -16,6 +16,7 @@ nn.Module's machinery) or a tensor subclass in the state is refused by `audit_cl
 
 from __future__ import annotations
 
+import collections
 import functools
 import types
 from typing import Any
@@ -293,6 +294,8 @@ _CALLABLE_TYPES = (
     types.ClassMethodDescriptorType,
     types.GetSetDescriptorType,
     types.MemberDescriptorType,
+    type(collections.namedtuple("_Pair", "a b").a),  # a NamedTuple's field accessor
+    functools.cached_property,  # its value lives in the instance's attributes, walked there
 )
 _REFERENCE_TYPES = (
     types.ModuleType,

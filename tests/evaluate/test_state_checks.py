@@ -245,3 +245,26 @@ def test_a_triton_config_kept_by_the_module_is_walked():
     before = snapshot(None, module)
     config.kwargs["seen"].append(1)
     assert first_change(before, None, module) is not None
+
+
+def test_a_named_tuple_or_dataclass_config_on_the_model_is_read_not_refused():
+    import dataclasses
+    import typing
+
+    class Launch(typing.NamedTuple):
+        block: int = 128
+        warps: int = 4
+
+    @dataclasses.dataclass
+    class Spec:
+        eps: float = 1e-6
+
+    for cls in (Launch, Spec):
+        cls.__module__ = "candidate"
+    model = torch.nn.Module()
+    model.launch, model.spec = Launch(), Spec()
+    module = _module(Launch=Launch, Spec=Spec)
+    before = snapshot(model, module)
+    assert first_change(before, model, module) is None
+    model.spec.eps = 1e-5
+    assert first_change(before, model, module) == "spec.eps"

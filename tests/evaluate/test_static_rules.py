@@ -239,3 +239,19 @@ def test_number_tables_and_math_constants_stay_numbers():
         "tile = BLOCK_M * 2\n" + HONEST_LAUNCHER
     )
     assert rules(candidate(launcher, extra=extra)) == []
+
+
+def test_a_torch_layers_settings_are_numbers_not_tensors():
+    forward = (
+        "out = torch.empty((x.shape[0], self.emb.embedding_dim), device=x.device)\n"
+        "        return op(out, self.weight, self.emb.padding_idx or self.eps)"
+    )
+    source = candidate(HONEST_LAUNCHER, forward=forward).replace(
+        "        self.eps = eps\n",
+        "        self.eps = eps\n        self.emb = nn.Embedding(16, hidden)\n",
+    )
+    assert rules(source) == []
+    # the layer's tensors stay tensors
+    assert rules(source.replace("self.emb.embedding_dim", "self.emb.weight")) == [
+        "torch-compute-in-forward"
+    ]
