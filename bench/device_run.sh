@@ -9,6 +9,9 @@
 #   bash bench/device_run.sh pytest ARGS   # the named tests (e.g. the ones that failed last time)
 #   bash bench/device_run.sh budget FILE   # kbot optimize FILE --time-budget 30: does it hold?
 #   bash bench/device_run.sh redteam       # tests/evaluate/test_redteam.py on the GPU
+#   bash bench/device_run.sh judge         # both checks of the judge in one call: the `gpu` tests
+#       of tests/evaluate, codegen, search and propose_inductor beside the red-team suite in
+#       8 workers (JUDGE_LIMIT, default 530 s); the first thing to run after the judge changes
 #   bash bench/device_run.sh soak          # bench/evaluator_soak.py (SOAK_RESUME=log continues)
 #   bash bench/device_run.sh isolation     # bench/startup_cost.py + bench/isolation_cost.py
 #   bash bench/device_run.sh launch        # bench/launch_overhead.py (LAUNCH_PROBLEMS, LAUNCH_STOP,
@@ -39,7 +42,7 @@ set -o pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT="${OUT:-$PWD/device-out}"
 mkdir -p "$OUT"
-part="${1:?usage: bash bench/device_run.sh gpu-tests|suite|tests|pytest|budget|redteam|soak|isolation|launch|kernelbench|real-repos|multi-gpu}"
+part="${1:?usage: bash bench/device_run.sh gpu-tests|suite|tests|pytest|budget|redteam|judge|soak|isolation|launch|kernelbench|real-repos|multi-gpu}"
 if compgen -G ".whl/*.whl" > /dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl > "$OUT/pip.txt" 2>&1 || echo "installing .whl/ failed"
@@ -155,6 +158,25 @@ redteam)
         -rfE ${REDTEAM_K:+-k "$REDTEAM_K"} > "$OUT/redteam.log" 2>&1
     echo "pytest exit $?"
     tail -3 "$OUT/redteam.log"
+    failures "$OUT/redteam.log"
+    ;;
+judge)
+    # The red-team cheats assert no speed, so they may share the GPU with the gpu tests; the
+    # gpu tests' own timing checks may then see a noisier clock (a failure there is re-run alone).
+    $stop "${JUDGE_LIMIT:-530}" python3 -m pytest -q -m gpu -p no:randomly -p no:cacheprovider -rfE \
+        --durations=10 tests/evaluate tests/codegen tests/search tests/propose_inductor \
+        > "$OUT/gpu-tests.log" 2>&1 &
+    gpu_pid=$!
+    KBOT_REDTEAM_DEVICE=cuda $stop "${JUDGE_LIMIT:-530}" python3 -m pytest \
+        tests/evaluate/test_redteam.py -q -n 8 -p no:randomly -p no:cacheprovider -rfE \
+        > "$OUT/redteam.log" 2>&1
+    echo "redteam: pytest exit $?"
+    wait "$gpu_pid"
+    echo "gpu tests: pytest exit $?"
+    tail -2 "$OUT/gpu-tests.log"
+    tail -2 "$OUT/redteam.log"
+    echo "not passed:"
+    failures "$OUT/gpu-tests.log"
     failures "$OUT/redteam.log"
     ;;
 soak)
