@@ -66,6 +66,16 @@ EXTERN_ATEN: dict[str, tuple[str, ...]] = {
 }
 
 
+# Extern aten ops that add a tensor to the product (their first argument). Adding more than a
+# bias row (a residual, a whole epilogue) is allowed as often as the reference does it.
+FUSED_ADDS = frozenset("addmm baddbmm addmv addbmm addr".split())
+
+
+def _adds_a_tensor(name: str, args: tuple) -> bool:
+    added = args[0] if args else None
+    return name in FUSED_ADDS and isinstance(added, torch.Tensor) and added.dim() >= 2
+
+
 def extern_aten(extern_ops: tuple[str, ...] | list[str]) -> frozenset[str]:
     return frozenset(name for op in extern_ops for name in EXTERN_ATEN.get(op, ()))
 
@@ -120,7 +130,10 @@ class ComputeGuard(TorchDispatchMode):
         return False
 
     def __init__(
-        self, extern: frozenset[str] = frozenset(), extern_calls: int | None = None
+        self,
+        extern: frozenset[str] = frozenset(),
+        extern_calls: int | None = None,
+        fused_adds: int | None = None,
     ) -> None:
         super().__init__()
         self.extern = extern
@@ -128,6 +141,8 @@ class ComputeGuard(TorchDispatchMode):
         # over a matrix a kernel built can compute what the kernel does not (a cumsum).
         self.extern_calls = extern_calls
         self.extern_made = 0
+        self.fused_adds = fused_adds
+        self.fused_made = 0
         self.violations: list[str] = []
         self.fresh: set[int] = set()  # storages made by allocations and extern ops
         self.copied: set[int] = set()  # storages holding torch copies of input values
@@ -158,6 +173,14 @@ class ComputeGuard(TorchDispatchMode):
                     f"{name}, extern call {self.extern_made} where the reference makes "
                     f"{self.extern_calls}"
                 )
+            if _adds_a_tensor(name, args):
+                self.fused_made += 1
+                if self.fused_adds is not None and self.fused_made > self.fused_adds:
+                    # `addmm(r, x, w)` adds a whole tensor (a residual, an epilogue): as often as
+                    # the reference does; a bias row (torch.compile's addmm) is a plain call
+                    return self._refuse(
+                        f"{name}, a matmul with an add where the reference makes {self.fused_adds}"
+                    )
             result = func(*args, **kwargs)
             self.fresh.update(s for s in map(_storage, _tensors(result)) if s is not None)
             return result
@@ -221,10 +244,13 @@ class ExternCount(TorchDispatchMode):
         super().__init__()
         self.extern = extern
         self.calls = 0
+        self.fused_adds = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func.namespace == "aten" and func.overloadpacket.__name__ in self.extern:
+        name = func.overloadpacket.__name__
+        if func.namespace == "aten" and name in self.extern:
             self.calls += 1
+            self.fused_adds += _adds_a_tensor(name, args)
         return func(*args, **(kwargs or {}))
 
 
@@ -502,6 +528,20 @@ def _reads_tensors(original, what: str):
     return checked
 
 
+def _method_reads_tensors(original, what: str):
+    """A tensor method whose data argument is read past the dispatcher (`x.new_tensor`)."""
+
+    @functools.wraps(original)
+    def checked(self, *args, **kwargs):
+        guard = _watching()
+        if guard is not None and (_holds_tensor(args) or _holds_tensor(kwargs.get("data"))):
+            guard.violations.append(f"{what} of tensor values")
+            raise RuntimeError(f"kbot: forward built a tensor from tensor values ({what})")
+        return original(self, *args, **kwargs)
+
+    return checked
+
+
 def _install_value_read_hooks() -> None:
     import _thread
     import threading
@@ -512,5 +552,10 @@ def _install_value_read_hooks() -> None:
             setattr(torch.Tensor, name, _refusing(f"Tensor.{name}", original))
     torch.tensor = _reads_tensors(torch.tensor, "torch.tensor")
     torch.as_tensor = _reads_tensors(torch.as_tensor, "torch.as_tensor")
+    torch.asarray = _reads_tensors(torch.asarray, "torch.asarray")
+    for name in ("new_tensor", "new"):  # `x.new_tensor(data)`: data read as torch.tensor reads it
+        original = getattr(torch.Tensor, name, None)
+        if original is not None:
+            setattr(torch.Tensor, name, _method_reads_tensors(original, f"Tensor.{name}"))
     threading.Thread.start = _refusing("a thread", threading.Thread.start)
     _thread.start_new_thread = _refusing("a thread", _thread.start_new_thread)

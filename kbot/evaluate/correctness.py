@@ -78,7 +78,7 @@ def check_case(
     scalar_positions: tuple[int, ...] = (),
     extern: frozenset[str] = frozenset(),
 ) -> CaseOutcome:
-    """`call(inputs, poison_bytes, where, alias_ok, extern_calls)` runs the candidate in its
+    """`call(inputs, poison_bytes, where, alias_ok, extern_counts)` runs the candidate in its
     own process and returns its outputs and the inputs as they are after the call
     (kbot.evaluate.jobs). `extern` names the aten ops of the declared extern ops: the
     candidate may make as many calls of them as the reference does, no more."""
@@ -115,7 +115,8 @@ def check_case(
         # A candidate's output may share memory with its inputs only where the reference's
         # does (or the op writes into its inputs): else it returned a view, not a result.
         alias_ok = mutates_inputs or _aliases_inputs(references, reference_inputs)
-        outputs, after = call(pristine, poison, where, alias_ok, counted.calls if extern else None)
+        counts = (counted.calls, counted.fused_adds) if extern else None
+        outputs, after = call(pristine, poison, where, alias_ok, counts)
         if len(after) != len(pristine):
             failure = Reason("input-mutated", f"the inputs came back changed in number {where}")
             break

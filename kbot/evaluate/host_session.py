@@ -121,8 +121,12 @@ class Session:
         else:
             _refill(buffers, fresh)
         _poison([int(n) for n in request.get("poison_bytes", [])], self.device)
-        limit = request.get("extern_calls")
-        guard = ComputeGuard(self.extern, None if limit is None else int(limit))
+        limit, fused = request.get("extern_calls"), request.get("fused_adds")
+        guard = ComputeGuard(
+            self.extern,
+            None if limit is None else int(limit),
+            None if fused is None else int(fused),
+        )
         # Fresh tensor objects over the same memory each call: state kept on the objects
         # forward receives (a `.grad`, a Python attribute) dies with them, while a cache keyed
         # by pointer still meets the refilled values.

@@ -300,7 +300,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
         poison_bytes: list[int],
         where: str,
         alias_ok: bool = False,
-        extern_calls: int | None = None,
+        extern_counts: tuple[int, int] | None = None,
     ) -> tuple[tuple, list]:
         # What may come back: the inputs as they are after the call, and outputs like the
         # reference's (twice over, for a candidate that returns more than it should).
@@ -314,7 +314,8 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
                 poison_bytes=poison_bytes,
                 return_inputs=True,
                 alias_ok=alias_ok,
-                extern_calls=extern_calls,
+                extern_calls=None if extern_counts is None else extern_counts[0],
+                fused_adds=None if extern_counts is None else extern_counts[1],
             )
         except CandidateFailed as failed:
             reason = Reason(failed.reason.rule, f"{failed.reason.message} {where}".strip())

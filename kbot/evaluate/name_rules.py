@@ -279,6 +279,8 @@ _BUILTIN_HOOKS = frozenset(
 )
 # Module globals that reach the import machinery (`__loader__.get_data(path)` reads files).
 _MODULE_DUNDERS = frozenset({"__loader__", "__spec__", "__cached__", "__builtins__"})
-_MODULE_IDENTITY = frozenset({"__name__", "__file__", "__package__", "__path__", "__qualname__"})
+_MODULE_IDENTITY = frozenset(
+    {"__name__", "__file__", "__package__", "__path__", "__qualname__", "__module__"}
+)
 # Special attribute names that a string may not hold (getattr/dict tricks build them).
 _SPECIAL_NAMES = FORBIDDEN_DUNDERS | IMPLICIT_DUNDERS | {"__exit__", "__enter__"}

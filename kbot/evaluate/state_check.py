@@ -83,7 +83,7 @@ def walk(model: torch.nn.Module | None, module: Any):
     and the candidate's module; library objects that hold no state of the candidate's appear
     as references; anything else that could hold state is refused (StateTypeError)."""
     owner = getattr(module, "__name__", None) if module is not None else None
-    walker = _Walker(owner)
+    walker = _Walker(owner, _vars(module) if module is not None else None)
     if model is not None:
         for path, sub in _submodules(model):
             for name, value in _items(_vars(sub)):
@@ -128,8 +128,9 @@ class _TensorState:
 
 
 class _Walker:
-    def __init__(self, owner: str | None) -> None:
+    def __init__(self, owner: str | None, owner_globals: dict | None = None) -> None:
         self.owner = owner  # the candidate module's name: its classes and functions are walked
+        self.owner_globals = owner_globals
         self.found: list[tuple[str, object]] = []
         self.seen: set[int] = set()
 
@@ -149,7 +150,7 @@ class _Walker:
             self._tensor(name, value, depth)
         elif kind in _CONTAINERS or issubclass(kind, _CONTAINERS):
             self._container(name, value, depth)
-        elif kind is types.FunctionType and value.__module__ == self.owner:
+        elif kind is types.FunctionType and self._owns_function(value):
             # A mutable default argument or a closed-over list outlives the call.
             self.visit(f"{name}'s default arguments", value.__defaults__, depth + 1)
             self.visit(f"{name}'s keyword defaults", value.__kwdefaults__, depth + 1)
@@ -165,7 +166,7 @@ class _Walker:
         elif kind is property:
             for part in ("fget", "fset", "fdel"):
                 self.visit(f"{name}.{part}", getattr(value, part), depth + 1)
-        elif issubclass(kind, type) and _module_of(value) == self.owner:
+        elif issubclass(kind, type) and self._owns_class(value):
             for attribute, member in _items(_class_table(value)):
                 if not (attribute.startswith("__") and attribute.endswith("__")):
                     if type(member) in (staticmethod, classmethod):
@@ -178,7 +179,7 @@ class _Walker:
         elif (
             issubclass(kind, torch.nn.Module)
             or kind is types.SimpleNamespace
-            or _module_of(kind) == self.owner
+            or self._owns_class(kind)
         ):
             self.found.append((name, ("object", kind.__name__)))
             self._attributes(name, value, depth)
@@ -186,13 +187,30 @@ class _Walker:
             self._triton(name, value, depth)
         elif _is_reference(value):
             # a module, a library function or class, a dtype: shared, stateless for the call;
-            # only which object is bound here can change
+            # only which object is bound here can change. A library object with attributes of
+            # its own (a torch distribution, a typing alias's arguments) can hold a tensor or
+            # a list: those are walked.
+            attributes = None if _stateless(value) else _vars(value)
             self.found.append((name, ("ref", id(value))))
+            for attribute, member in _items(attributes):
+                self.visit(f"{name}.{attribute}", member, depth + 1)
         else:
             raise StateTypeError(
                 f"`{name}` is a {kind.__name__}, which can hold state the judge cannot compare; "
                 "forward keeps no state: keep plain values, tensors, lists and dicts"
             )
+
+    def _owns_function(self, function: types.FunctionType) -> bool:
+        """Defined in the candidate's module: its globals are that module's (a function's
+        `__module__` is only a name the candidate could set)."""
+        return self.owner_globals is not None and function.__globals__ is self.owner_globals
+
+    def _owns_class(self, cls: type) -> bool:
+        """The candidate's class, or one whose `__module__` names no module that holds it (a
+        class claiming to be torch's is walked as the candidate's)."""
+        if _module_of(cls) == self.owner:
+            return True
+        return bool(type.__dict__["__flags__"].__get__(cls) & _HEAP_TYPE) and not _resolves(cls)
 
     def _tensor(self, name: str, value: torch.Tensor, depth: int) -> None:
         if type(value) not in _TENSORS:  # its methods would run in the comparison
@@ -265,9 +283,41 @@ def _canonical(key: object, where: str) -> str:
             for k in (tuple.__iter__(key) if kind is tuple else frozenset.__iter__(key))
         ]
         return f"{kind.__name__}({', '.join(items if kind is tuple else sorted(items))})"
-    if _is_reference(key) or issubclass(kind, torch.Tensor):
+    if _is_reference(key) and _stateless(key):
         return f"{kind.__name__}@{id(key)}"
     raise StateTypeError(f"`{where}` has a key of type {kind.__name__}; keep plain keys")
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not C's
+
+
+def _resolves(cls: type) -> bool:
+    """Whether `cls` is what its module and qualified name lead to."""
+    import sys
+
+    where: object = sys.modules.get(_module_of(cls))
+    try:
+        qualname = type.__dict__["__qualname__"].__get__(cls)
+    except AttributeError:
+        return False
+    for part in str(qualname).split("."):
+        table = _class_table(where) if isinstance(where, type) else _vars(where)
+        if where is None or table is None or part not in table:
+            return False
+        where = table[part]
+    return where is cls
+
+
+def _stateless(value: object) -> bool:
+    """References whose attributes are not walked: modules, functions, classes, and torch's op
+    namespaces (they cache overloads as they are used)."""
+    kind = type(value)
+    return (
+        kind in _CALLABLE_TYPES
+        or kind is types.ModuleType
+        or issubclass(kind, type)
+        or _module_of(kind).startswith("torch._ops")
+    )
 
 
 def _is_reference(value: object) -> bool:

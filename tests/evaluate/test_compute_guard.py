@@ -255,3 +255,31 @@ def test_the_autotuners_candidate_hooks_run_under_the_guard():
     guard, _, _ = _run(lambda: _lifted_bench(bench)(tuner, config=config))
     assert "sigmoid" in guard.violations
     assert config.pre_hook is not None and tuner.pre_hook is triton_hook  # put back
+
+
+def test_a_matmul_that_adds_a_whole_tensor_is_allowed_only_as_often_as_the_reference():
+    x, w, r, bias = torch.randn(4, 4), torch.randn(4, 4), torch.randn(4, 4), torch.randn(4)
+    for fused, expect in ((0, ["addmm"]), (1, [])):
+        guard = ComputeGuard(extern_aten(["matmul"]), extern_calls=1, fused_adds=fused)
+        with torch.no_grad(), guarding(guard):
+            try:
+                torch.addmm(r, x, w)  # the residual added by the GEMM: the epilogue in torch
+            except RuntimeError:
+                pass
+        assert [v.split(",")[0] for v in guard.violations] == expect
+    guard = ComputeGuard(extern_aten(["matmul"]), extern_calls=1, fused_adds=0)
+    with torch.no_grad(), guarding(guard):
+        torch.addmm(bias, x, w)  # a bias row, as torch.compile's own addmm adds it
+    assert guard.violations == []
+
+
+def test_new_tensor_of_tensor_values_is_refused(kernels):
+    x = torch.randn(3, 3)
+    for build in (
+        lambda: x.new_tensor([[x[j, i] for j in range(3)] for i in range(3)]),
+        lambda: torch.asarray([x[i, 0] for i in range(3)]),
+    ):
+        guard, _, error = _run(build)
+        assert error is not None and "tensor values" in guard.violations[0]
+    guard, out, error = _run(lambda: x.new_tensor([1.0, 2.0]))  # numbers: an allocation
+    assert error is None and guard.violations == []

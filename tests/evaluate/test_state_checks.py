@@ -97,22 +97,41 @@ def test_module_globals_class_attributes_and_objects_are_seen():
 
 
 def test_default_arguments_and_closures_of_the_module_are_seen():
-    def make():
-        calls = []
-
-        def launcher(x, _seen={}):  # noqa: B006 - the state under test
-            calls.append(1)
-            _seen[len(calls)] = x
-            return x
-
-        return launcher
-
-    launcher = make()
-    launcher.__module__ = "candidate"
-    module = _module(launcher=launcher)
+    module = _module()
+    exec(  # a function of the candidate's module: its globals are the module's
+        "def make():\n"
+        "    calls = []\n"
+        "    def launcher(x, _seen={}):\n"
+        "        calls.append(1)\n"
+        "        _seen[len(calls)] = x\n"
+        "        return x\n"
+        "    return launcher\n"
+        "launcher = make()\n",
+        vars(module),
+    )
     before = snapshot(None, module)
-    launcher(0)
+    module.launcher(0)
     assert first_change(before, None, module) is not None
+
+
+def test_a_class_or_function_claiming_to_be_torchs_is_walked_as_the_candidates():
+    module = _module()
+    exec(
+        "import torch\n"
+        "class Box:\n"
+        "    pass\n"
+        "Box.__module__ = 'torch.box'\n"
+        "BOX = Box()\n"
+        "BOX.count = torch.zeros(1)\n"
+        "def bump(seen=[]):\n"
+        "    seen.append(1)\n"
+        "bump.__module__ = 'torch'\n",
+        vars(module),
+    )
+    for change in (lambda: module.BOX.count.add_(1), lambda: module.bump()):
+        before = snapshot(None, module)
+        change()
+        assert first_change(before, None, module) is not None
 
 
 def test_the_walk_runs_none_of_the_candidates_methods():
@@ -268,3 +287,26 @@ def test_a_named_tuple_or_dataclass_config_on_the_model_is_read_not_refused():
     assert first_change(before, model, module) is None
     model.spec.eps = 1e-5
     assert first_change(before, model, module) == "spec.eps"
+
+
+def test_tensors_inside_library_objects_and_typing_aliases_are_compared():
+    import typing
+
+    counter = torch.zeros(1)
+    model = torch.nn.Module()
+    model.dist = torch.distributions.Normal(torch.zeros(1), torch.ones(1))
+    module = _module(HINT=typing.Annotated[int, counter])
+    before = snapshot(model, module)
+    model.dist.loc.add_(1)
+    assert first_change(before, model, module) is not None
+    before = snapshot(model, module)
+    counter.add_(1)
+    assert first_change(before, model, module) is not None
+
+
+def test_a_tensor_as_a_dict_key_or_set_item_is_refused():
+    for value in ({torch.zeros(1): 0}, frozenset({torch.zeros(1)})):
+        model = torch.nn.Module()
+        model.table = value
+        with pytest.raises(StateTypeError, match="key of type Tensor"):
+            snapshot(model, None)
