@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             interpreter_rounding.install()
             interpreter_rounding.install_fp8()
             interpreter_bf16.install()
-        from kbot.evaluate.compute_guard import install_launch_hooks
+        from kbot.evaluate.launch_hooks import install_launch_hooks
 
         install_launch_hooks()  # before any candidate code: launches lift the compute guard
         mark = time.monotonic()

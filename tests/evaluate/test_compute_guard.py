@@ -9,12 +9,8 @@ import sys
 import pytest
 import torch
 
-from kbot.evaluate.compute_guard import (
-    ComputeGuard,
-    extern_aten,
-    guarding,
-    install_launch_hooks,
-)
+from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
+from kbot.evaluate.launch_hooks import install_launch_hooks
 
 
 def _run(fn, extern=()):
@@ -220,7 +216,7 @@ def test_extern_calls_beyond_the_references_count_are_refused():
 
 
 def test_a_timer_runs_its_own_torch_lifted_and_what_it_times_under_the_guard():
-    from kbot.evaluate.compute_guard import _lifted_timer
+    from kbot.evaluate.launch_hooks import _lifted_timer
 
     def timer(fn):  # a stand-in for triton.testing.do_bench: it summarises with torch
         fn()
@@ -236,7 +232,7 @@ def test_a_timer_runs_its_own_torch_lifted_and_what_it_times_under_the_guard():
 def test_the_autotuners_candidate_hooks_run_under_the_guard():
     from types import SimpleNamespace
 
-    from kbot.evaluate.compute_guard import _lifted_bench
+    from kbot.evaluate.launch_hooks import _lifted_bench
 
     x = torch.randn(4)
 
