@@ -122,8 +122,7 @@ class _TensorState:
         return (
             self.view == other.view
             and self.dtype == other.dtype
-            and self.bytes.shape == other.bytes.shape
-            and torch.equal(self.bytes, other.bytes)
+            and same_bits(self.bytes, other.bytes)
         )
 
 
@@ -415,11 +414,6 @@ def _interpreter_globals() -> dict:
 
     interpreter = sys.modules.get("triton.runtime.interpreter")
     return dict(vars(interpreter)) if interpreter is not None else {}
-
-
-def _triton_function(value: object) -> types.FunctionType | None:
-    fn = (_vars(value) or {}).get("fn")
-    return fn if type(fn) is types.FunctionType else None
 
 
 def _items(table) -> list:
