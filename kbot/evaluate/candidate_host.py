@@ -102,12 +102,18 @@ def main(argv: list[str] | None = None) -> int:
             send({"event": "fatal", "message": "no CUDA GPU is visible in the candidate's sandbox"})
             return 3
         if device.type == "cpu":
-            from kbot.evaluate import interpreter_bf16, interpreter_compat, interpreter_rounding
+            from kbot.evaluate import (
+                interpreter_bf16,
+                interpreter_compat,
+                interpreter_libdevice,
+                interpreter_rounding,
+            )
 
             interpreter_compat.apply()
             interpreter_rounding.install()
             interpreter_rounding.install_fp8()
             interpreter_bf16.install()
+            interpreter_libdevice.install()
         from kbot.evaluate.launch_hooks import install_launch_hooks
 
         install_launch_hooks()  # before any candidate code: launches lift the compute guard
