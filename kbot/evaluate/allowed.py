@@ -51,6 +51,26 @@ SCALAR_ATTRS = frozenset("device dtype is_cpu is_cuda itemsize layout ndim requi
 
 TENSOR_ATTRS = frozenset("H T data imag mH mT real".split())
 
+# What a torch.autograd.Function's forward may do with its `ctx`: record what backward needs.
+AUTOGRAD_CTX_METHODS = frozenset(
+    "save_for_backward save_for_forward mark_dirty mark_non_differentiable set_materialize_grads".split()
+)
+# The methods torch calls on a torch.autograd.Function subclass; others are helpers.
+AUTOGRAD_METHODS = frozenset("forward setup_context backward jvp vmap".split())
+AUTOGRAD_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+# torch.autograd.Function's own machinery, which a subclass may not override (`apply` runs
+# forward as the checks assume; the rest is what autograd reads from the class or its ctx).
+AUTOGRAD_MACHINERY = frozenset(
+    "apply vjp mark_dirty mark_non_differentiable mark_shared_storage save_for_backward "
+    "save_for_forward set_materialize_grads register_hook register_prehook saved_tensors "
+    "saved_variables needs_input_grad next_functions metadata name requires_grad "
+    "materialize_grads dirty_tensors non_differentiable to_save saved_for_forward "
+    "generate_vmap_rule boxed_grads_call clear_saved_tensors_on_access "
+    "maybe_clear_saved_tensors".split()
+)
+# Decorators a torch.autograd.Function's backward may carry (backward is never run by the judge).
+AUTOGRAD_BACKWARD_DECORATORS = frozenset({"torch.autograd.function.once_differentiable"})
+
 SCALAR_BUILTINS = frozenset(
     "abs all any bool callable divmod float hasattr hash int isinstance issubclass len max min "
     "pow round str sum".split()

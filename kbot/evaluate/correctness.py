@@ -64,6 +64,10 @@ def _check_scalars(inputs: list, positions: tuple[int, ...], case: dict[str, Any
             )
 
 
+# torch's autograd modes, by the name kbot.evaluate.host_session runs each under.
+GRAD_MODES = ("no_grad", "enable_grad", "inference_mode")
+
+
 def check_case(
     module: ModuleType,
     reference: torch.nn.Module,
@@ -78,11 +82,14 @@ def check_case(
     scalar_positions: tuple[int, ...] = (),
     extern: frozenset[str] = frozenset(),
 ) -> CaseOutcome:
-    """`call(inputs, poison_bytes, where, alias_ok, extern_counts)` runs the candidate in its
-    own process and returns its outputs and the inputs as they are after the call
-    (kbot.evaluate.jobs). `extern` names the aten ops of the declared extern ops: the
-    candidate may make as many calls of them as the reference does, no more."""
+    """`call(inputs, poison_bytes, where, alias_ok, extern_counts, grad_mode)` runs the
+    candidate in its own process and returns its outputs and the inputs as they are after the
+    call (kbot.evaluate.jobs). `extern` names the aten ops of the declared extern ops: the
+    candidate may make as many calls of them as the reference does, no more. The trials take
+    the autograd modes in turn from a random one (GRAD_MODES), so that with three trials or
+    more each mode is checked and none is predictable from the trial's number."""
     distributions = tuple(DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(trials))
+    first_mode = secrets.randbelow(len(GRAD_MODES))
     worst_abs = worst_norm = 0.0
     previous: tuple[tuple, tuple] | None = None
     failure: Reason | None = None
@@ -93,7 +100,11 @@ def check_case(
     for trial, distribution in enumerate(distributions):
         # Drawn here, from the OS: nothing the candidate's process sees predicts them.
         seed = secrets.randbits(31)
-        where = f"(trial {trial + 1}/{trials}, {distribution} inputs, seed {seed})"
+        grad_mode = GRAD_MODES[(first_mode + trial) % len(GRAD_MODES)]
+        where = (
+            f"(trial {trial + 1}/{trials}, {distribution} inputs, seed {seed}, "
+            f"forward under {grad_mode})"
+        )
         try:
             drawn = seeded_inputs(module, case, seed, device)
         except Exception as exc:
@@ -116,7 +127,7 @@ def check_case(
         # does (or the op writes into its inputs): else it returned a view, not a result.
         alias_ok = mutates_inputs or _aliases_inputs(references, reference_inputs)
         counts = (counted.calls, counted.fused_adds) if extern else None
-        outputs, after = call(pristine, poison, where, alias_ok, counts)
+        outputs, after = call(pristine, poison, where, alias_ok, counts, grad_mode)
         if len(after) != len(pristine):
             failure = Reason("input-mutated", f"the inputs came back changed in number {where}")
             break

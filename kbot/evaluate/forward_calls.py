@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 from kbot.evaluate.allowed import (
     ALLOC_METHODS,
+    AUTOGRAD_CTX_METHODS,
+    AUTOGRAD_METHODS,
     CAST_METHODS,
     CONTAINER_METHODS,
     EXTERN_CALLS,
@@ -224,8 +226,22 @@ class CallRules:
                 + (f" ({layer}); declare it in KBOT extern_ops" if layer else ""),
             )
             return Kind.UNKNOWN
+        if (
+            isinstance(func.value, ast.Name)
+            and func.value.id in self.m.autograd
+            and func.value.id not in self.env
+        ):
+            return self.autograd_call(node, func.value.id, name, site)
         receiver = self.expr(func.value)
         tensors = holds_tensor(site.kinds)
+        if receiver == Kind.CONTEXT:
+            if name not in AUTOGRAD_CTX_METHODS:
+                self.m.reject(
+                    node,
+                    f"`{ast.unparse(func)}(...)`: an autograd ctx only saves what backward needs "
+                    f"({', '.join(sorted(AUTOGRAD_CTX_METHODS))})",
+                )
+            return Kind.SCALAR
         if receiver == Kind.TENSORS and name in _COMPARING_METHODS:
             self.m.reject(node, f"`{ast.unparse(func)}(...)` compares tensors with PyTorch")
             return Kind.UNKNOWN
@@ -259,6 +275,36 @@ class CallRules:
             f"`{ast.unparse(func)}(...)` is PyTorch compute in forward; do it in the Triton kernel",
         )
         return Kind.TENSOR
+
+    def autograd_call(self, node: ast.Call, cls: str, name: str, site: CallSite) -> Kind:
+        """`F.apply(...)` of a module-level torch.autograd.Function runs F.forward with a ctx
+        (or F.forward, then F.setup_context(ctx, inputs, output)); `F.helper(...)` calls one
+        of F's own static methods."""
+        methods = self.m.autograd[cls]
+        if name == "apply" and "forward" in methods:
+            if "setup_context" not in methods:
+                args = (Kind.CONTEXT, *site.arg_kinds)
+                return self.follow(f"autograd:{cls}", methods["forward"], args, False, site=site)
+            output = self.follow(
+                f"autograd:{cls}", methods["forward"], site.arg_kinds, False, site=site
+            )
+            inputs = container_of(site.kinds)
+            self.follow(
+                f"autograd-setup:{cls}",
+                methods["setup_context"],
+                (Kind.CONTEXT, inputs, output),
+                False,
+            )
+            return output
+        if name in methods and name not in AUTOGRAD_METHODS and _is_static(methods[name]):
+            return self.follow(f"autograd:{cls}.{name}", methods[name], site.arg_kinds, False,
+                               site=site)  # fmt: skip
+        self.m.reject(
+            node,
+            f"`{cls}.{name}(...)`: call a torch.autograd.Function through `{cls}.apply(...)` "
+            "(or its own static helpers)",
+        )
+        return Kind.UNKNOWN
 
     def torch_call(self, node: ast.Call, dotted: str, site: CallSite) -> Kind:
         root = dotted.split(".")[0]

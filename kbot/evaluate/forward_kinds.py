@@ -23,6 +23,7 @@ class Kind(enum.Enum):
     TENSORS = "tensors"  # a list/tuple/dict that may hold tensors
     FUNCTION = "function"  # a local function or lambda, or a module function as a value
     META = "meta"  # the parameter of a grid lambda: META["BLOCK"] may be any kernel argument
+    CONTEXT = "context"  # a torch.autograd.Function's `ctx`: saves tensors, computes nothing
     UNKNOWN = "unknown"
 
 
@@ -60,6 +61,8 @@ class ForwardFacts:
     self_kinds: dict[str, Kind]
     self_modules: dict[str, str]  # attribute -> dotted nn class, e.g. "torch.nn.Linear"
     properties: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    # module-level `class F(torch.autograd.Function)`: `F.apply(...)` runs its forward
+    autograd: dict[str, dict[str, ast.FunctionDef]] = field(default_factory=dict)
     self_default: Kind = Kind.UNKNOWN  # an attribute of `self` not assigned in __init__
     where: str | None = None  # code other than forward's call graph that runs during a call
     reasons: list[Reason] = field(default_factory=list)

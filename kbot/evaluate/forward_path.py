@@ -17,7 +17,7 @@ import dataclasses
 from kbot.evaluate.allowed import IMPLICIT_DUNDERS
 from kbot.evaluate.forward_kinds import ForwardFacts, Kind
 from kbot.evaluate.forward_walk import Walker
-from kbot.evaluate.module_rules import kernel_names
+from kbot.evaluate.module_rules import autograd_functions, kernel_names
 from kbot.evaluate.names import Aliases
 from kbot.evaluate.verdict import Reason
 from kbot.problem.spec import ProblemOptions
@@ -46,6 +46,9 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
         ]
     constants = _module_constants(tree, aliases)
     module = _class_facts(model, aliases, options, functions, kernels, constants, Kind.UNKNOWN)
+    module.autograd = {
+        name: _methods(cls) for name, cls in autograd_functions(tree, aliases).items()
+    }
     Walker(module, {}).run(
         methods["forward"], is_method=True, arg_kinds=_forward_kinds(methods["forward"], options),
         default_kind=Kind.TENSOR,
@@ -67,7 +70,7 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
             facts = dataclasses.replace(module)
         else:
             facts = _class_facts(cls, aliases, options, functions, kernels, constants, Kind.TENSOR)
-            facts.reasons = module.reasons
+            facts.reasons, facts.autograd = module.reasons, module.autograd
         for name, method in _methods(cls).items():
             implicit = name.startswith("__") and name.endswith("__") and name != "__init__"
             if not (implicit or _is_property(method, aliases)) or name in _REJECTED:
@@ -143,6 +146,8 @@ def _class_facts(
     """What the walker knows inside one class's methods."""
     methods = _methods(cls)
     self_kinds, self_modules = _self_attributes(methods.get("__init__"), aliases)
+    for name, kind in _dataclass_fields(cls, aliases).items():
+        self_kinds.setdefault(name, kind)
     for name, method in methods.items():
         if name == "__init__":
             continue
@@ -165,6 +170,47 @@ def _class_facts(
         self_modules=self_modules,
         self_default=self_default,
     )
+
+
+_SCALAR_TYPES = frozenset("int float bool str".split())
+
+
+def _dataclass_fields(cls: ast.ClassDef, aliases: Aliases) -> dict[str, Kind]:
+    """A @dataclass's fields annotated as numbers (`head_dim: int`) or tuples of them: what its
+    properties compute with is Python arithmetic on sizes. (A tensor stored in such a field
+    and computed with in a property still meets the compute guard during the call.)"""
+    decorated = any(
+        aliases.qualname(d.func if isinstance(d, ast.Call) else d) == "dataclasses.dataclass"
+        for d in cls.decorator_list
+    )
+    if not decorated:
+        return {}
+    fields: dict[str, Kind] = {}
+    for node in cls.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            kind = _annotation_kind(node.annotation)
+            if kind is not None:
+                fields[node.target.id] = kind
+    return fields
+
+
+def _annotation_kind(annotation: ast.expr) -> Kind | None:
+    if isinstance(annotation, ast.Name) and annotation.id in _SCALAR_TYPES:
+        return Kind.SCALAR
+    if isinstance(annotation, ast.Subscript):
+        outer = annotation.value
+        name = outer.attr if isinstance(outer, ast.Attribute) else getattr(outer, "id", "")
+        parts = (
+            annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+        )
+        scalar = all(
+            (isinstance(p, ast.Name) and p.id in _SCALAR_TYPES)
+            or (isinstance(p, ast.Constant) and p.value is Ellipsis)
+            for p in parts
+        )
+        if name in ("Tuple", "tuple") and scalar:
+            return Kind.CONTAINER
+    return None
 
 
 def _module_constants(tree: ast.Module, aliases: Aliases) -> dict[str, Kind]:

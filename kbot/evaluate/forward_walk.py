@@ -276,6 +276,8 @@ class Walker(CallRules):
             # stride): numbers and tuples of numbers, not its tensors
             return LAYER_SETTINGS[node.attr]
         base = self.expr(node.value)
+        if base == Kind.CONTEXT:  # what forward saved: tensors, or numbers kept for backward
+            return Kind.TENSORS if node.attr in ("saved_tensors", "to_save") else Kind.UNKNOWN
         if node.attr == "shape":
             return Kind.SHAPE
         if node.attr in SCALAR_ATTRS:

@@ -301,6 +301,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
         where: str,
         alias_ok: bool = False,
         extern_counts: tuple[int, int] | None = None,
+        grad_mode: str = "no_grad",
     ) -> tuple[tuple, list]:
         # What may come back: the inputs as they are after the call, and outputs like the
         # reference's (twice over, for a candidate that returns more than it should).
@@ -316,6 +317,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
                 alias_ok=alias_ok,
                 extern_calls=None if extern_counts is None else extern_counts[0],
                 fused_adds=None if extern_counts is None else extern_counts[1],
+                grad_mode=grad_mode,
             )
         except CandidateFailed as failed:
             reason = Reason(failed.reason.rule, f"{failed.reason.message} {where}".strip())

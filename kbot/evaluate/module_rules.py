@@ -10,6 +10,9 @@ import ast
 
 from kbot.evaluate import import_time, rebinding
 from kbot.evaluate.allowed import (
+    AUTOGRAD_BACKWARD_DECORATORS,
+    AUTOGRAD_BASES,
+    AUTOGRAD_MACHINERY,
     AUTOTUNE_KEYWORDS,
     CONFIG_KEYWORDS,
     FUNCTION_DECORATORS,
@@ -39,6 +42,18 @@ def kernel_names(tree: ast.Module, aliases: Aliases) -> set[str]:
     }
 
 
+def autograd_functions(tree: ast.Module, aliases: Aliases) -> dict[str, ast.ClassDef]:
+    """Module-level `class F(torch.autograd.Function)`: forward's call `F.apply(...)` runs
+    F.forward (and F.setup_context), which the forward check follows like a helper."""
+    return {
+        n.name: n
+        for n in tree.body
+        if isinstance(n, ast.ClassDef)
+        and len(n.bases) == 1
+        and aliases.qualname(n.bases[0]) in AUTOGRAD_BASES
+    }
+
+
 def _is_jit(decorator: ast.AST, aliases: Aliases) -> bool:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     return aliases.qualname(target) in KERNEL_DECORATORS
@@ -60,6 +75,7 @@ def _decorators(tree: ast.Module, aliases: Aliases, kernels: set[str]) -> list[R
     reasons: list[Reason] = []
     module_functions = {id(n) for n in tree.body if isinstance(n, ast.FunctionDef)}
     methods = {id(m) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for m in c.body}
+    autograd = {id(c) for c in autograd_functions(tree, aliases).values()}
 
     def reject(node: ast.AST, message: str) -> None:
         reasons.append(Reason("decorators", message, node.lineno))
@@ -90,7 +106,13 @@ def _decorators(tree: ast.Module, aliases: Aliases, kernels: set[str]) -> list[R
                         and decorator.attr in ("setter", "getter", "deleter")
                     )
                     plain = name in ("torch.no_grad", "torch.inference_mode")
-                    if method.name == "forward" and not plain:
+                    if id(node) in autograd:  # forward, backward, ... are @staticmethods
+                        if not (
+                            name in FUNCTION_DECORATORS
+                            or (method.name == "backward" and name in AUTOGRAD_BACKWARD_DECORATORS)
+                        ):
+                            reject(decorator, _wraps(decorator, method.name))
+                    elif method.name == "forward" and not plain:
                         reject(
                             decorator,
                             f"`@{ast.unparse(decorator)}` on forward: forward must be a plain "
@@ -208,6 +230,19 @@ def _classes(tree: ast.Module, aliases: Aliases) -> list[Reason]:
                     cls.lineno,
                 )
             )
+        if bases and bases[0] in AUTOGRAD_BASES:
+            reasons += [
+                Reason(
+                    "model-new",
+                    f"class {cls.name} overrides torch.autograd.Function's `{method.name}`, "
+                    "which runs its forward; define forward, setup_context, backward and "
+                    "helpers of your own",
+                    method.lineno,
+                )
+                for method in methods
+                if method.name in AUTOGRAD_MACHINERY
+            ]
+            continue
         if cls.name != "ModelNew" or cls not in tree.body:
             if bases:  # a submodule: the judge moves, walks and loads it like ModelNew
                 reasons += _machinery(cls, methods, f"class {cls.name}")
