@@ -4,8 +4,8 @@ dtype queries, declared extern ops. Everything else under `torch` is compute (do
 from __future__ import annotations
 
 TORCH_ALLOC = frozenset(
-    "as_tensor empty empty_like empty_strided full full_like ones ones_like tensor zeros "
-    "zeros_like".split()
+    "arange as_tensor empty empty_like empty_strided full full_like ones ones_like tensor "
+    "zeros zeros_like".split()
 )
 
 TORCH_VIEWS = frozenset(
@@ -16,7 +16,7 @@ TORCH_VIEWS = frozenset(
 
 TORCH_QUERIES = frozenset(
     "Size Tensor bfloat16 bool broadcast_shapes complex128 complex64 cuda.current_device "
-    "cuda.device cuda.device_count cuda.get_device_capability cuda.get_device_name "
+    "cuda.device cuda.device_of cuda.device_count cuda.get_device_capability cuda.get_device_name "
     "cuda.get_device_properties cuda.is_available device double dtype finfo float float16 "
     "float32 float64 get_default_dtype half iinfo inference_mode int int16 int32 int64 int8 "
     "is_complex is_floating_point is_tensor long no_grad numel promote_types result_type "
@@ -82,12 +82,20 @@ OTHER_BUILTINS = frozenset(
     "tuple type zip".split()
 )
 
+# The matmul family: any one declared lets the candidate call any of them (`torch.mm` for a
+# declared `matmul`), as the compute guard counts them alike (kbot.evaluate.compute_guard);
+# the number of calls, and of fused adds, is still the reference's.
+_MATMUL_CALLS = (
+    "torch.matmul", "torch.Tensor.matmul", "torch.mm", "torch.Tensor.mm", "torch.bmm",
+    "torch.Tensor.bmm", "torch.addmm", "torch.Tensor.addmm", "torch.nn.functional.linear",
+    "torch.nn.Linear",
+)  # fmt: skip
 EXTERN_CALLS: dict[str, tuple[str, ...]] = {
-    "matmul": ("torch.matmul", "torch.Tensor.matmul"),
-    "mm": ("torch.mm", "torch.Tensor.mm"),
-    "bmm": ("torch.bmm", "torch.Tensor.bmm"),
-    "addmm": ("torch.addmm", "torch.Tensor.addmm"),
-    "linear": ("torch.nn.functional.linear", "torch.nn.Linear"),
+    "matmul": _MATMUL_CALLS,
+    "mm": _MATMUL_CALLS,
+    "bmm": _MATMUL_CALLS,
+    "addmm": _MATMUL_CALLS,
+    "linear": _MATMUL_CALLS,
     "conv1d": ("torch.nn.functional.conv1d", "torch.conv1d", "torch.nn.Conv1d"),
     "conv2d": ("torch.nn.functional.conv2d", "torch.conv2d", "torch.nn.Conv2d"),
     "conv3d": ("torch.nn.functional.conv3d", "torch.conv3d", "torch.nn.Conv3d"),
@@ -134,7 +142,8 @@ JIT_KEYWORDS = frozenset("do_not_specialize do_not_specialize_on_alignment debug
 
 # Context managers forward may enter: none of them swallows an exception.
 CONTEXT_MANAGERS = frozenset(
-    "torch.no_grad torch.inference_mode torch.enable_grad torch.cuda.device torch.device".split()
+    "torch.no_grad torch.inference_mode torch.enable_grad torch.cuda.device torch.device "
+    "torch.cuda.device_of".split()
 )
 
 # Decorators a function or method that is not a kernel may carry.

@@ -93,6 +93,7 @@ def compare_outputs(
     rounded_to: torch.dtype | None = None,
     reference_noise: tuple[float, ...] | None = None,
     reference_max_error: tuple[float, ...] | None = None,
+    constant_ok: frozenset[int] = frozenset(),
 ) -> Comparison:
     """`atol_per_rms`: take atol relative to each output's RMS (at least 1x). The retry against
     the float32 reference uses it: where terms cancel (RoPE's q1*cos - q2*sin at large inputs),
@@ -102,7 +103,9 @@ def compare_outputs(
     `reference_noise`: per output, the error norm of the reference as written against these
     (higher-precision) references; the error norm may reach REFERENCE_NOISE_MULTIPLE times it.
     `reference_max_error`: per output, the reference's largest elementwise error against them;
-    each element may be off by ELEMENT_NOISE_MULTIPLE times it on top of the tolerance."""
+    each element may be off by ELEMENT_NOISE_MULTIPLE times it on top of the tolerance.
+    `constant_ok`: outputs that may be constant where the reference varies (the correctly
+    rounded answer is constant: kbot.evaluate.correctness.judge_outputs)."""
     if len(outputs) != len(references):
         return Comparison(
             0.0,
@@ -117,8 +120,9 @@ def compare_outputs(
         noise = reference_noise[index] if reference_noise else 0.0
         worst = reference_max_error[index] if reference_max_error else 0.0
         result = _compare_one(
-            index, out, ref, atol, rtol, atol_per_rms, truncating_casts, rounded_to, noise, worst
-        )
+            index, out, ref, atol, rtol, atol_per_rms, truncating_casts, rounded_to, noise, worst,
+            index in constant_ok,
+        )  # fmt: skip
         worst_abs = max(worst_abs, result.max_abs_error)
         worst_norm = max(worst_norm, result.max_rel_norm_error)
         if result.failure is not None:
@@ -137,6 +141,7 @@ def _compare_one(
     rounded_to: torch.dtype | None = None,
     reference_noise: float = 0.0,
     reference_max_error: float = 0.0,
+    constant_ok: bool = False,
 ) -> Comparison:
     where = f"output {index}"
     if not isinstance(ref, torch.Tensor):
@@ -201,7 +206,7 @@ def _compare_one(
         if ref_norm > 0
         else (0.0 if max_abs == 0 else float("inf"))
     )
-    if stats.out_constant and not stats.ref_constant and stats.count > 1:
+    if stats.out_constant and not stats.ref_constant and stats.count > 1 and not constant_ok:
         return Comparison(
             max_abs,
             rel_norm,
@@ -348,6 +353,17 @@ class _Stats:
     @property
     def ref_constant(self) -> bool:
         return _is_constant_span(*self._ref)
+
+
+def is_constant(value: object) -> bool:
+    """A floating-point tensor whose finite values are all equal (as `near-constant` counts)."""
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+        return False
+    finite = value[torch.isfinite(value)].double()
+    if finite.numel() < 2:
+        return False
+    low, high = float(finite.min()), float(finite.max())
+    return _is_constant_span(low, high, float(finite.abs().max()))
 
 
 def _is_constant_span(low: float, high: float, scale: float) -> bool:

@@ -25,6 +25,7 @@ from kbot.evaluate.compare import (
     as_outputs,
     compare_outputs,
     error_norms,
+    is_constant,
     max_errors,
 )
 from kbot.evaluate.compute_guard import ExternCount
@@ -202,9 +203,31 @@ def judge_outputs(
     result = compare_outputs(
         outputs, references, atol, rtol, truncating_casts=truncating, rounded_to=rounded_to
     )
+    exact = None
+    constant_ok: frozenset[int] = frozenset()
+    if (
+        result.failure is not None
+        and result.failure.rule == "near-constant"
+        and precise is not None
+    ):
+        # A constant output is no objection where the correctly rounded answer is constant too
+        # (a bf16 logsumexp of small inputs: the reference, rounding twice, varies by an ulp).
+        exact = precise.outputs(inputs, references)
+        constant_ok = frozenset(
+            i
+            for i, (out, truth) in enumerate(zip(outputs, exact or ()))
+            if is_constant(out)
+            and isinstance(truth, torch.Tensor)
+            and is_constant(truth.to(out.dtype))
+        )
+        if constant_ok:
+            result = compare_outputs(
+                outputs, references, atol, rtol,
+                truncating_casts=truncating, rounded_to=rounded_to, constant_ok=constant_ok,
+            )  # fmt: skip
     if result.failure is None or result.failure.rule != "mismatch" or precise is None:
         return result, False
-    exact = precise.outputs(inputs, references)
+    exact = exact if exact is not None else precise.outputs(inputs, references)
     if exact is None:
         return result, False
     noise = error_norms(references, exact)
@@ -218,6 +241,7 @@ def judge_outputs(
         rounded_to=rounded_to,
         reference_noise=noise,
         reference_max_error=_coarse_reference(references, exact, atol, rtol, rounded_to),
+        constant_ok=constant_ok,
     )  # fmt: skip
     if retry.failure is None:
         return retry, True

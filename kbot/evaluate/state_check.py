@@ -276,6 +276,8 @@ def _canonical(key: object, where: str) -> str:
     kind = type(key)
     if kind in _PLAIN:
         return f"{kind.__name__}:{key!r}"
+    if kind is torch.dtype:  # `{torch.float16: tl.float16}` tables; a dtype holds no attributes
+        return f"dtype:{key}"
     if kind in (tuple, frozenset):
         items = [
             _canonical(k, where)

@@ -38,3 +38,34 @@ def test_a_prefix_sum_a_tenth_of_a_percent_off_matches_neither_reference(evaluat
     verdict = evaluator.evaluate(load_problem(PROBLEM), lossy)
     assert not verdict.accepted
     assert verdict.reasons[0].rule == "mismatch", [str(r) for r in verdict.reasons]
+
+
+def test_a_constant_output_stands_where_the_correctly_rounded_answer_is_constant():
+    """A bf16 logsumexp of small inputs rounds to one value in every row; torch's bf16
+    logsumexp rounds twice and varies by an ulp. The kernel's constant answer is right; a
+    constant answer where the true one varies is still `near-constant`."""
+    import torch
+
+    from kbot.evaluate.correctness import PreciseReference, judge_outputs
+
+    class LogSumExp(torch.nn.Module):
+        def forward(self, x):
+            return torch.logsumexp(x, dim=-1)
+
+    torch.manual_seed(1)
+    x = (torch.randn(3, 257) * 2**-6).bfloat16()
+    reference = LogSumExp()
+    references = (reference(x),)
+    right = torch.logsumexp(x.float(), dim=-1).bfloat16()
+    assert len(set(right.tolist())) == 1 and len(set(references[0].tolist())) > 1
+    result, _ = judge_outputs(
+        (right,), references, [x], PreciseReference(reference), None, None, False, None
+    )
+    assert result.failure is None, result.failure
+    varied = (torch.randn(3, 257) * 4).bfloat16()
+    constant = torch.full((3,), float(torch.logsumexp(varied.float(), -1).mean()))
+    result, _ = judge_outputs(
+        (constant.bfloat16(),), (reference(varied),), [varied], PreciseReference(reference),
+        None, None, False, None,
+    )  # fmt: skip
+    assert result.failure is not None and result.failure.rule == "near-constant"

@@ -310,3 +310,14 @@ def test_a_tensor_as_a_dict_key_or_set_item_is_refused():
         model.table = value
         with pytest.raises(StateTypeError, match="key of type Tensor"):
             snapshot(model, None)
+
+
+def test_a_table_keyed_by_torch_dtype_is_read_by_value():
+    """`{torch.float16: tl.float16}`, a common launcher table: a torch.dtype key holds no
+    state, so it is compared as its name; a new key is still a change."""
+    model = torch.nn.Module()
+    module = _module(_OUT={torch.float16: "fp16", torch.bfloat16: "bf16"})
+    before = snapshot(model, module)
+    assert first_change(before, model, module) is None
+    module._OUT[torch.float32] = "fp32"
+    assert first_change(before, model, module) == "module-level _OUT"

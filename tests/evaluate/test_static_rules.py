@@ -111,6 +111,30 @@ def test_declared_extern_ops_are_allowed():
     assert rules(candidate(launcher), ProblemOptions(extern_ops=("matmul",))) == []
 
 
+def test_any_declared_matmul_allows_the_whole_family():
+    """The compute guard counts mm, matmul, addmm and linear alike: `torch.mm(x, w.t())` under
+    a declared `matmul` is as allowed as `x @ w` (the count stays the reference's)."""
+    launcher = "h = torch.mm(x, weight.t())\ng = x.mm(weight)\n" + HONEST_LAUNCHER
+    assert rules(candidate(launcher), ProblemOptions(extern_ops=("matmul",))) == []
+    assert rules(candidate(launcher), ProblemOptions(extern_ops=("linear",))) == []
+    assert (
+        rules(candidate(launcher), ProblemOptions(extern_ops=("conv2d",)))
+        == ["torch-compute-in-forward"] * 2
+    )
+
+
+def test_arange_is_an_allocation_from_numbers_only():
+    ok = "pos = torch.arange(x.shape[0], device=x.device)\n" + HONEST_LAUNCHER
+    assert rules(candidate(ok)) == []
+    copied = "pos = torch.arange(weight)\n" + HONEST_LAUNCHER
+    assert rules(candidate(copied)) == ["torch-compute-in-forward"]
+
+
+def test_device_of_may_be_entered():
+    launcher = "with torch.cuda.device_of(x):\n" + textwrap.indent(HONEST_LAUNCHER, "    ")
+    assert rules(candidate(launcher)) == []
+
+
 def test_linear_submodule_needs_the_linear_extern():
     source = candidate(HONEST_LAUNCHER, forward="return op(self.proj(x), self.weight, self.eps)")
     source = source.replace(
