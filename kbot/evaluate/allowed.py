@@ -123,7 +123,16 @@ TRITON_API = frozenset(
     "triton triton.jit triton.autotune triton.Config triton.heuristics triton.cdiv "
     "triton.next_power_of_2 triton.__version__ triton.language triton.language.constexpr "
     "triton.language.dtype triton.runtime.driver.active.get_current_device "
-    "triton.runtime.driver.active.utils.get_device_properties".split()
+    "triton.runtime.driver.active.utils.get_device_properties "
+    "triton.tools.tensor_descriptor.TensorDescriptor "
+    "triton.tools.tensor_descriptor.TensorDescriptor.from_tensor".split()
+)
+# A host-side TensorDescriptor holds its tensor: the forward check takes one for a tensor.
+TRITON_DESCRIPTORS = frozenset(
+    {
+        "triton.tools.tensor_descriptor.TensorDescriptor",
+        "triton.tools.tensor_descriptor.TensorDescriptor.from_tensor",
+    }
 )
 TRITON_DTYPES = frozenset(
     "int1 int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 bfloat16 float32 float64 "

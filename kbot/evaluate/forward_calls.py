@@ -29,6 +29,7 @@ from kbot.evaluate.allowed import (
     TORCH_QUERIES,
     TORCH_VIEWS,
     TRITON_API,
+    TRITON_DESCRIPTORS,
     TRITON_HELPERS,
     VIEW_METHODS,
 )
@@ -316,6 +317,8 @@ class CallRules:
                         node, f"`{dotted}(...)` on a tensor is PyTorch arithmetic in forward"
                     )
                 return Kind.SCALAR
+            if dotted in TRITON_DESCRIPTORS:
+                return Kind.TENSOR
             # Anything else of triton is its own rule (`triton-api`); the value is opaque.
             return Kind.SCALAR if dotted in TRITON_API else Kind.UNKNOWN
         if root != "torch":

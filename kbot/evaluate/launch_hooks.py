@@ -114,7 +114,8 @@ def _plain_dtype(value: object) -> bool:
 
 
 def _descriptor(value: object) -> bool:
-    """Triton's host-side TensorDescriptor over a plain tensor, with integer sizes."""
+    """Triton's host-side TensorDescriptor over a plain tensor, with integer sizes (lists,
+    tuples, or the torch.Size `TensorDescriptor.from_tensor` keeps)."""
     try:
         from triton.tools.tensor_descriptor import TensorDescriptor
     except ImportError:
@@ -124,7 +125,8 @@ def _descriptor(value: object) -> bool:
     fields = vars(value)
     sizes = [fields.get(k) for k in ("shape", "strides", "block_shape")]
     return type(fields.get("base")) in (torch.Tensor, torch.nn.Parameter) and all(
-        type(size) in (list, tuple) and all(type(n) is int for n in size) for size in sizes
+        type(size) in (list, tuple, torch.Size) and all(type(n) is int for n in size)
+        for size in sizes
     )
 
 

@@ -14,6 +14,8 @@ HONEST = [
     ("matmul_bias_silu_bf16", "matmul_bias_silu"),
     ("gelu_fp32", "quick_gelu"),  # KernelBench layout: no CASES
     ("rmsnorm_weight", "rmsnorm_autotune"),  # multi-config @triton.autotune, on the CPU too
+    ("silu_and_mul", "silu_and_mul_autograd"),  # launcher in a torch.autograd.Function
+    ("mean_dim1", "mean_tensor_descriptor"),  # TensorDescriptor.from_tensor, desc.load
 ]
 
 
