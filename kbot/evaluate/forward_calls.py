@@ -221,6 +221,9 @@ class CallRules:
             layer = self.m.self_modules.get(name)
             if layer is not None and self.m.extern_allowed(layer):
                 return Kind.TENSOR
+            submodule = self.m.local_modules.get((layer or "").removeprefix("local:"))
+            if layer and layer.startswith("local:") and submodule is not None:
+                return self.submodule_call(node, submodule, site)
             self.m.reject(
                 node,
                 f"`self.{name}(...)` runs a PyTorch module in forward"
@@ -276,6 +279,32 @@ class CallRules:
             f"`{ast.unparse(func)}(...)` is PyTorch compute in forward; do it in the Triton kernel",
         )
         return Kind.TENSOR
+
+    def submodule_call(self, node: ast.Call, facts: ForwardFacts, site: CallSite) -> Kind:
+        """`self.norm(x)` of an nn.Module class of the file: its forward, walked with what
+        its own __init__ says of its attributes (its launches count as forward's)."""
+        forward = facts.methods.get("forward")
+        if forward is None:
+            self.m.reject(node, f"`{ast.unparse(node.func)}(...)` has no forward to check")
+            return Kind.UNKNOWN
+        site.consumed = True
+        visit = (f"module:{id(facts)}:forward", tuple(site.arg_kinds))
+        if self.depth > MAX_CALL_DEPTH:
+            self.m.reject(forward, TOO_DEEP, rule="call-depth")
+            return Kind.UNKNOWN
+        if visit in self.m.visiting:
+            return Kind.UNKNOWN
+        self.m.visiting.add(visit)
+        before = facts.launches
+        try:
+            return type(self)(facts, {}, self.depth + 1).run(
+                forward, is_method=True, arg_kinds=site.arg_kinds, default_kind=Kind.TENSOR,
+                keyword_kinds=site.keyword_kinds, star_kind=site.star_kind,
+                callable_args=site.callables,
+            )  # fmt: skip
+        finally:
+            self.m.visiting.discard(visit)
+            self.m.launches += facts.launches - before
 
     def autograd_call(self, node: ast.Call, cls: str, name: str, site: CallSite) -> Kind:
         """`F.apply(...)` of a module-level torch.autograd.Function runs F.forward with a ctx

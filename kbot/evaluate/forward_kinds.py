@@ -63,6 +63,9 @@ class ForwardFacts:
     properties: dict[str, ast.FunctionDef] = field(default_factory=dict)
     # module-level `class F(torch.autograd.Function)`: `F.apply(...)` runs its forward
     autograd: dict[str, dict[str, ast.FunctionDef]] = field(default_factory=dict)
+    # module-level nn.Module classes of the candidate's own (ModelNew's `self.norm =
+    # TritonRMSNorm(...)`): `self.norm(x)` runs their forward, walked with their facts
+    local_modules: dict[str, ForwardFacts] = field(default_factory=dict)
     self_default: Kind = Kind.UNKNOWN  # an attribute of `self` not assigned in __init__
     where: str | None = None  # code other than forward's call graph that runs during a call
     reasons: list[Reason] = field(default_factory=list)

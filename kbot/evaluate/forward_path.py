@@ -49,6 +49,16 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
     module.autograd = {
         name: _methods(cls) for name, cls in autograd_functions(tree, aliases).items()
     }
+    local = {}
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and cls is not model and _is_module_class(cls, aliases):
+            facts = _class_facts(cls, aliases, options, functions, kernels, constants, Kind.UNKNOWN)
+            facts.reasons, facts.autograd, facts.visiting = (
+                module.reasons, module.autograd, module.visiting
+            )  # fmt: skip
+            facts.local_modules = local
+            local[cls.name] = facts
+    module.local_modules = local
     Walker(module, {}).run(
         methods["forward"], is_method=True, arg_kinds=_forward_kinds(methods["forward"], options),
         default_kind=Kind.TENSOR,
@@ -140,6 +150,10 @@ def _is_property(method: ast.FunctionDef, aliases: Aliases) -> bool:
     return False
 
 
+def _is_module_class(cls: ast.ClassDef, aliases: Aliases) -> bool:
+    return [aliases.qualname(b) for b in cls.bases] == ["torch.nn.Module"]
+
+
 def _class_facts(
     cls: ast.ClassDef, aliases, options, functions, kernels, constants, self_default: Kind
 ) -> ForwardFacts:
@@ -158,6 +172,7 @@ def _class_facts(
                     for sub in ast.walk(target):
                         if _is_self_attribute(sub):
                             self_kinds[sub.attr] = Kind.TENSOR  # state kept across calls
+                            self_modules.pop(sub.attr, None)  # not one submodule for good
     return ForwardFacts(
         aliases=aliases,
         options=options,
@@ -314,6 +329,11 @@ def _self_attributes(
     if init is None:
         return kinds, submodules
     params = {a.arg for a in init.args.args + init.args.kwonlyargs} - {"self"}
+    assigned: dict[str, int] = {}
+    for node in ast.walk(init):
+        for target in node.targets if isinstance(node, ast.Assign) else ():
+            if _is_self_attribute(target):
+                assigned[target.attr] = assigned.get(target.attr, 0) + 1
     for node in ast.walk(init):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "register_buffer" and node.args:
@@ -325,7 +345,17 @@ def _self_attributes(
         for target in node.targets:
             if not _is_self_attribute(target):
                 continue
-            value = node.value
+            value = _unwrap_module_casts(node.value)
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id not in aliases.names
+                and assigned[target.attr] == 1
+            ):
+                # a class of the candidate's own: followed if it is an nn.Module of the file
+                submodules[target.attr] = f"local:{value.func.id}"
+                kinds[target.attr] = Kind.UNKNOWN
+                continue
             if isinstance(value, ast.Call):
                 dotted = aliases.qualname(value.func) or ""
                 if dotted.startswith("torch.nn.") and dotted.split(".")[-1][:1].isupper():
@@ -344,6 +374,22 @@ def _self_attributes(
             else:
                 kinds.setdefault(target.attr, Kind.UNKNOWN)
     return kinds, submodules
+
+
+# Methods that return the module they are called on (`nn.Linear(...).half()`).
+_MODULE_CASTS = frozenset("half float double bfloat16 to cuda cpu requires_grad_ eval".split())
+
+
+def _unwrap_module_casts(value: ast.expr) -> ast.expr:
+    """`nn.Linear(a, b).half().to(device)` -> `nn.Linear(a, b)`: still that layer."""
+    while (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in _MODULE_CASTS
+        and isinstance(value.func.value, ast.Call)
+    ):
+        value = value.func.value
+    return value
 
 
 def _is_self_attribute(node: ast.AST) -> bool:

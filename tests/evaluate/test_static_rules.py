@@ -145,6 +145,49 @@ def test_linear_submodule_needs_the_linear_extern():
     assert rules(source, ProblemOptions(extern_ops=("linear",))) == []
 
 
+SUBMODULE = """
+class TritonOp(nn.Module):
+    def __init__(self, hidden, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden))
+        self.eps = eps
+
+    def forward(self, x):
+        return op(x, self.weight, self.eps)
+
+
+"""
+
+
+def test_an_nn_module_class_of_the_file_is_followed_as_a_submodule():
+    source = candidate(HONEST_LAUNCHER, forward="return self.inner(x)", extra=SUBMODULE)
+    source = source.replace(
+        "        self.eps = eps\n\n",
+        "        self.eps = eps\n        self.inner = TritonOp(hidden, eps)\n\n",
+    )
+    assert rules(source) == []
+    computing = source.replace(
+        "return op(x, self.weight, self.eps)", "return op(x, self.weight, self.eps) + x"
+    )
+    assert rules(computing) == ["torch-compute-in-forward"]
+    no_launch = source.replace("return op(x, self.weight, self.eps)", "return x")
+    assert rules(no_launch) == ["no-triton-kernel"]
+    rebound = source.replace(
+        "self.inner = TritonOp(hidden, eps)\n",
+        "self.inner = TritonOp(hidden, eps)\n        self.inner = nn.SiLU()\n",
+    )
+    assert "torch-compute-in-forward" in rules(rebound)
+
+
+def test_a_layer_cast_after_construction_is_still_that_layer():
+    source = candidate(HONEST_LAUNCHER, forward="return op(self.proj(x), self.weight, self.eps)")
+    source = source.replace(
+        "        self.eps = eps\n",
+        "        self.eps = eps\n        self.proj = nn.Linear(hidden, hidden).half().to('cpu')\n",
+    )
+    assert rules(source, ProblemOptions(extern_ops=("linear",))) == []
+
+
 def test_missing_model_new_and_missing_launch():
     assert rules(HEADER) == ["model-new"]
     no_launch = candidate("return torch.empty_like(x)")
