@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                 interpreter_bf16,
                 interpreter_compat,
                 interpreter_libdevice,
+                interpreter_order,
                 interpreter_rounding,
             )
 
@@ -114,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             interpreter_rounding.install_fp8()
             interpreter_bf16.install()
             interpreter_libdevice.install()
+            interpreter_order.install()
         from kbot.evaluate.launch_hooks import install_launch_hooks
 
         install_launch_hooks()  # before any candidate code: launches lift the compute guard

@@ -163,6 +163,18 @@ def _compare_one(
             return Comparison(
                 0.0, 0.0, Reason(f"output-{field}", f"{where} has {field} {got}, expected {want}")
             )
+    if ref.is_contiguous() and not out.is_contiguous():
+        # right values in another layout: the caller's `y.view(-1)` raises, a kernel reading
+        # y as row-major reads it wrong
+        return Comparison(
+            0.0,
+            0.0,
+            Reason(
+                "output-layout",
+                f"{where} has strides {tuple(out.stride())} where the reference's is contiguous "
+                f"{tuple(ref.stride())}; return it contiguous",
+            ),
+        )
     if not ref.is_floating_point():
         if not torch.equal(out, ref):
             wrong = int((out != ref).sum())

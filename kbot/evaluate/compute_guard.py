@@ -71,6 +71,11 @@ EXTERN_ATEN: dict[str, tuple[str, ...]] = {
 FUSED_ADDS = frozenset("addmm baddbmm addmv addbmm addr".split())
 
 
+def _scales(kwargs: dict) -> bool:
+    """An extern matmul that scales its product or its added term (`alpha`, `beta` not 1)."""
+    return any(kwargs.get(k, 1) != 1 for k in ("alpha", "beta"))
+
+
 def _adds_a_tensor(name: str, args: tuple) -> bool:
     added = args[0] if args else None
     return name in FUSED_ADDS and isinstance(added, torch.Tensor) and added.dim() >= 2
@@ -134,6 +139,7 @@ class ComputeGuard(TorchDispatchMode):
         extern: frozenset[str] = frozenset(),
         extern_calls: int | None = None,
         fused_adds: int | None = None,
+        scaled_calls: int | None = None,
     ) -> None:
         super().__init__()
         self.extern = extern
@@ -143,6 +149,8 @@ class ComputeGuard(TorchDispatchMode):
         self.extern_made = 0
         self.fused_adds = fused_adds
         self.fused_made = 0
+        self.scaled_calls = scaled_calls
+        self.scaled_made = 0
         self.violations: list[str] = []
         self.fresh: set[int] = set()  # storages made by allocations and extern ops
         self.copied: set[int] = set()  # storages holding torch copies of input values
@@ -180,6 +188,14 @@ class ComputeGuard(TorchDispatchMode):
                     # the reference does; a bias row (torch.compile's addmm) is a plain call
                     return self._refuse(
                         f"{name}, a matmul with an add where the reference makes {self.fused_adds}"
+                    )
+            if _scales(kwargs):
+                self.scaled_made += 1
+                if self.scaled_calls is not None and self.scaled_made > self.scaled_calls:
+                    # `addmm(b, x, w, beta=0.5, alpha=0.5)` scales the result: the epilogue's
+                    # multiply done in torch
+                    return self._refuse(
+                        f"{name} with alpha/beta, where the reference makes {self.scaled_calls}"
                     )
             result = func(*args, **kwargs)
             self.fresh.update(s for s in map(_storage, _tensors(result)) if s is not None)
@@ -245,12 +261,14 @@ class ExternCount(TorchDispatchMode):
         self.extern = extern
         self.calls = 0
         self.fused_adds = 0
+        self.scaled = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = func.overloadpacket.__name__
         if func.namespace == "aten" and name in self.extern:
             self.calls += 1
             self.fused_adds += _adds_a_tensor(name, args)
+            self.scaled += _scales(kwargs or {})
         return func(*args, **(kwargs or {}))
 
 

@@ -62,7 +62,7 @@ PATCHING = (
     "torch.set_rng_state torch.cuda.manual_seed torch.cuda.manual_seed_all "
     "torch.cuda.set_rng_state torch.cuda.set_device torch.cuda.memory torch.cuda.empty_cache "
     "torch.cuda.caching_allocator_alloc torch.cuda.caching_allocator_delete torch.cuda.tunable "
-    "setattr delattr"
+    "setattr delattr functools.update_wrapper functools.wraps"
 )
 HOOKS = (
     "torch.autograd.graph torch.nn.utils.parametrize torch.nn.utils.parametrizations "
@@ -189,7 +189,7 @@ FORBIDDEN_DUNDERS = frozenset(
     "__getattribute__ __getattr__ __setattr__ __delattr__ __get__ __set__ __delete__ "
     "__import__ __loader__ __spec__ __reduce__ __reduce_ex__ __setstate__ __objclass__ "
     "__traceback__ __torch_function__ __torch_dispatch__ __init_subclass__ __set_name__ "
-    "mro".split()
+    "__module__ __qualname__ mro".split()
 )
 FRAME_ATTRIBUTES = frozenset(
     "gi_frame gi_code cr_frame cr_code ag_frame ag_code tb_frame tb_next f_back f_globals "

@@ -9,6 +9,7 @@ replays it for the judge's clock, and refills the graph's inputs for the judge's
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,16 @@ from kbot.evaluate import wire
 from kbot.evaluate.audit import Policy
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
 from kbot.evaluate.cuda_errors import is_sticky
+from kbot.evaluate.launch_hooks import record_kernels
 from kbot.evaluate.processes import short
-from kbot.evaluate.state_check import StateTypeError, audit_classes, first_change, snapshot
+from kbot.evaluate.state_check import (
+    StateTypeError,
+    audit_classes,
+    first_change,
+    library_baseline,
+    library_change,
+    snapshot,
+)
 from kbot.problem.runtime import build_on, import_file
 
 _POISON_MIN_BYTES = 64 << 20
@@ -48,6 +57,7 @@ class Session:
         self.timed_copies: list[list] = []  # the timed graph's inputs, one list per call
         self._flush: torch.Tensor | None = None
         self._replies = itertools.count()
+        self.library = library_baseline()  # before any candidate code
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = str(request.get("op"))
@@ -81,6 +91,7 @@ class Session:
             module = import_file(self._inside(request["source"]), prefix="kbot_candidate")
         except BaseException as exc:
             raise _Refused("load", f"importing the candidate raised {short(exc)}") from None
+        record_kernels(module)  # before ModelNew's __init__ runs any of the candidate's code
         model_new = getattr(module, "ModelNew", None)
         if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
             raise _Refused("model-new", "ModelNew is not an nn.Module subclass")
@@ -94,6 +105,13 @@ class Session:
             audit_classes(model, module)
         except StateTypeError as exc:
             raise _Refused("model-new", str(exc)) from None
+        patched = library_change(self.library)
+        if patched is not None:
+            raise _Refused(
+                "module-patching",
+                f"`{patched}` was changed by the candidate's import or constructor; a "
+                "candidate leaves the libraries as they are",
+            )
         # Moved and switched to eval before Model's values arrive, so nothing that runs there
         # sees the weights.
         model = model.to(self.device).eval()
@@ -122,10 +140,12 @@ class Session:
             _refill(buffers, fresh)
         _poison([int(n) for n in request.get("poison_bytes", [])], self.device)
         limit, fused = request.get("extern_calls"), request.get("fused_adds")
+        scaled = request.get("scaled_calls")
         guard = ComputeGuard(
             self.extern,
             None if limit is None else int(limit),
             None if fused is None else int(fused),
+            None if scaled is None else int(scaled),
         )
         # Fresh tensor objects over the same memory each call: state kept on the objects
         # forward receives (a `.grad`, a Python attribute) dies with them, while a cache keyed
@@ -283,13 +303,40 @@ class Session:
         return encoded
 
 
+# torch's C switches, taken when this module is imported, before any candidate code: the
+# Python context managers (`torch.no_grad`, ...) are classes a candidate could patch.
+_SET_GRAD_ENABLED = torch._C._set_grad_enabled
+_IS_GRAD_ENABLED = torch._C.is_grad_enabled
+_INFERENCE_MODE = torch._C._InferenceMode
+
+
+@contextlib.contextmanager
+def _grad_enabled(enabled: bool):
+    before = _IS_GRAD_ENABLED()
+    _SET_GRAD_ENABLED(enabled)
+    try:
+        yield
+    finally:
+        _SET_GRAD_ENABLED(before)
+
+
+@contextlib.contextmanager
+def _inference_mode():
+    guard = _INFERENCE_MODE(True)
+    guard.__enter__()
+    try:
+        yield
+    finally:
+        guard.__exit__(None, None, None)
+
+
 # The autograd modes a correctness call runs forward under (the judge picks one per trial):
 # callers run ops under each (serving engines under inference_mode, training code with grad
 # enabled), so a forward that tells them apart must be right under all three.
 GRAD_MODES = {
-    "no_grad": torch.no_grad,
-    "enable_grad": torch.enable_grad,
-    "inference_mode": torch.inference_mode,
+    "no_grad": lambda: _grad_enabled(False),
+    "enable_grad": lambda: _grad_enabled(True),
+    "inference_mode": _inference_mode,
 }
 
 

@@ -49,6 +49,69 @@ def _constexpr_tensor(function: Any, args: tuple, kwargs: dict) -> str | None:
     return None
 
 
+# The kernel objects of the candidate's module as loaded, with the function each wraps
+# (`record_kernels`): a launch of one whose function was swapped since is refused.
+_KERNEL_FUNCTIONS: dict[int, tuple[object, object]] = {}
+
+
+def record_kernels(module: object) -> None:
+    """Notes the Python function behind each kernel object of the candidate's module (through
+    autotuners and heuristics), before any call."""
+    for value in list(dict.values(vars(module))):
+        for _ in range(8):  # Autotuner -> Heuristics -> JITFunction
+            inner = _triton_fields(value).get("fn")
+            if inner is None:
+                break
+            if not _triton_fields(inner):
+                _KERNEL_FUNCTIONS[id(value)] = (value, inner)
+                break
+            value = inner
+
+
+def _triton_fields(value: object) -> dict:
+    """A Triton object's own attributes, read without running any code of the candidate's
+    (only objects of Triton's classes are read)."""
+    module = type.__dict__["__module__"].__get__(type(value))
+    if not (isinstance(module, str) and module.split(".")[0] == "triton"):
+        return {}
+    try:
+        return dict(object.__getattribute__(value, "__dict__"))
+    except AttributeError:
+        return {}
+
+
+def _launch_extras(function: Any) -> str | None:
+    """What a launch would run besides the kernel, with the guard lifted: Triton's pre-run
+    hooks, a launch-metadata or repr callback, the global launch enter/exit hooks, or a
+    function swapped into a kernel object since it was loaded. None when there is none."""
+    if getattr(function, "pre_run_hooks", None):
+        return "the kernel carries pre-run hooks (code Triton runs inside the launch)"
+    for name in ("launch_metadata", "_repr"):
+        if getattr(function, name, None) is not None:
+            return f"the kernel carries a `{name.lstrip('_')}` callback (code run at launch)"
+    try:
+        from triton import knobs
+
+        runtime = knobs.runtime
+        if _hook_set(runtime.launch_enter_hook) or _hook_set(runtime.launch_exit_hook):
+            return "Triton's launch enter/exit hooks are set (code run at every launch)"
+    except (ImportError, AttributeError):  # a Triton without knobs
+        pass
+    recorded = _KERNEL_FUNCTIONS.get(id(function))
+    if recorded is not None and recorded[0] is function and function.fn is not recorded[1]:
+        return "the kernel object's function was replaced after the candidate was loaded"
+    return None
+
+
+def _hook_set(hook: object) -> bool:
+    """A launch hook as Triton keeps it: None, or a chain of calls (Triton 3.5+), empty when
+    nothing was added."""
+    if hook is None:
+        return False
+    calls = getattr(hook, "calls", None)
+    return bool(calls) if isinstance(calls, list) else True
+
+
 def _holds_tensor(value: object) -> bool:
     if isinstance(value, torch.Tensor):
         return True
@@ -65,7 +128,11 @@ def _lifting(run):
         guard = _watching()
         if guard is None:
             return run(self, *args, grid=grid, warmup=warmup, **kwargs)
-        wrong = _constexpr_tensor(self, args, kwargs) or _foreign_argument(self, args, kwargs)
+        wrong = (
+            _launch_extras(self)
+            or _constexpr_tensor(self, args, kwargs)
+            or _foreign_argument(self, args, kwargs)
+        )
         if wrong is not None:
             guard.violations.append(wrong)
             raise RuntimeError(f"kbot: {wrong}")

@@ -59,6 +59,7 @@ def check(tree: ast.Module, aliases: Aliases) -> list[Reason]:
     reasons: list[Reason] = []
     in_kernel = _kernel_nodes(tree, aliases)
     bound = _bound_names(tree)
+    main_guards = _main_guards(tree)
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     # Where a module or a torch/triton function may stand: called, as a decorator, or as the
     # object of a getattr with a literal name (an attribute access written another way).
@@ -100,6 +101,21 @@ def check(tree: ast.Module, aliases: Aliases) -> list[Reason]:
                     node.lineno,
                 )
             )
+        elif (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+            and node.id in _MODULE_NAME_READS
+            and id(node) not in main_guards
+        ):
+            reasons.append(
+                Reason(
+                    "introspection",
+                    f"reads `{node.id}`: the module's name says where it was imported from, "
+                    "which only a judge-detecting candidate needs (`if __name__ == "
+                    "'__main__':` stays allowed)",
+                    node.lineno,
+                )
+            )
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             if id(node) in inner:
                 continue
@@ -137,6 +153,16 @@ def check(tree: ast.Module, aliases: Aliases) -> list[Reason]:
                 )
         elif isinstance(node, ast.Call):
             reasons += _call_reasons(node)
+            reasons += _class_factory_reasons(node, aliases)
+        elif isinstance(node, ast.MatchClass):
+            reasons.append(
+                Reason(
+                    "dynamic-import",
+                    "a `case Class(...)` pattern reads attributes by the names the class lists "
+                    "(`__match_args__`); compare the values themselves",
+                    node.lineno,
+                )
+            )
         elif isinstance(node, ast.keyword) and node.arg and "hook" in node.arg.lower():
             reasons.append(
                 Reason(
@@ -258,6 +284,49 @@ def _call_reasons(node: ast.Call) -> list[Reason]:
     return []
 
 
+# Functions that make a class from names given as values: with a computed name, a field
+# of the class is an attribute set or read by a name no rule sees.
+_CLASS_FACTORIES = frozenset(
+    {"typing.NamedTuple", "collections.namedtuple", "typing.TypedDict", "enum.Enum",
+     "enum.IntEnum", "dataclasses.make_dataclass", "types.new_class"}
+)  # fmt: skip
+
+
+def _class_factory_reasons(node: ast.Call, aliases: Aliases) -> list[Reason]:
+    dotted = aliases.qualname(node.func)
+    if dotted not in _CLASS_FACTORIES:
+        return []
+    if dotted not in ("dataclasses.make_dataclass", "types.new_class") and all(
+        _literal(a) for a in [*node.args, *(k.value for k in node.keywords)]
+    ):
+        return []
+    return [
+        Reason(
+            "dynamic-import",
+            f"`{dotted}(...)` makes a class from computed names; define it with `class`",
+            node.lineno,
+        )
+    ]
+
+
+def _literal(node: ast.AST) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        # `[("x", int)]`: names literal, types plain names
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return all(_literal_field(e) for e in node.elts)
+        return False
+    return True
+
+
+def _literal_field(node: ast.AST) -> bool:
+    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 2:
+        name, kind = node.elts
+        return isinstance(name, ast.Constant) and isinstance(kind, (ast.Name, ast.Attribute))
+    return _literal(node)
+
+
 def _bound_names(tree: ast.AST) -> set[str]:
     """Every name the candidate binds itself (parameters, assignments, defs, imports): `input`
     bound so (`def forward(self, input)`) is the candidate's, not the builtin."""
@@ -279,6 +348,25 @@ _BUILTIN_HOOKS = frozenset(
 )
 # Module globals that reach the import machinery (`__loader__.get_data(path)` reads files).
 _MODULE_DUNDERS = frozenset({"__loader__", "__spec__", "__cached__", "__builtins__"})
+# Module globals naming where the module was imported from; read only in `if __name__ ==
+# "__main__":`.
+_MODULE_NAME_READS = frozenset({"__name__", "__package__", "__qualname__", "__module__"})
+
+
+def _main_guards(tree: ast.AST) -> set[int]:
+    """The `__name__` of each `__name__ == "__main__"` comparison."""
+    return {
+        id(node.left)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        and isinstance(node.left, ast.Name)
+        and node.left.id == "__name__"
+        and len(node.comparators) == 1
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value == "__main__"
+    }
+
+
 _MODULE_IDENTITY = frozenset(
     {"__name__", "__file__", "__package__", "__path__", "__qualname__", "__module__"}
 )

@@ -67,6 +67,8 @@ def first_change(before: dict[str, object], model: torch.nn.Module | None, modul
     """The name of the first value that differs from `before` (a snapshot), or None."""
     now = dict(walk(model, module))
     for name in sorted(before.keys() | now.keys()):
+        if name.startswith(_LIBRARY) and not (name in before and name in now):
+            continue  # a library's lazily imported submodule appearing is not a change
         if name not in before or name not in now:
             return name
         old, new = before[name], now[name]
@@ -89,6 +91,7 @@ def walk(model: torch.nn.Module | None, module: Any):
             for name, value in _items(_vars(sub)):
                 if name != "_modules":
                     walker.visit(f"{path}.{name}" if path else name, value, 0)
+    walker.found.extend(_library_state())
     if module is not None:
         injected = _interpreter_globals()
         for name, value in _items(_vars(module)):
@@ -100,13 +103,61 @@ def walk(model: torch.nn.Module | None, module: Any):
     return walker.found
 
 
+# Libraries whose public names a candidate could rebind or whose public lists it could grow
+# (a call counter appended to `operator.__all__`): each name's object, and the length of a
+# list, dict or set it holds (torch's and Triton's tables are identity only: they may fill
+# caches as they run).
+_LIBRARY = "library "
+_STDLIB_STATE = (
+    "builtins operator functools itertools math typing collections dataclasses enum types "
+    "contextlib".split()
+)
+_TORCH_STATE = (
+    "torch torch.nn torch.nn.functional torch.autograd torch.autograd.grad_mode triton "
+    "triton.language".split()
+)
+
+
+def _library_state() -> list[tuple[str, object]]:
+    import sys
+
+    found: list[tuple[str, object]] = []
+    for library in _STDLIB_STATE + _TORCH_STATE:
+        table = _vars(sys.modules.get(library)) if library in sys.modules else None
+        for name, value in _items(table):
+            if name.startswith("_") and name != "__all__":
+                continue
+            sized = type(value) in (list, dict, set) and (
+                library in _STDLIB_STATE or name == "__all__"
+            )
+            size = len(value) if sized else None
+            found.append((f"{_LIBRARY}{library}.{name}", ("lib", id(value), size)))
+    return found
+
+
+def library_baseline() -> dict[str, object]:
+    """The libraries' public names as they are before any candidate code runs."""
+    return dict(_library_state())
+
+
+def library_change(baseline: dict[str, object]) -> str | None:
+    """The first library name (`operator.__all__`) whose object or size differs from the
+    baseline, or None; names that appeared or went since (lazy imports) do not count."""
+    for name, value in _library_state():
+        if name in baseline and baseline[name] != value:
+            return name.removeprefix(_LIBRARY)
+    return None
+
+
 class _TensorState:
     """A tensor as the walk compares it: its view and every byte of its storage (a counter in
     the storage past the view, or behind an empty view, is state too)."""
 
     def __init__(self, tensor: torch.Tensor) -> None:
         self.view = (tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset())
-        self.dtype = tensor.dtype
+        # An in-place write bumps the version even where it leaves the bytes as they were (a
+        # `zero_()` each call counts calls in `_version`); flags are state too.
+        self.meta = (tensor.dtype, _version(tensor), tensor.requires_grad)
         try:
             storage = tensor.untyped_storage()
         except Exception as exc:  # noqa: BLE001 - sparse, nested: no bytes to compare
@@ -115,13 +166,13 @@ class _TensorState:
 
     def copied(self) -> _TensorState:
         twin = object.__new__(_TensorState)
-        twin.view, twin.dtype, twin.bytes = self.view, self.dtype, self.bytes.clone()
+        twin.view, twin.meta, twin.bytes = self.view, self.meta, self.bytes.clone()
         return twin
 
     def same(self, other: _TensorState) -> bool:
         return (
             self.view == other.view
-            and self.dtype == other.dtype
+            and self.meta == other.meta
             and same_bits(self.bytes, other.bytes)
         )
 
@@ -162,6 +213,7 @@ class _Walker:
             self._attributes(name, value, depth)
         elif kind is types.MethodType:
             self.visit(f"{name}.__func__", value.__func__, depth + 1)
+            self.visit(f"{name}.__self__", value.__self__, depth + 1)  # its object's state
         elif kind is property:
             for part in ("fget", "fset", "fdel"):
                 self.visit(f"{name}.{part}", getattr(value, part), depth + 1)
@@ -182,6 +234,7 @@ class _Walker:
         ):
             self.found.append((name, ("object", kind.__name__)))
             self._attributes(name, value, depth)
+            self._slots(name, value, depth)
         elif _module_of(kind).split(".")[0] == "triton":
             self._triton(name, value, depth)
         elif _is_reference(value):
@@ -238,6 +291,18 @@ class _Walker:
                 (name, (kind.__name__, tuple(sorted(_canonical(v, name) for v in items))))
             )
 
+    def _slots(self, name: str, value: object, depth: int) -> None:
+        """What `__slots__` keep (a `@dataclass(slots=True)`), read through the slots' own
+        member descriptors: no code of the class runs."""
+        for cls in type(value).__mro__:
+            for slot, member in _items(_class_table(cls)):
+                if type(member) is types.MemberDescriptorType:
+                    try:
+                        held = member.__get__(value, cls)
+                    except AttributeError:  # an empty slot
+                        continue
+                    self.visit(f"{name}.{slot}", held, depth + 1)
+
     def _attributes(self, name: str, value: object, depth: int) -> None:
         for attribute, member in _items(_vars(value)):
             self.visit(f"{name}.{attribute}", member, depth + 1)
@@ -259,7 +324,7 @@ class _Walker:
         elif "fn" in fields:  # a JITFunction, an Autotuner, a Heuristics
             self.found.append((name, ("object", kind.__name__)))
             self.visit(f"{name}.fn", fields["fn"], depth + 1)
-            for attribute in _TRITON_WALKED.get(kind.__name__, ()):
+            for attribute in _TRITON_WALKED.get(kind.__name__, ()) + _KERNEL_WALKED:
                 if attribute in fields:
                     self.visit(f"{name}.{attribute}", fields[attribute], depth + 1)
         else:
@@ -268,6 +333,9 @@ class _Walker:
 
 # What the walk reads of Triton's kernel wrappers besides the function they wrap.
 _TRITON_WALKED = {"Autotuner": ("configs",), "Heuristics": ("values",)}
+# ... and of every kernel wrapper: the settings it was made with (the interpreter's `kwargs`
+# dict) and the hooks a launch would run, which only the candidate could have filled.
+_KERNEL_WALKED = ("kwargs", "pre_run_hooks")
 _CONTAINERS = (dict, list, tuple, set, frozenset)
 
 
@@ -393,6 +461,13 @@ def _module_of(cls: type) -> str:
     except AttributeError:
         return ""
     return name if type(name) is str else ""
+
+
+def _version(tensor: torch.Tensor) -> int:
+    try:
+        return tensor._version
+    except RuntimeError:  # an inference tensor keeps no version counter
+        return -1
 
 
 def _vars(value: object) -> dict | None:
