@@ -213,6 +213,17 @@ def _check_precision(tree: ast.AST, aliases: Aliases) -> list[Reason]:
                         node.lineno,
                     )
                 )
+            if aliases.qualname(node.func) == "triton.language.dot" and not any(
+                k.arg in ("input_precision", "allow_tf32") for k in node.keywords
+            ):
+                reasons.append(
+                    Reason(
+                        "precision-downgrade",
+                        "`tl.dot` of fp32 operands runs in TF32 on a GPU unless told otherwise; "
+                        "pass input_precision='ieee' in an fp32 problem",
+                        node.lineno,
+                    )
+                )
             for keyword in node.keywords:
                 value = keyword.value
                 if (

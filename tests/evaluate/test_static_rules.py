@@ -247,6 +247,12 @@ def test_precision_downgrade_only_for_fp32_problems():
     assert "precision-downgrade" in rules(
         candidate(HONEST_LAUNCHER).replace(HEADER, tf32), hint="float32"
     )
+    # A bare tl.dot of fp32 operands is TF32 on a GPU; input_precision="ieee" is fp32.
+    for dot, downgrade in (("tl.dot(a, b)", True), ("tl.dot(a, b, input_precision='ieee')", False)):
+        source = candidate(HONEST_LAUNCHER).replace(
+            HEADER, HEADER.replace("tl.load(x_ptr + offs, mask=offs < n)", dot)
+        )
+        assert ("precision-downgrade" in rules(source, hint="float32")) == downgrade, dot
 
 
 def test_problem_dtype_hint():
