@@ -86,8 +86,10 @@ class CallRules:
         if (
             isinstance(func, ast.Subscript)
             and isinstance(func.value, ast.Name)
-            and func.value.id in self.m.kernels
-            and func.value.id not in self.env
+            and (
+                (func.value.id in self.m.kernels and func.value.id not in self.env)
+                or self.env.get(func.value.id) == Kind.KERNEL  # bound only to kernels
+            )
         ):
             self.expr(func.slice)
             self.m.launches += 1

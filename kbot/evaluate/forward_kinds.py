@@ -24,6 +24,7 @@ class Kind(enum.Enum):
     FUNCTION = "function"  # a local function or lambda, or a module function as a value
     META = "meta"  # the parameter of a grid lambda: META["BLOCK"] may be any kernel argument
     CONTEXT = "context"  # a torch.autograd.Function's `ctx`: saves tensors, computes nothing
+    KERNEL = "kernel"  # a module-level @triton.jit kernel (`k = _a if c else _b; k[grid](...)`)
     UNKNOWN = "unknown"
 
 

@@ -249,6 +249,8 @@ class Walker(CallRules):
         if node.id in self.m.aliases.names:
             self.check_torch_name(node, self.m.aliases.names[node.id], called=False)
             return Kind.SCALAR
+        if node.id in self.m.kernels:
+            return Kind.KERNEL
         if node.id in self.m.functions:
             return Kind.FUNCTION
         return Kind.UNKNOWN

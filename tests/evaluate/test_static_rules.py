@@ -188,6 +188,17 @@ def test_a_layer_cast_after_construction_is_still_that_layer():
     assert rules(source, ProblemOptions(extern_ops=("linear",))) == []
 
 
+def test_a_local_bound_only_to_kernels_is_launched():
+    launcher = HONEST_LAUNCHER.replace(
+        "_op_kernel[grid]", "kernel = _op_kernel if N > 64 else _op_kernel\nkernel[grid]"
+    )
+    assert rules(candidate(launcher)) == []
+    other = HONEST_LAUNCHER.replace(
+        "_op_kernel[grid]", "kernel = _op_kernel if N > 64 else weight\nkernel[grid]"
+    )
+    assert "torch-compute-in-forward" in rules(candidate(other))
+
+
 def test_missing_model_new_and_missing_launch():
     assert rules(HEADER) == ["model-new"]
     no_launch = candidate("return torch.empty_like(x)")
