@@ -7,6 +7,11 @@ scalars"): every `for start in range(0, n_cols, BLOCK)` over a runtime size fail
 an honest kernel would be rejected as a forward error on a CPU. Later Triton squeezes the
 array first; this gives older ones the same `__index__`.
 
+Triton 3.9's interpreter can hold an int1 mask in int32 data (`block_mask & (s < S)`, a
+block's mask and'ed with a scalar condition), which its masked load and store then refuse
+("mask has unsupported dtype"); a GPU takes it as the mask it is. Masks (int1 by Triton's own
+checks before they reach the interpreter) are handed to loads, stores and atomics as booleans.
+
 `@triton.autotune` with several configs times each through the GPU driver's benchmarker, which
 the interpreter has none of ("0 active drivers"): every honest autotuned candidate would be a
 forward error on a CPU. There the autotuner takes its first config without timing any (the
@@ -27,6 +32,41 @@ def _first_config(self, *args, config, **meta) -> list[float]:
     return [float(position)] * 3
 
 
+def _boolean_masks(interpreter) -> None:
+    """Masked loads, stores and atomics given an int1 mask held in wider integer data."""
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    if builder is None or getattr(builder.create_masked_load, "kbot_mask_fix", False):
+        return
+    import numpy as np
+    import triton.language as tl
+
+    def as_bool(mask):
+        # Triton's semantics checked the mask is int1 before it reached the builder; only the
+        # interpreter's data can be wider.
+        data = getattr(mask, "data", None)
+        if mask is None or data is None or data.dtype == np.bool_:
+            return mask
+        return interpreter.TensorHandle(data != 0, tl.int1)
+
+    load, store = builder.create_masked_load, builder.create_masked_store
+    rmw = getattr(builder, "create_atomic_rmw", None)
+
+    def create_masked_load(self, ptrs, mask, *rest):
+        return load(self, ptrs, as_bool(mask), *rest)
+
+    def create_masked_store(self, ptrs, value, mask, *rest):
+        return store(self, ptrs, value, as_bool(mask), *rest)
+
+    create_masked_load.kbot_mask_fix = True
+    builder.create_masked_load, builder.create_masked_store = create_masked_load, create_masked_store
+    if rmw is not None:
+
+        def create_atomic_rmw(self, op, ptr, val, mask, *rest):
+            return rmw(self, op, ptr, val, as_bool(mask), *rest)
+
+        builder.create_atomic_rmw = create_atomic_rmw
+
+
 def apply() -> bool:
     """Installs the fixes where the interpreter needs them; True if the index fix was needed."""
     try:
@@ -34,6 +74,7 @@ def apply() -> bool:
     except ImportError:
         return False
     autotuner.Autotuner._bench = _first_config
+    _boolean_masks(interpreter)
     original = getattr(interpreter, "_patch_lang_tensor", None)
     if original is None or getattr(original, "kbot_index_fix", False):
         return False

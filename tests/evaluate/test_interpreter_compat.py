@@ -38,3 +38,43 @@ def test_applied_once_and_the_patch_is_scoped():
     assert Tensor.__index__ is interpreter_compat._index
     scope.restore()  # the interpreter's own restore leaves the class as it was
     assert not hasattr(Tensor, "__index__")
+
+
+MASK_PROBE = r"""
+import json, sys
+import torch, triton, triton.language as tl
+from kbot.evaluate import interpreter_compat
+
+@triton.jit
+def _masked(x_ptr, y_ptr, S, H):
+    h = tl.arange(0, 16)
+    m = (h < H) & (tl.program_id(0) + 3 < S)  # a block mask and'ed with a scalar condition
+    tl.store(y_ptr + h, tl.load(x_ptr + h, mask=m, other=0.0), mask=m)
+
+if sys.argv[-1] == "install":
+    interpreter_compat.apply()
+x, y = torch.randn(16), torch.zeros(16)
+try:
+    _masked[(1,)](x, y, 8, 10)
+    print(json.dumps({"right": bool(torch.equal(y[:10], x[:10]) and not y[10:].any())}))
+except Exception as exc:
+    print(json.dumps({"error": str(exc)[:200]}))
+"""
+
+
+def test_a_mask_held_in_wider_data_is_taken_as_a_mask():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def probe(*args):
+        env = {**os.environ, "TRITON_INTERPRET": "1"}
+        done = subprocess.run([sys.executable, "-c", MASK_PROBE, *args], capture_output=True,
+                              text=True, env=env, timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    plain = probe("plain")
+    assert plain.get("right") or "mask" in plain.get("error", "")
+    assert probe("install") == {"right": True}
