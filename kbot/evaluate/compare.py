@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
+from kbot.evaluate.index_outputs import IndexSource
 from kbot.evaluate.rounding import tolerance_dtype
 from kbot.evaluate.verdict import Reason
 
@@ -94,6 +95,7 @@ def compare_outputs(
     reference_noise: tuple[float, ...] | None = None,
     reference_max_error: tuple[float, ...] | None = None,
     constant_ok: frozenset[int] = frozenset(),
+    index_sources: dict[int, IndexSource] | None = None,
 ) -> Comparison:
     """`atol_per_rms`: take atol relative to each output's RMS (at least 1x). The retry against
     the float32 reference uses it: where terms cancel (RoPE's q1*cos - q2*sin at large inputs),
@@ -105,7 +107,9 @@ def compare_outputs(
     `reference_max_error`: per output, the reference's largest elementwise error against them;
     each element may be off by ELEMENT_NOISE_MULTIPLE times it on top of the tolerance.
     `constant_ok`: outputs that may be constant where the reference varies (the correctly
-    rounded answer is constant: kbot.evaluate.correctness.judge_outputs)."""
+    rounded answer is constant: kbot.evaluate.correctness.judge_outputs). `index_sources`:
+    outputs that are indices torch leaves unordered among ties (kbot.evaluate.index_outputs),
+    which may pick other tied positions."""
     if len(outputs) != len(references):
         return Comparison(
             0.0,
@@ -121,7 +125,7 @@ def compare_outputs(
         worst = reference_max_error[index] if reference_max_error else 0.0
         result = _compare_one(
             index, out, ref, atol, rtol, atol_per_rms, truncating_casts, rounded_to, noise, worst,
-            index in constant_ok,
+            index in constant_ok, (index_sources or {}).get(index),
         )  # fmt: skip
         worst_abs = max(worst_abs, result.max_abs_error)
         worst_norm = max(worst_norm, result.max_rel_norm_error)
@@ -142,6 +146,7 @@ def _compare_one(
     reference_noise: float = 0.0,
     reference_max_error: float = 0.0,
     constant_ok: bool = False,
+    index_source: IndexSource | None = None,
 ) -> Comparison:
     where = f"output {index}"
     if not isinstance(ref, torch.Tensor):
@@ -176,7 +181,9 @@ def _compare_one(
             ),
         )
     if not ref.is_floating_point():
-        if not torch.equal(out, ref):
+        if not torch.equal(out, ref) and not (
+            index_source is not None and index_source.same_choice(out, ref)
+        ):
             wrong = int((out != ref).sum())
             return Comparison(
                 0.0, 0.0, Reason("mismatch", f"{where}: {wrong} of {ref.numel()} values differ")

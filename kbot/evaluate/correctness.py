@@ -29,6 +29,7 @@ from kbot.evaluate.compare import (
     max_errors,
 )
 from kbot.evaluate.compute_guard import ExternCount
+from kbot.evaluate.index_outputs import IndexSource, IndexSources
 from kbot.evaluate.verdict import CaseCorrectness, Reason
 from kbot.problem.runtime import DISTRIBUTIONS, apply_distribution, seeded_inputs
 
@@ -115,14 +116,15 @@ def check_case(
         _check_scalars(drawn, scalar_positions, case)
         pristine = apply_distribution(drawn, distribution, seed)
         reference_inputs = _clone(pristine)
-        counted = ExternCount(extern)
-        with torch.no_grad(), counted if extern else contextlib.nullcontext():
+        counted, indexed = ExternCount(extern), IndexSources()
+        with torch.no_grad(), counted if extern else contextlib.nullcontext(), indexed:
             try:
                 references = as_outputs(reference(*reference_inputs))
             except Exception as exc:
                 raise ReferenceFailed(
                     f"the problem's Model raised {type(exc).__name__}: {exc}"
                 ) from None
+        index_sources = indexed.for_outputs(references)
         poison = [r.numel() * r.element_size() for r in references if isinstance(r, torch.Tensor)]
         # A candidate's output may share memory with its inputs only where the reference's
         # does (or the op writes into its inputs): else it returned a view, not a result.
@@ -147,7 +149,7 @@ def check_case(
             break
         result, one_up = judge_outputs(
             outputs, references, pristine, None if mutates_inputs else precise,
-            atol, rtol, truncating, rounded_to,
+            atol, rtol, truncating, rounded_to, index_sources,
         )  # fmt: skip
         float32_trials += one_up
         worst_abs = max(worst_abs, result.max_abs_error)
@@ -193,6 +195,7 @@ def judge_outputs(
     rtol: float | None,
     truncating: bool,
     rounded_to: torch.dtype | None,
+    index_sources: dict[int, IndexSource] | None = None,
 ) -> tuple[Comparison, bool]:
     """The one numeric judgement of a candidate's outputs, for the correctness trials and the
     timed graph's check on fresh inputs alike: against the reference as written (with the
@@ -201,8 +204,9 @@ def judge_outputs(
     reference's own noise allowed. Returns the comparison that stands and whether it was the
     retry's."""
     result = compare_outputs(
-        outputs, references, atol, rtol, truncating_casts=truncating, rounded_to=rounded_to
-    )
+        outputs, references, atol, rtol, truncating_casts=truncating, rounded_to=rounded_to,
+        index_sources=index_sources,
+    )  # fmt: skip
     exact = None
     constant_ok: frozenset[int] = frozenset()
     if (
@@ -224,6 +228,7 @@ def judge_outputs(
             result = compare_outputs(
                 outputs, references, atol, rtol,
                 truncating_casts=truncating, rounded_to=rounded_to, constant_ok=constant_ok,
+                index_sources=index_sources,
             )  # fmt: skip
     if result.failure is None or result.failure.rule != "mismatch" or precise is None:
         return result, False
@@ -242,6 +247,7 @@ def judge_outputs(
         reference_noise=noise,
         reference_max_error=_coarse_reference(references, exact, atol, rtol, rounded_to),
         constant_ok=constant_ok,
+        index_sources=index_sources,
     )  # fmt: skip
     if retry.failure is None:
         return retry, True

@@ -48,23 +48,29 @@ def _boolean_masks(interpreter) -> None:
             return mask
         return interpreter.TensorHandle(data != 0, tl.int1)
 
-    load, store = builder.create_masked_load, builder.create_masked_store
-    rmw = getattr(builder, "create_atomic_rmw", None)
+    def with_bool_mask(method, position):
+        """`method` with its mask argument (positional `position` after self, or `mask=`)
+        made boolean."""
 
-    def create_masked_load(self, ptrs, mask, *rest):
-        return load(self, ptrs, as_bool(mask), *rest)
+        def wrapped(self, *args, **kwargs):
+            if "mask" in kwargs:
+                kwargs["mask"] = as_bool(kwargs["mask"])
+            elif len(args) > position:
+                args = (*args[:position], as_bool(args[position]), *args[position + 1 :])
+            return method(self, *args, **kwargs)
 
-    def create_masked_store(self, ptrs, value, mask, *rest):
-        return store(self, ptrs, value, as_bool(mask), *rest)
+        wrapped.kbot_mask_fix = True
+        return wrapped
 
-    create_masked_load.kbot_mask_fix = True
-    builder.create_masked_load, builder.create_masked_store = create_masked_load, create_masked_store
-    if rmw is not None:
-
-        def create_atomic_rmw(self, op, ptr, val, mask, *rest):
-            return rmw(self, op, ptr, val, as_bool(mask), *rest)
-
-        builder.create_atomic_rmw = create_atomic_rmw
+    # the mask's place among each builder method's arguments (after self)
+    for name, position in (
+        ("create_masked_load", 1),
+        ("create_masked_store", 2),
+        ("create_atomic_rmw", 3),
+    ):
+        method = getattr(builder, name, None)
+        if method is not None:
+            setattr(builder, name, with_bool_mask(method, position))
 
 
 def apply() -> bool:

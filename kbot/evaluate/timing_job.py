@@ -14,6 +14,7 @@ import torch
 from kbot.evaluate.compare import as_outputs
 from kbot.evaluate.correctness import PreciseReference, casts_truncate, judge_outputs
 from kbot.evaluate.gpu_lock import lock_inductor_benchmarks
+from kbot.evaluate.index_outputs import IndexSources
 from kbot.evaluate.protocol import CandidateOutcome, Job
 from kbot.evaluate.remote import CandidateFailed, CandidateLost
 from kbot.evaluate.remote_timing import RemoteImplementation, RemoteLost
@@ -226,7 +227,8 @@ def _audit_candidate(
         outputs = impl.recheck(fresh, secrets.randbelow(impl.calls_per_replay))
     except (CandidateFailed, CandidateLost) as exc:
         return _timing_reason(exc.reason, case, "timing")
-    with torch.no_grad():
+    indexed = IndexSources()
+    with torch.no_grad(), indexed:
         references = as_outputs(
             model(*[v.clone() if isinstance(v, torch.Tensor) else v for v in fresh])
         )
@@ -235,6 +237,7 @@ def _audit_candidate(
     result, _ = judge_outputs(
         outputs, references, fresh, None if job.mutates_inputs else PreciseReference(model),
         job.atol, job.rtol, casts_truncate(_inputs_device(fresh)), rounded_to,
+        indexed.for_outputs(references),
     )  # fmt: skip
     if result.failure is None:
         return None
