@@ -12,6 +12,11 @@ block's mask and'ed with a scalar condition), which its masked load and store th
 ("mask has unsupported dtype"); a GPU takes it as the mask it is. Masks (int1 by Triton's own
 checks before they reach the interpreter) are handed to loads, stores and atomics as booleans.
 
+The interpreter runs `tl.range` as Python's `range`, so its loop variable is an int where a
+compiled kernel has an int32 tensor: `for row in tl.range(pid, n, step): row.to(tl.int64)`
+(a persistent kernel's 64-bit offsets) failed on a CPU only. `tl.range` hands out int32
+scalar tensors here (int64 past int32's range); `tl.static_range` stays Python's.
+
 `@triton.autotune` with several configs times each through the GPU driver's benchmarker, which
 the interpreter has none of ("0 active drivers"): every honest autotuned candidate would be a
 forward error on a CPU. There the autotuner takes its first config without timing any (the
@@ -73,6 +78,33 @@ def _boolean_masks(interpreter) -> None:
             setattr(builder, name, with_bool_mask(method, position))
 
 
+def _tensor_ranges(interpreter) -> None:
+    """`tl.range` yielding scalar tensors, as a compiled kernel's loop variable is."""
+    original = getattr(interpreter, "_patch_lang_core", None)
+    if original is None or getattr(original, "kbot_range_fix", False):
+        return
+    import numpy as np
+    import triton.language as tl
+
+    def scalar(value: int):
+        kind, dtype = (np.int32, tl.int32) if -(2**31) <= value < 2**31 else (np.int64, tl.int64)
+        return tl.tensor(interpreter.TensorHandle(np.array([value], dtype=kind), dtype), dtype)
+
+    def patch_lang_core(lang, scope) -> None:
+        original(lang, scope)
+        plain = getattr(lang, "range", None)  # the interpreter's: Python's range
+        if plain is None:
+            return
+
+        def tensor_range(*args, **kwargs):
+            return (scalar(i) for i in plain(*args, **kwargs))
+
+        scope.set_attr(lang, "range", tensor_range)
+
+    patch_lang_core.kbot_range_fix = True
+    interpreter._patch_lang_core = patch_lang_core
+
+
 def apply() -> bool:
     """Installs the fixes where the interpreter needs them; True if the index fix was needed."""
     try:
@@ -81,6 +113,7 @@ def apply() -> bool:
         return False
     autotuner.Autotuner._bench = _first_config
     _boolean_masks(interpreter)
+    _tensor_ranges(interpreter)
     original = getattr(interpreter, "_patch_lang_tensor", None)
     if original is None or getattr(original, "kbot_index_fix", False):
         return False

@@ -78,3 +78,41 @@ def test_a_mask_held_in_wider_data_is_taken_as_a_mask():
     plain = probe("plain")
     assert plain.get("right") or "mask" in plain.get("error", "")
     assert probe("install") == {"right": True}
+
+
+RANGE_PROBE = r"""
+import json, sys
+import torch, triton, triton.language as tl
+from kbot.evaluate import interpreter_compat
+
+@triton.jit
+def _rows(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    for row in tl.range(tl.program_id(0), n, tl.num_programs(0)):  # a persistent kernel
+        offs = row.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)
+    for step in tl.static_range(2):
+        tl.static_assert(step < 2)  # static_range stays Python's
+
+if sys.argv[-1] == "install":
+    interpreter_compat.apply()
+x = torch.randn(5, 16)
+y = torch.empty_like(x)
+try:
+    _rows[(2,)](x, y, 5, BLOCK=16)
+    print(json.dumps({"right": bool(torch.equal(y, 2 * x))}))
+except Exception as exc:
+    print(json.dumps({"error": str(exc)[:200]}))
+"""
+
+
+def test_tl_range_loop_variables_are_tensors():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, "-c", RANGE_PROBE, "install"], capture_output=True,
+                          text=True, env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"right": True}
