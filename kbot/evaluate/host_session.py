@@ -407,6 +407,7 @@ def _load_state(
             if key in ours and ours[key].shape != value.shape and ours[key].dtype == value.dtype:
                 _replace_tensor(candidate, key, value)
         ours = {**candidate.state_dict(), **dict(candidate.named_buffers())}
+    state = {**state, **_renamed(state, ours)}
     for key, value in state.items():
         if key not in ours:
             continue
@@ -423,6 +424,31 @@ def _load_state(
         for key, value in state.items():
             if key in ours:
                 ours[key].copy_(value)
+
+
+def _renamed(state: dict[str, torch.Tensor], ours: dict[str, torch.Tensor]) -> dict:
+    """Model's tensors under the names ModelNew keeps them, where ModelNew moved one into a
+    submodule of its own or out of one (`weight` as `norm.weight`): each unmatched name of
+    Model's paired with the one unmatched name of ModelNew's that ends with it (or that it
+    ends with), same shape and dtype, both ways unique. Anything ambiguous stays unloaded."""
+    theirs = [k for k in state if k not in ours]
+    mine = [k for k in ours if k not in state]
+
+    def related(a: str, b: str) -> bool:
+        return a.endswith("." + b) or b.endswith("." + a)
+
+    pairs = {}
+    for key in theirs:
+        matches = [
+            name
+            for name in mine
+            if related(name, key)
+            and ours[name].shape == state[key].shape
+            and ours[name].dtype == state[key].dtype
+        ]
+        if len(matches) == 1 and [k for k in theirs if related(matches[0], k)] == [key]:
+            pairs[matches[0]] = state[key]
+    return pairs
 
 
 def _replace_tensor(candidate: torch.nn.Module, key: str, value: torch.Tensor) -> None:
