@@ -104,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         if device.type == "cpu":
             from kbot.evaluate import (
                 interpreter_bf16,
+                interpreter_bounds,
                 interpreter_compat,
                 interpreter_libdevice,
                 interpreter_order,
@@ -116,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             interpreter_bf16.install()
             interpreter_libdevice.install()
             interpreter_order.install()
+            interpreter_bounds.install()
         from kbot.evaluate.launch_hooks import install_launch_hooks
 
         install_launch_hooks()  # before any candidate code: launches lift the compute guard

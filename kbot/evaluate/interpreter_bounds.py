@@ -1,0 +1,132 @@
+"""Triton's CPU interpreter made to refuse loads and stores outside the kernel's tensors.
+
+Under the interpreter a kernel's pointers are raw addresses into the host memory of the
+tensors it was given, and a load or store goes wherever its pointer points: an unmasked tail
+(24 floats past the output) corrupted the candidate's process or crashed it, with a different
+rule each run, or passed where it landed in memory nobody read. On a GPU the same kernel
+writes past its buffer into whatever the allocator put there. `install()` checks every
+active (unmasked) address of a load, store or atomic against the storages of the tensors the
+launch was given and raises, naming the kernel's mistake, when one falls outside all of them.
+The candidate's process calls it before any candidate code (kbot.evaluate.candidate_host), on
+a CPU only.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+
+_SPANS: list[tuple[int, int]] = []  # the launch in progress: (start, end) of each storage
+
+
+class OutOfBounds(IndexError):
+    """A kernel's load or store outside every tensor its launch was given."""
+
+
+def _collect(value, spans: set[tuple[int, int]]) -> None:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        storage = value.untyped_storage()
+        if storage.nbytes():
+            spans.add((storage.data_ptr(), storage.data_ptr() + storage.nbytes()))
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _collect(item, spans)
+    elif hasattr(value, "base") and hasattr(value, "block_shape"):  # a TensorDescriptor
+        _collect(value.base, spans)
+
+
+def _check(ptrs, mask, what: str) -> None:
+    if not _SPANS or ptrs is None:
+        return
+    addresses = np.asarray(ptrs.data).astype(np.uint64, copy=False).reshape(-1)
+    if mask is not None:
+        active = np.asarray(mask.data).reshape(-1)
+        if active.size == addresses.size:
+            addresses = addresses[active.astype(bool)]
+        elif active.size == 1 and not bool(active[0]):
+            return
+    if addresses.size == 0:
+        return
+    try:
+        size = max(1, int(ptrs.get_element_ty().primitive_bitwidth) // 8)
+    except (AttributeError, TypeError):
+        size = 1
+    starts = [s for s, _ in _SPANS]
+    low, high = int(addresses.min()), int(addresses.max()) + size
+    index = bisect.bisect_right(starts, low) - 1
+    if index >= 0 and high <= _SPANS[index][1]:
+        return  # all inside one storage (the common case)
+    for address in np.unique(addresses).tolist():
+        index = bisect.bisect_right(starts, address) - 1
+        if index < 0 or address + size > _SPANS[index][1]:
+            raise OutOfBounds(
+                f"the kernel's {what} reaches address {address:#x}, outside every tensor its "
+                "launch was given (an unmasked tail, or an offset past the end); mask it"
+            )
+
+
+def install() -> bool:
+    """Bounds-checks the interpreter's memory accesses in this process. False where the
+    installed interpreter is not one this patch knows."""
+    try:
+        from triton.runtime import interpreter
+    except ImportError:
+        return False
+    executor = getattr(interpreter, "GridExecutor", None)
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    if executor is None or builder is None or not hasattr(executor, "_init_args_hst"):
+        return False
+    if getattr(executor._init_args_hst, "kbot_bounds", False):
+        return True
+    init_args = executor._init_args_hst
+
+    def _init_args_hst(self, args_dev, kwargs):
+        args_hst, kwargs_hst = init_args(self, args_dev, kwargs)
+        spans: set[tuple[int, int]] = set()
+        _collect(list(args_hst), spans)
+        _collect(list(kwargs_hst.values()), spans)
+        _SPANS[:] = sorted(_merge(spans))
+        return args_hst, kwargs_hst
+
+    _init_args_hst.kbot_bounds = True
+    executor._init_args_hst = _init_args_hst
+
+    # (method, position of the pointer, of the mask (None: unmasked), what it is), after self
+    for name, ptr_at, mask_at, what in (
+        ("create_load", 0, None, "load"),
+        ("create_store", 0, None, "store"),
+        ("create_masked_load", 0, 1, "load"),
+        ("create_masked_store", 0, 2, "store"),
+        ("create_atomic_rmw", 1, 3, "atomic"),
+        ("create_atomic_cas", 0, None, "atomic"),
+    ):
+        method = getattr(builder, name, None)
+        if method is not None:
+            setattr(builder, name, _checked(method, ptr_at, mask_at, what))
+    return True
+
+
+def _checked(method, ptr_at: int, mask_at: int | None, what: str):
+    def checked(self, *args, **kwargs):
+        ptrs = args[ptr_at] if len(args) > ptr_at else kwargs.get("ptrs", kwargs.get("ptr"))
+        mask = None
+        if mask_at is not None:
+            mask = args[mask_at] if len(args) > mask_at else kwargs.get("mask")
+        _check(ptrs, mask, what)
+        return method(self, *args, **kwargs)
+
+    return checked
+
+
+def _merge(spans: set[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping or touching storages as one span each."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(s, e) for s, e in merged]

@@ -1,0 +1,59 @@
+"""Loads and stores outside the kernel's tensors refused under Triton's CPU interpreter
+(kbot.evaluate.interpreter_bounds): an unmasked tail is named, masked accesses and accesses
+anywhere inside the given storages (a view's neighbours included) pass."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+PROBE = r"""
+import json, sys
+import torch, triton, triton.language as tl
+from kbot.evaluate import interpreter_bounds
+
+@triton.jit
+def _copy(x_ptr, y_ptr, n, MASKED: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if MASKED:
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+    else:
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n))  # unmasked tail
+
+if sys.argv[-1] == "install":
+    interpreter_bounds.install()
+result = {}
+for masked in (True, False):
+    x = torch.randn(250)
+    y = torch.empty(250)
+    try:
+        _copy[(2,)](x, y, 250, MASKED=masked, BLOCK=128)
+        result[str(masked)] = "ran"
+    except Exception as exc:
+        result[str(masked)] = str(exc)[:300]
+wide = torch.randn(4, 64)
+out = torch.empty(4, 64)
+try:  # a view of the middle rows: the kernel stays inside the storage it was given
+    _copy[(1,)](wide[1:3].reshape(-1), out[1:3].reshape(-1), 128, MASKED=True, BLOCK=128)
+    result["view"] = "ran"
+except Exception as exc:
+    result["view"] = str(exc)[:300]
+print(json.dumps(result))
+"""
+
+
+def _probe(*args: str) -> dict:
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_an_unmasked_tail_is_refused_and_masked_accesses_pass():
+    result = _probe("install")
+    assert result["True"] == "ran" and result["view"] == "ran", result
+    assert "outside every tensor" in result["False"], result
