@@ -17,6 +17,8 @@ import bisect
 
 import numpy as np
 
+from kbot.evaluate.interpreter_compat import interpreter_parts
+
 _SPANS: list[tuple[int, int]] = []  # the launch in progress: (start, end) of each storage
 
 
@@ -71,14 +73,10 @@ def _check(ptrs, mask, what: str) -> None:
 def install() -> bool:
     """Bounds-checks the interpreter's memory accesses in this process. False where the
     installed interpreter is not one this patch knows."""
-    try:
-        from triton.runtime import interpreter
-    except ImportError:
+    found = interpreter_parts("GridExecutor", "InterpreterBuilder")
+    if found is None or not hasattr(found[1], "_init_args_hst"):
         return False
-    executor = getattr(interpreter, "GridExecutor", None)
-    builder = getattr(interpreter, "InterpreterBuilder", None)
-    if executor is None or builder is None or not hasattr(executor, "_init_args_hst"):
-        return False
+    _, executor, builder = found
     if getattr(executor._init_args_hst, "kbot_bounds", False):
         return True
     init_args = executor._init_args_hst

@@ -26,6 +26,17 @@ interpreter's times say nothing about a GPU's); on a GPU it tunes as written.
 from __future__ import annotations
 
 
+def interpreter_parts(*names: str) -> tuple | None:
+    """Triton's interpreter module and its attributes `names`, or None where this Triton has
+    no interpreter or lacks one of them (a patch of kbot's then leaves it alone)."""
+    try:
+        from triton.runtime import interpreter
+    except ImportError:
+        return None
+    parts = [getattr(interpreter, name, None) for name in names]
+    return None if any(part is None for part in parts) else (interpreter, *parts)
+
+
 def _index(self) -> int:
     data = self.handle.data
     return int(data.reshape(-1)[0]) if getattr(data, "size", 1) == 1 else int(data)

@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from kbot.evaluate.interpreter_compat import interpreter_parts
+
 
 def _torch(name: str) -> Callable[[np.ndarray], np.ndarray]:
     """A torch function (those NumPy lacks: erf, lgamma, ...) on NumPy values."""
@@ -188,14 +190,10 @@ def install() -> bool:
     """Gives Triton's interpreter libdevice's math functions, in this process (a CPU-only
     process: CUDA's libdevice module is rerouted for good). False where the installed
     interpreter is not one this patch knows."""
-    try:
-        from triton.runtime import interpreter
-    except ImportError:
+    found = interpreter_parts("InterpreterBuilder", "_get_np_dtype")
+    if found is None or not hasattr(found[1], "create_fma"):
         return False
-    builder = getattr(interpreter, "InterpreterBuilder", None)
-    get_np_dtype = getattr(interpreter, "_get_np_dtype", None)
-    if builder is None or get_np_dtype is None or not hasattr(builder, "create_fma"):
-        return False
+    interpreter, builder, get_np_dtype = found
     if getattr(builder.create_extern_elementwise, "kbot_libdevice", False):
         return True
     if not _route_modules(interpreter):

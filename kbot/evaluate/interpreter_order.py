@@ -16,6 +16,8 @@ from __future__ import annotations
 import random
 import secrets
 
+from kbot.evaluate.interpreter_compat import interpreter_parts
+
 # Grids past this many programs keep the interpreter's order (a permutation costs memory, and
 # the interpreter would not finish such a launch within a candidate's time anyway).
 MAX_SHUFFLED = 1 << 20
@@ -24,13 +26,10 @@ MAX_SHUFFLED = 1 << 20
 def install() -> bool:
     """Shuffles the program order of Triton's interpreter in this process. False where the
     installed interpreter is not one this patch knows."""
-    try:
-        from triton.runtime import interpreter
-    except ImportError:
+    found = interpreter_parts("InterpreterBuilder")
+    if found is None or not all(hasattr(found[1], n) for n in ("set_grid_dim", "set_grid_idx")):
         return False
-    builder = getattr(interpreter, "InterpreterBuilder", None)
-    if builder is None or not all(hasattr(builder, n) for n in ("set_grid_dim", "set_grid_idx")):
-        return False
+    builder = found[1]
     if getattr(builder.set_grid_idx, "kbot_order", False):
         return True
     set_dim, set_idx = builder.set_grid_dim, builder.set_grid_idx

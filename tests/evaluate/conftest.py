@@ -38,3 +38,24 @@ def candidate():
 @pytest.fixture(scope="session")
 def paths():
     return HERE
+
+
+@pytest.fixture(scope="session")
+def interpreter_probe():
+    """Runs a probe script in a child with TRITON_INTERPRET=1 (kbot's interpreter patches
+    change the process that installs them) and returns its last printed line, as JSON."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def run(source: str, *args: str) -> dict:
+        env = {**os.environ, "TRITON_INTERPRET": "1"}
+        done = subprocess.run(
+            [sys.executable, "-c", source, *args],
+            capture_output=True, text=True, env=env, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    return run

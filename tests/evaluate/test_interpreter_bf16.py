@@ -4,10 +4,6 @@ reductions, as a GPU computes them; and an honest kernel written that way accept
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -56,18 +52,10 @@ print(json.dumps({
 """
 
 
-def _probe(*args: str) -> dict:
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], env=env, capture_output=True, text=True, check=True
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def test_bf16_arithmetic_runs_on_bits_until_installed_then_on_values():
-    before = _probe()
+def test_bf16_arithmetic_runs_on_bits_until_installed_then_on_values(interpreter_probe):
+    before = interpreter_probe(PROBE)
     assert before["error"] > 1.0 or not before["max_right"]  # Triton 3.9's interpreter
-    after = _probe("install")
+    after = interpreter_probe(PROBE, "install")
     assert after["error"] <= 2**-6 * 8  # a few bf16 ulps of values of order 1..8
     assert after["max_right"] and after["argmax_right"]
 

@@ -4,11 +4,6 @@ anywhere inside the given storages (a view's neighbours included) pass."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 PROBE = r"""
 import json, sys
 import torch, triton, triton.language as tl
@@ -44,16 +39,7 @@ print(json.dumps(result))
 """
 
 
-def _probe(*args: str) -> dict:
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def test_an_unmasked_tail_is_refused_and_masked_accesses_pass():
-    result = _probe("install")
+def test_an_unmasked_tail_is_refused_and_masked_accesses_pass(interpreter_probe):
+    result = interpreter_probe(PROBE, "install")
     assert result["True"] == "ran" and result["view"] == "ran", result
     assert "outside every tensor" in result["False"], result

@@ -62,22 +62,10 @@ except Exception as exc:
 """
 
 
-def test_a_mask_held_in_wider_data_is_taken_as_a_mask():
-    import json
-    import os
-    import subprocess
-    import sys
-
-    def probe(*args):
-        env = {**os.environ, "TRITON_INTERPRET": "1"}
-        done = subprocess.run([sys.executable, "-c", MASK_PROBE, *args], capture_output=True,
-                              text=True, env=env, timeout=300)  # fmt: skip
-        assert done.returncode == 0, done.stderr[-2000:]
-        return json.loads(done.stdout.strip().splitlines()[-1])
-
-    plain = probe("plain")
+def test_a_mask_held_in_wider_data_is_taken_as_a_mask(interpreter_probe):
+    plain = interpreter_probe(MASK_PROBE, "plain")
     assert plain.get("right") or "mask" in plain.get("error", "")
-    assert probe("install") == {"right": True}
+    assert interpreter_probe(MASK_PROBE, "install") == {"right": True}
 
 
 RANGE_PROBE = r"""
@@ -105,14 +93,5 @@ except Exception as exc:
 """
 
 
-def test_tl_range_loop_variables_are_tensors():
-    import json
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    done = subprocess.run([sys.executable, "-c", RANGE_PROBE, "install"], capture_output=True,
-                          text=True, env=env, timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"right": True}
+def test_tl_range_loop_variables_are_tensors(interpreter_probe):
+    assert interpreter_probe(RANGE_PROBE, "install") == {"right": True}

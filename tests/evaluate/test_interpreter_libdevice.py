@@ -4,11 +4,6 @@ honest GELU-tanh kernel calling `libdevice.tanh` accepted on a CPU, a wrong one 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -67,15 +62,6 @@ print(json.dumps({"error": error, "bits": bits}))
 """
 
 
-def _probe(*args: str) -> dict:
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def test_symbols_map_to_their_functions():
     assert function_name("__nv_tanhf") == "tanh"
     assert function_name("__nv_erf") == "erf"  # the fp64 erf is not "er" + "f"
@@ -88,12 +74,14 @@ def test_symbols_map_to_their_functions():
     assert function_name("__nv_fadd_rz") == "fadd_rz"  # another rounding: not computed
 
 
-def test_without_the_patch_the_interpreter_refuses_libdevice():
-    assert "error" in _probe("plain")  # a stub returning None, or extern_elementwise refused
+def test_without_the_patch_the_interpreter_refuses_libdevice(interpreter_probe):
+    assert "error" in interpreter_probe(
+        PROBE, "plain"
+    )  # a stub returning None, or extern_elementwise refused
 
 
-def test_libdevice_functions_compute_as_cuda_does():
-    result = _probe("install")
+def test_libdevice_functions_compute_as_cuda_does(interpreter_probe):
+    result = interpreter_probe(PROBE, "install")
     assert result["error"] < 1e-6, result
     assert "popc" in result["bits"] and "GPU" in result["bits"], result
 

@@ -4,11 +4,6 @@ to launch, and a kernel whose programs race is wrong on a CPU as it can be on a 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 # Runs in a child: the patch changes the interpreter of the process that installs it.
 PROBE = r"""
 import json, sys
@@ -46,23 +41,14 @@ print(json.dumps({
 """
 
 
-def _probe(*args: str) -> dict:
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def test_the_plain_interpreter_runs_programs_in_order_and_hides_a_race():
-    result = _probe("plain")
+def test_the_plain_interpreter_runs_programs_in_order_and_hides_a_race(interpreter_probe):
+    result = interpreter_probe(PROBE, "plain")
     assert all(order == list(range(24)) for order in result["orders"])
     assert result["race_right"]
 
 
-def test_programs_run_once_each_in_a_new_order_every_launch():
-    result = _probe("install")
+def test_programs_run_once_each_in_a_new_order_every_launch(interpreter_probe):
+    result = interpreter_probe(PROBE, "install")
     orders = result["orders"]
     assert all(sorted(order) == list(range(24)) for order in orders)
     assert any(order != list(range(24)) for order in orders)
