@@ -71,6 +71,24 @@ EXTERN_ATEN: dict[str, tuple[str, ...]] = {
 FUSED_ADDS = frozenset("addmm baddbmm addmv addbmm addr".split())
 
 
+def _matmul_flops(name: str, args: tuple) -> int:
+    """Multiply-adds of an aten matmul (0 for other extern ops: convolutions)."""
+    try:
+        if name in ("mm", "addmm"):
+            a, b = args[1:3] if name == "addmm" else args[:2]
+            return a.shape[0] * a.shape[1] * b.shape[1]
+        if name in ("bmm", "baddbmm"):
+            a, b = args[1:3] if name == "baddbmm" else args[:2]
+            return a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
+        if name in ("mv", "dot"):
+            return args[0].numel()
+        if name == "addmv":
+            return args[1].numel()
+    except (AttributeError, IndexError, TypeError):
+        pass
+    return 0
+
+
 def _scales(kwargs: dict) -> bool:
     """An extern matmul that scales its product or its added term (`alpha`, `beta` not 1)."""
     return any(kwargs.get(k, 1) != 1 for k in ("alpha", "beta"))
@@ -140,6 +158,7 @@ class ComputeGuard(TorchDispatchMode):
         extern_calls: int | None = None,
         fused_adds: int | None = None,
         scaled_calls: int | None = None,
+        extern_flops: int | None = None,
     ) -> None:
         super().__init__()
         self.extern = extern
@@ -151,6 +170,10 @@ class ComputeGuard(TorchDispatchMode):
         self.fused_made = 0
         self.scaled_calls = scaled_calls
         self.scaled_made = 0
+        # At most the reference's matmul work in all (multiply-adds): a GEMM over operands a
+        # kernel widened (`[x | r] @ [[w], [I]]`) computes an epilogue in torch
+        self.extern_flops = extern_flops
+        self.flops_made = 0
         self.violations: list[str] = []
         self.fresh: set[int] = set()  # storages made by allocations and extern ops
         self.copied: set[int] = set()  # storages holding torch copies of input values
@@ -189,6 +212,12 @@ class ComputeGuard(TorchDispatchMode):
                     return self._refuse(
                         f"{name}, a matmul with an add where the reference makes {self.fused_adds}"
                     )
+            self.flops_made += _matmul_flops(name, args)
+            if self.extern_flops is not None and self.flops_made > self.extern_flops:
+                return self._refuse(
+                    f"{name}, extern matmuls of {self.flops_made} multiply-adds where the "
+                    f"reference's make {self.extern_flops}"
+                )
             if _scales(kwargs):
                 self.scaled_made += 1
                 if self.scaled_calls is not None and self.scaled_made > self.scaled_calls:
@@ -262,11 +291,13 @@ class ExternCount(TorchDispatchMode):
         self.calls = 0
         self.fused_adds = 0
         self.scaled = 0
+        self.flops = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = func.overloadpacket.__name__
         if func.namespace == "aten" and name in self.extern:
             self.calls += 1
+            self.flops += _matmul_flops(name, args)
             self.fused_adds += _adds_a_tensor(name, args)
             self.scaled += _scales(kwargs or {})
         return func(*args, **(kwargs or {}))

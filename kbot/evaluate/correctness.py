@@ -129,7 +129,9 @@ def check_case(
         # A candidate's output may share memory with its inputs only where the reference's
         # does (or the op writes into its inputs): else it returned a view, not a result.
         alias_ok = mutates_inputs or _aliases_inputs(references, reference_inputs)
-        counts = (counted.calls, counted.fused_adds, counted.scaled) if extern else None
+        counts = (
+            (counted.calls, counted.fused_adds, counted.scaled, counted.flops) if extern else None
+        )
         outputs, after = call(pristine, poison, where, alias_ok, counts, grad_mode)
         if len(after) != len(pristine):
             failure = Reason("input-mutated", f"the inputs came back changed in number {where}")

@@ -52,7 +52,8 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
     local = {}
     for cls in tree.body:
         if isinstance(cls, ast.ClassDef) and cls is not model and _is_module_class(cls, aliases):
-            facts = _class_facts(cls, aliases, options, functions, kernels, constants, Kind.UNKNOWN)
+            # an attribute its own __init__ did not set came from elsewhere: a tensor
+            facts = _class_facts(cls, aliases, options, functions, kernels, constants, Kind.TENSOR)
             facts.reasons, facts.autograd, facts.visiting = (
                 module.reasons, module.autograd, module.visiting
             )  # fmt: skip
@@ -77,16 +78,21 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
     # forward, each parameter taken for a tensor.
     for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
         if cls is model:
-            facts = dataclasses.replace(module)
+            facts = plain = dataclasses.replace(module)
         else:
             facts = _class_facts(cls, aliases, options, functions, kernels, constants, Kind.TENSOR)
-            facts.reasons, facts.autograd = module.reasons, module.autograd
+            plain = _class_facts(
+                cls, aliases, options, functions, kernels, constants, Kind.TENSOR, fields=False
+            )
+            for each in (facts, plain):
+                each.reasons, each.autograd = module.reasons, module.autograd
         for name, method in _methods(cls).items():
             implicit = name.startswith("__") and name.endswith("__") and name != "__init__"
             if not (implicit or _is_property(method, aliases)) or name in _REJECTED:
                 continue  # rejected outright (module_rules)
-            facts.where = f"`{cls.name}.{name}`"
-            Walker(facts, {}).run(method, is_method=True, default_kind=Kind.TENSOR)
+            walked = plain if implicit else facts
+            walked.where = f"`{cls.name}.{name}`"
+            Walker(walked, {}).run(method, is_method=True, default_kind=Kind.TENSOR)
     facts = dataclasses.replace(module, where="a triton.heuristics function")
     for fn in (functions[name] for name in sorted(kernels)):
         for decorator in fn.decorator_list:
@@ -155,12 +161,21 @@ def _is_module_class(cls: ast.ClassDef, aliases: Aliases) -> bool:
 
 
 def _class_facts(
-    cls: ast.ClassDef, aliases, options, functions, kernels, constants, self_default: Kind
+    cls: ast.ClassDef,
+    aliases,
+    options,
+    functions,
+    kernels,
+    constants,
+    self_default: Kind,
+    fields: bool = True,
 ) -> ForwardFacts:
-    """What the walker knows inside one class's methods."""
+    """What the walker knows inside one class's methods; `fields`: a dataclass's number
+    fields count as numbers (in its properties, not in special methods Triton or Python run
+    on their own)."""
     methods = _methods(cls)
     self_kinds, self_modules = _self_attributes(methods.get("__init__"), aliases)
-    for name, kind in _dataclass_fields(cls, aliases).items():
+    for name, kind in (_dataclass_fields(cls, aliases) if fields else {}).items():
         self_kinds.setdefault(name, kind)
     for name, method in methods.items():
         if name == "__init__":

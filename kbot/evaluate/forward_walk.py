@@ -256,6 +256,14 @@ class Walker(CallRules):
         return Kind.UNKNOWN
 
     def _Attribute(self, node: ast.Attribute) -> Kind:
+        if node.attr == "training" and isinstance(node.ctx, ast.Load):
+            # the judge runs ModelNew in eval mode: a result that depends on the mode would be
+            # checked in one of them only
+            self.m.reject(
+                node,
+                f"`{ast.unparse(node)}` reads the module's train/eval mode; a kernel's result "
+                "may not depend on it",
+            )
         dotted = self.m.aliases.qualname(node)
         if dotted is not None:
             self.check_torch_name(node, dotted, called=False)
@@ -272,14 +280,15 @@ class Walker(CallRules):
             and isinstance(layer.value, ast.Name)
             and layer.value.id == "self"
             and layer.attr in self.m.self_modules
+            and not self.m.self_modules[layer.attr].startswith("local:")  # torch.nn's only
             and node.attr in LAYER_SETTINGS
         ):
             # a torch.nn layer's constructor settings (nn.Embedding's embedding_dim, a conv's
             # stride): numbers and tuples of numbers, not its tensors
             return LAYER_SETTINGS[node.attr]
         base = self.expr(node.value)
-        if base == Kind.CONTEXT:  # what forward saved: tensors, or numbers kept for backward
-            return Kind.TENSORS if node.attr in ("saved_tensors", "to_save") else Kind.UNKNOWN
+        if base == Kind.CONTEXT:  # what forward saved: tensors unless shown otherwise
+            return Kind.TENSORS if node.attr in ("saved_tensors", "to_save") else Kind.TENSOR
         if node.attr == "shape":
             return Kind.SHAPE
         if node.attr in SCALAR_ATTRS:

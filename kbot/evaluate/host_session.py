@@ -140,12 +140,13 @@ class Session:
             _refill(buffers, fresh)
         _poison([int(n) for n in request.get("poison_bytes", [])], self.device)
         limit, fused = request.get("extern_calls"), request.get("fused_adds")
-        scaled = request.get("scaled_calls")
+        scaled, flops = request.get("scaled_calls"), request.get("extern_flops")
         guard = ComputeGuard(
             self.extern,
             None if limit is None else int(limit),
             None if fused is None else int(fused),
             None if scaled is None else int(scaled),
+            None if flops is None else int(flops),
         )
         # Fresh tensor objects over the same memory each call: state kept on the objects
         # forward receives (a `.grad`, a Python attribute) dies with them, while a cache keyed

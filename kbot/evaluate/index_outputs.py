@@ -1,6 +1,6 @@
 """Index outputs whose ties torch leaves unordered: a candidate may pick another of the tied.
 
-`torch.topk`, `sort`, `max(dim)`, `argmax` and their kind return indices, and where values tie
+`torch.topk`, `sort` (not stable), `kthvalue` and `mode` return indices, and where values tie
 (the judge's `grid` and `outliers` inputs make ties common; bf16 router logits have them in
 real use) torch does not say which of the tied positions comes first: a correct kernel can
 return [3, 7] where torch returned [7, 3]. Comparing those indices exactly rejected correct
@@ -59,15 +59,13 @@ class IndexSource:
         return True
 
 
-# aten op -> (position of the indices among its results, whether they are distinct per row)
+# aten op -> (position of the indices among its results, whether they are distinct per row).
+# Only ops whose tie order torch leaves open: argmax, argmin and max/min over a dim document
+# the first of the tied, and a stable sort keeps the input's order (compared exactly).
 _INDEX_OPS = {
     "topk": (1, True),
     "sort": (1, True),
     "argsort": (0, True),
-    "max": (1, False),
-    "min": (1, False),
-    "argmax": (0, False),
-    "argmin": (0, False),
     "kthvalue": (1, False),
     "mode": (1, False),
 }
@@ -104,6 +102,8 @@ class IndexSources(TorchDispatchMode):
         schema = [a.name for a in func._schema.arguments]
         bound = dict(zip(schema, args))
         bound.update(kwargs)
+        if bound.get("stable"):
+            return  # a stable sort orders ties by position: one right answer
         dim = bound.get("dim", -1 if name in ("topk", "sort", "argsort") else None)
         if dim is None:  # argmax over all elements: an index into the flattened tensor
             source, dim, reduced = source.reshape(-1), 0, indices.dim() == 0

@@ -300,7 +300,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
         poison_bytes: list[int],
         where: str,
         alias_ok: bool = False,
-        extern_counts: tuple[int, int, int] | None = None,
+        extern_counts: tuple[int, int, int, int] | None = None,
         grad_mode: str = "no_grad",
     ) -> tuple[tuple, list]:
         # What may come back: the inputs as they are after the call, and outputs like the
@@ -318,6 +318,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
                 extern_calls=None if extern_counts is None else extern_counts[0],
                 fused_adds=None if extern_counts is None else extern_counts[1],
                 scaled_calls=None if extern_counts is None else extern_counts[2],
+                extern_flops=None if extern_counts is None else extern_counts[3],
                 grad_mode=grad_mode,
             )
         except CandidateFailed as failed:

@@ -136,7 +136,12 @@ def _lifting(run):
         if wrong is not None:
             guard.violations.append(wrong)
             raise RuntimeError(f"kbot: {wrong}")
-        grid = _under_guard(grid) if callable(grid) else grid
+        if callable(grid):
+            grid = _checked_grid(_under_guard(grid))
+        elif not _plain_grid(grid):
+            wrong = f"the launch grid is a {type(grid).__name__}, not a tuple of ints"
+            guard.violations.append(wrong)
+            raise RuntimeError(f"kbot: {wrong}")
         for value in _tensors([args, kwargs]):
             guard.launched.add(_storage(value))
         _LIFTED.append(True)
@@ -147,6 +152,36 @@ def _lifting(run):
             _LIFTED.pop()
 
     return launch
+
+
+def _plain_grid(grid: object) -> bool:
+    """A grid Triton can read without running code of the candidate's: a tuple, list or
+    torch.Size of ints (Triton takes its `len` and adds to it inside the lifted launch)."""
+    return type(grid) in (tuple, list, torch.Size) and all(type(n) is int for n in grid)
+
+
+def _checked_grid(grid):
+    """A grid function whose result is held to `_plain_grid` before Triton reads it."""
+
+    @functools.wraps(grid)
+    def checked(*args, **kwargs):
+        result = grid(*args, **kwargs)
+        if not _plain_grid(result):
+            wrong = f"the launch grid function returned a {type(result).__name__}"
+            guard = _current_guard()
+            if guard is not None:
+                guard.violations.append(wrong)
+            raise RuntimeError(f"kbot: {wrong}, not a tuple of ints")
+        return result
+
+    return checked
+
+
+def _current_guard() -> ComputeGuard | None:
+    """The guard of the forward call in progress, lifted or not."""
+    from kbot.evaluate.compute_guard import _ACTIVE
+
+    return _ACTIVE[-1] if _ACTIVE else None
 
 
 # What a launch may pass: tensors, numbers, strings, dtypes, tuples of them, a `tl.constexpr`
@@ -189,11 +224,18 @@ def _descriptor(value: object) -> bool:
         return False
     if type(value) is not TensorDescriptor:
         return False
-    fields = vars(value)
-    sizes = [fields.get(k) for k in ("shape", "strides", "block_shape")]
-    return type(fields.get("base")) in (torch.Tensor, torch.nn.Parameter) and all(
-        type(size) in (list, tuple, torch.Size) and all(type(n) is int for n in size)
-        for size in sizes
+    fields = dict(vars(value))
+    sizes = [fields.pop(k, None) for k in ("shape", "strides", "block_shape")]
+    base = fields.pop("base", None)
+    # the rest (padding, round_f32_to_tf32) are settings Triton compares and tests inside the
+    # lifted launch: plain values only, never an object whose __eq__ or __bool__ runs code
+    return (
+        type(base) in (torch.Tensor, torch.nn.Parameter)
+        and all(
+            type(size) in (list, tuple, torch.Size) and all(type(n) is int for n in size)
+            for size in sizes
+        )
+        and all(type(setting) in _SCALARS for setting in fields.values())
     )
 
 

@@ -107,7 +107,14 @@ def _decorators(tree: ast.Module, aliases: Aliases, kernels: set[str]) -> list[R
                     )
                     plain = name in ("torch.no_grad", "torch.inference_mode")
                     if id(node) in autograd:  # forward, backward, ... are @staticmethods
-                        if not (
+                        if method.name in ("forward", "setup_context") and name != "staticmethod":
+                            reject(
+                                decorator,
+                                f"`@{ast.unparse(decorator)}` on {node.name}.{method.name}: "
+                                "torch.autograd.Function's forward and setup_context are "
+                                "@staticmethod only",
+                            )
+                        elif not (
                             name in FUNCTION_DECORATORS
                             or (method.name == "backward" and name in AUTOGRAD_BACKWARD_DECORATORS)
                         ):

@@ -157,7 +157,7 @@ class _TensorState:
         self.view = (tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset())
         # An in-place write bumps the version even where it leaves the bytes as they were (a
         # `zero_()` each call counts calls in `_version`); flags are state too.
-        self.meta = (tensor.dtype, _version(tensor), tensor.requires_grad)
+        self.meta = (tensor.dtype, _version(tensor), tensor.requires_grad, id(tensor))
         try:
             storage = tensor.untyped_storage()
         except Exception as exc:  # noqa: BLE001 - sparse, nested: no bytes to compare
@@ -193,7 +193,7 @@ class _Walker:
         if depth > _MAX_DEPTH:
             raise StateTypeError(f"`{name}` is nested deeper than {_MAX_DEPTH} levels")
         if id(value) in self.seen:
-            self.found.append((name, ("seen", kind.__name__)))
+            self.found.append((name, ("seen", kind.__name__, id(value))))
             return
         self.seen.add(id(value))
         if issubclass(kind, torch.Tensor):
@@ -232,7 +232,8 @@ class _Walker:
             or kind is types.SimpleNamespace
             or self._owns_class(kind)
         ):
-            self.found.append((name, ("object", kind.__name__)))
+            # which object sits where is state too (a ring of equal lists rotated each call)
+            self.found.append((name, ("object", kind.__name__, id(value))))
             self._attributes(name, value, depth)
             self._slots(name, value, depth)
         elif _module_of(kind).split(".")[0] == "triton":
@@ -277,18 +278,21 @@ class _Walker:
         if issubclass(kind, dict):
             items = list(dict.items(value))
             keys = [_canonical(key, name) for key, _ in items]
-            self.found.append((name, (kind.__name__, tuple(keys))))
+            self.found.append((name, (kind.__name__, tuple(keys), id(value))))
             for key, (_, item) in zip(keys, items):
                 self.visit(f"{name}[{key}]", item, depth + 1)
         elif issubclass(kind, (list, tuple)):
             items = list(list.__iter__(value) if issubclass(kind, list) else tuple.__iter__(value))
-            self.found.append((name, (kind.__name__, len(items))))
+            self.found.append((name, (kind.__name__, len(items), id(value))))
             for index, item in enumerate(items):
                 self.visit(f"{name}[{index}]", item, depth + 1)
         else:  # set, frozenset
             items = set.__iter__(value) if issubclass(kind, set) else frozenset.__iter__(value)
             self.found.append(
-                (name, (kind.__name__, tuple(sorted(_canonical(v, name) for v in items))))
+                (
+                    name,
+                    (kind.__name__, tuple(sorted(_canonical(v, name) for v in items)), id(value)),
+                )
             )
 
     def _slots(self, name: str, value: object, depth: int) -> None:

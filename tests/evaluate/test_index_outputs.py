@@ -39,15 +39,24 @@ def test_other_values_or_a_repeated_position_are_a_mismatch():
     assert _judge((values, outside), (values, indices), sources).rule == "mismatch"
 
 
-def test_argmax_and_cast_indices_are_followed():
-    (index,), sources = _reference(lambda x: torch.argmax(x, dim=-1).to(torch.int32), X)
-    assert set(sources) == {0}
-    other = torch.tensor([3, 2], dtype=torch.int32)
-    assert _judge((other,), (index,), sources) is None
-    assert _judge((torch.tensor([2, 3], dtype=torch.int32),), (index,), sources) is not None
+def test_cast_indices_are_followed_and_first_of_tied_ops_stay_exact():
+    (values, indices), sources = _reference(
+        lambda x: (lambda v, i: (v, i.to(torch.int32)))(*torch.topk(x, 2, dim=-1)), X
+    )
+    assert set(sources) == {1}
+    swapped = torch.tensor([[3, 1], [2, 0]], dtype=torch.int32)
+    assert _judge((values, swapped), (values, indices), sources) is None
+    # argmax documents the first of the tied; a stable sort keeps the input's order
+    (index,), sources = _reference(lambda x: torch.argmax(x, dim=-1), X)
+    assert sources == {}
+    (values, order), sources = _reference(lambda x: tuple(torch.sort(x, dim=-1, stable=True)), X)
+    assert sources == {}
 
 
 def test_indices_the_mode_did_not_see_are_compared_exactly():
-    (index,), sources = _reference(lambda x: torch.argmax(x, dim=-1) + 0, X)
+    (values, indices), sources = _reference(
+        lambda x: (lambda v, i: (v, i + 0))(*torch.topk(x, 2)), X
+    )
     assert sources == {}
-    assert _judge((torch.tensor([3, 2]),), (index,), sources).rule == "mismatch"
+    swapped = torch.tensor([[3, 1], [2, 0]])
+    assert _judge((values, swapped), (values, indices), sources).rule == "mismatch"
