@@ -7,8 +7,11 @@ rule each run, or passed where it landed in memory nobody read. On a GPU the sam
 writes past its buffer into whatever the allocator put there. `install()` checks every
 active (unmasked) address of a load, store or atomic against the storages of the tensors the
 launch was given and raises, naming the kernel's mistake, when one falls outside all of them.
-The candidate's process calls it before any candidate code (kbot.evaluate.candidate_host), on
-a CPU only.
+At the launch's end it also refuses a plain (not atomic) load of an address that another
+program of the same launch stored plainly: the interpreter runs programs one at a time, so
+programs accumulating into one place with a load and a store (a lost update on a GPU, where
+they run at once) computed the right sum. The candidate's process calls it before any
+candidate code (kbot.evaluate.candidate_host), on a CPU only.
 """
 
 from __future__ import annotations
@@ -20,6 +23,14 @@ import numpy as np
 from kbot.evaluate.interpreter_compat import interpreter_parts
 
 _SPANS: list[tuple[int, int]] = []  # the launch in progress: (start, end) of each storage
+# The launch in progress: each program's plain (not atomic) loads and stores, as
+# (program number, addresses) pieces, for the race check at its end; None once too many.
+_ACCESSES: dict[str, list | None] = {"load": [], "store": []}
+MAX_TRACKED = 1 << 22  # addresses a launch's race check follows at most (then it is skipped)
+
+
+class Race(RuntimeError):
+    """One program of a launch reads what another stores, with no atomic between them."""
 
 
 class OutOfBounds(IndexError):
@@ -40,7 +51,7 @@ def _collect(value, spans: set[tuple[int, int]]) -> None:
         _collect(value.base, spans)
 
 
-def _check(ptrs, mask, what: str) -> None:
+def _check(builder, ptrs, mask, what: str) -> None:
     if not _SPANS or ptrs is None:
         return
     addresses = np.asarray(ptrs.data).astype(np.uint64, copy=False).reshape(-1)
@@ -52,6 +63,8 @@ def _check(ptrs, mask, what: str) -> None:
             return
     if addresses.size == 0:
         return
+    if what in _ACCESSES:
+        _track(builder, what, addresses)
     try:
         size = max(1, int(ptrs.get_element_ty().primitive_bitwidth) // 8)
     except (AttributeError, TypeError):
@@ -68,6 +81,47 @@ def _check(ptrs, mask, what: str) -> None:
                 f"the kernel's {what} reaches address {address:#x}, outside every tensor its "
                 "launch was given (an unmasked tail, or an offset past the end); mask it"
             )
+
+
+def _track(builder, what: str, addresses: np.ndarray) -> None:
+    pieces = _ACCESSES[what]
+    if pieces is None:
+        return
+    if sum(len(a) for _, a in pieces) + addresses.size > MAX_TRACKED:
+        _ACCESSES["load"] = _ACCESSES["store"] = None  # too big a launch to follow
+        return
+    x, y, z = getattr(builder, "grid_idx", None) or (0, 0, 0)
+    _, ny, nz = getattr(builder, "grid_dim", None) or (1, 1, 1)
+    pieces.append(((x * ny + y) * nz + z, addresses.copy()))
+
+
+def _race_check() -> None:
+    """At a launch's end: a load of an address another program of the launch stored plainly.
+    On a GPU programs run concurrently: which value that load sees is a race (a lost update
+    where programs accumulate into one place with a load and a store)."""
+    loads, stores = _ACCESSES["load"], _ACCESSES["store"]
+    _ACCESSES["load"], _ACCESSES["store"] = [], []
+    if not loads or not stores:
+        return
+    stored = np.concatenate([a for _, a in stores])
+    writer = np.concatenate([np.full(a.size, p, dtype=np.int64) for p, a in stores])
+    order = np.argsort(stored, kind="stable")
+    stored, writer = stored[order], writer[order]
+    for program, addresses in loads:
+        at = np.searchsorted(stored, addresses, side="left")
+        inside = at < stored.size
+        hit = inside.copy()
+        hit[inside] = stored[at[inside]] == addresses[inside]
+        if not hit.any():
+            continue
+        first, last = at[hit], np.searchsorted(stored, addresses[hit], side="right")
+        for start, end in zip(first.tolist(), last.tolist()):
+            if np.any(writer[start:end] != program):
+                raise Race(
+                    "one program of the launch loads what another stores, with no atomic "
+                    "between them: on a GPU the programs run at once and the load races the "
+                    "store (accumulate with tl.atomic_add, or give each program its own output)"
+                )
 
 
 def install() -> bool:
@@ -87,10 +141,22 @@ def install() -> bool:
         _collect(list(args_hst), spans)
         _collect(list(kwargs_hst.values()), spans)
         _SPANS[:] = sorted(_merge(spans))
+        _ACCESSES["load"], _ACCESSES["store"] = [], []
         return args_hst, kwargs_hst
 
     _init_args_hst.kbot_bounds = True
     executor._init_args_hst = _init_args_hst
+    restore = getattr(executor, "_restore_args_dev", None)
+    if restore is not None:
+
+        def _restore_args_dev(self, *args, **kwargs):
+            try:
+                _race_check()  # before the results go back: a racing launch returns nothing
+            finally:
+                _SPANS.clear()
+            return restore(self, *args, **kwargs)
+
+        executor._restore_args_dev = _restore_args_dev
 
     # (method, position of the pointer, of the mask (None: unmasked), what it is), after self
     for name, ptr_at, mask_at, what in (
@@ -113,7 +179,7 @@ def _checked(method, ptr_at: int, mask_at: int | None, what: str):
         mask = None
         if mask_at is not None:
             mask = args[mask_at] if len(args) > mask_at else kwargs.get("mask")
-        _check(ptrs, mask, what)
+        _check(self, ptrs, mask, what)
         return method(self, *args, **kwargs)
 
     return checked

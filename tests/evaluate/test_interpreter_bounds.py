@@ -35,6 +35,23 @@ try:  # a view of the middle rows: the kernel stays inside the storage it was gi
     result["view"] = "ran"
 except Exception as exc:
     result["view"] = str(exc)[:300]
+@triton.jit
+def _rowsum(x_ptr, out_ptr, n, ATOMIC: tl.constexpr, BLOCK: tl.constexpr):
+    # each program adds its block of the row into one total
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    part = tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0)
+    if ATOMIC:
+        tl.atomic_add(out_ptr, part)
+    else:
+        tl.store(out_ptr, tl.load(out_ptr) + part)  # a lost update on a GPU
+
+for atomic in (True, False):
+    total = torch.zeros(1)
+    try:
+        _rowsum[(4,)](torch.ones(512), total, 512, ATOMIC=atomic, BLOCK=128)
+        result["atomic" if atomic else "plain"] = "ran"
+    except Exception as exc:
+        result["atomic" if atomic else "plain"] = str(exc)[:300]
 print(json.dumps(result))
 """
 
@@ -43,3 +60,9 @@ def test_an_unmasked_tail_is_refused_and_masked_accesses_pass(interpreter_probe)
     result = interpreter_probe(PROBE, "install")
     assert result["True"] == "ran" and result["view"] == "ran", result
     assert "outside every tensor" in result["False"], result
+
+
+def test_programs_loading_what_others_store_are_a_race(interpreter_probe):
+    result = interpreter_probe(PROBE, "install")
+    assert result["atomic"] == "ran", result
+    assert "another stores" in result["plain"], result
