@@ -47,13 +47,15 @@ def test_unwritten_rows_read_as_poison_on_cuda(gpu_evaluator, problem, candidate
 
 
 def test_dynamic_cheats_are_rejected_on_cuda(gpu_evaluator, problem, candidate):
-    for name, problem_name, rule in [
-        ("cheat_pointer_cache", "quick_gelu", "mismatch"),
-        ("cheat_input_mutation", "gelu_fp32", "input-mutated"),
-        ("cheat_all_zeros", "softmax_wide", "near-constant"),
+    for name, problem_name, rules in [
+        # the cache it keeps between calls is state (seen first since 7870d96), its stale
+        # answer a mismatch
+        ("cheat_pointer_cache", "quick_gelu", ("state-mutated", "mismatch")),
+        ("cheat_input_mutation", "gelu_fp32", ("input-mutated",)),
+        ("cheat_all_zeros", "softmax_wide", ("near-constant",)),
     ]:
         verdict = gpu_evaluator.evaluate(problem(problem_name), candidate(name))
-        assert not verdict.accepted and verdict.reasons[0].rule == rule, verdict.reasons
+        assert not verdict.accepted and verdict.reasons[0].rule in rules, verdict.reasons
 
 
 def test_illegal_memory_access_costs_one_candidate(gpu_evaluator, problem, candidate):

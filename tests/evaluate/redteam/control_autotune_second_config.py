@@ -4,7 +4,7 @@ CPU autotuner takes each config in turn, call by call.
 
 PROBLEM: rowsum
 CLASS: control
-TAGS:
+TAGS: cpu
 """
 
 import torch

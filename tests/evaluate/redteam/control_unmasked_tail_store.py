@@ -5,7 +5,7 @@ refuses accesses outside every tensor the launch was given.
 
 PROBLEM: silu_odd
 CLASS: control
-TAGS:
+TAGS: cpu
 """
 
 import torch
