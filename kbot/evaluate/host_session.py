@@ -21,15 +21,9 @@ from kbot.evaluate.audit import Policy
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
 from kbot.evaluate.cuda_errors import is_sticky
 from kbot.evaluate.launch_hooks import record_kernels
+from kbot.evaluate.library_state import library_baseline, library_change
 from kbot.evaluate.processes import short
-from kbot.evaluate.state_check import (
-    StateTypeError,
-    audit_classes,
-    first_change,
-    library_baseline,
-    library_change,
-    snapshot,
-)
+from kbot.evaluate.state_check import StateTypeError, audit_classes, first_change, snapshot
 from kbot.problem.runtime import build_on, import_file
 
 _POISON_MIN_BYTES = 64 << 20

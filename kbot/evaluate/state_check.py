@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from kbot.evaluate.allowed import IMPLICIT_DUNDERS, NN_MODULE_MACHINERY
+from kbot.evaluate.library_state import LIBRARY, library_state
 
 _PLAIN = (bool, int, float, str, bytes, complex, type(None))
 _TENSORS = (torch.Tensor, torch.nn.Parameter)
@@ -67,7 +68,7 @@ def first_change(before: dict[str, object], model: torch.nn.Module | None, modul
     """The name of the first value that differs from `before` (a snapshot), or None."""
     now = dict(walk(model, module))
     for name in sorted(before.keys() | now.keys()):
-        if name.startswith(_LIBRARY) and not (name in before and name in now):
+        if name.startswith(LIBRARY) and not (name in before and name in now):
             continue  # a library's lazily imported submodule appearing is not a change
         if name not in before or name not in now:
             return name
@@ -91,7 +92,7 @@ def walk(model: torch.nn.Module | None, module: Any):
             for name, value in _items(_vars(sub)):
                 if name != "_modules":
                     walker.visit(f"{path}.{name}" if path else name, value, 0)
-    walker.found.extend(_library_state())
+    walker.found.extend(library_state())
     if module is not None:
         injected = _interpreter_globals()
         for name, value in _items(_vars(module)):
@@ -101,52 +102,6 @@ def walk(model: torch.nn.Module | None, module: Any):
                 continue  # Triton's interpreter copies its own globals into a kernel's module
             walker.visit(f"module-level {name}", value, 0)
     return walker.found
-
-
-# Libraries whose public names a candidate could rebind or whose public lists it could grow
-# (a call counter appended to `operator.__all__`): each name's object, and the length of a
-# list, dict or set it holds (torch's and Triton's tables are identity only: they may fill
-# caches as they run).
-_LIBRARY = "library "
-_STDLIB_STATE = (
-    "builtins operator functools itertools math typing collections dataclasses enum types "
-    "contextlib".split()
-)
-_TORCH_STATE = (
-    "torch torch.nn torch.nn.functional torch.autograd torch.autograd.grad_mode triton "
-    "triton.language".split()
-)
-
-
-def _library_state() -> list[tuple[str, object]]:
-    import sys
-
-    found: list[tuple[str, object]] = []
-    for library in _STDLIB_STATE + _TORCH_STATE:
-        table = _vars(sys.modules.get(library)) if library in sys.modules else None
-        for name, value in _items(table):
-            if name.startswith("_") and name != "__all__":
-                continue
-            sized = type(value) in (list, dict, set) and (
-                library in _STDLIB_STATE or name == "__all__"
-            )
-            size = len(value) if sized else None
-            found.append((f"{_LIBRARY}{library}.{name}", ("lib", id(value), size)))
-    return found
-
-
-def library_baseline() -> dict[str, object]:
-    """The libraries' public names as they are before any candidate code runs."""
-    return dict(_library_state())
-
-
-def library_change(baseline: dict[str, object]) -> str | None:
-    """The first library name (`operator.__all__`) whose object or size differs from the
-    baseline, or None; names that appeared or went since (lazy imports) do not count."""
-    for name, value in _library_state():
-        if name in baseline and baseline[name] != value:
-            return name.removeprefix(_LIBRARY)
-    return None
 
 
 class _TensorState:

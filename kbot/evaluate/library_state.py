@@ -1,0 +1,54 @@
+"""The libraries' public names as state (kbot.evaluate.state_check walks them with ModelNew's):
+which object each public name of the standard library's core modules, torch and Triton names,
+and the size of a stdlib list, dict or set, compared after every call and, at load, against
+their state before any candidate code ran (`library_baseline`, `library_change`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+# Libraries whose public names a candidate could rebind or whose public lists it could grow
+# (a call counter appended to `operator.__all__`): each name's object, and the length of a
+# list, dict or set it holds (torch's and Triton's tables are identity only: they may fill
+# caches as they run).
+LIBRARY = "library "
+_STDLIB_STATE = (
+    "builtins operator functools itertools math typing collections dataclasses enum types "
+    "contextlib".split()
+)
+_TORCH_STATE = (
+    "torch torch.nn torch.nn.functional torch.autograd torch.autograd.grad_mode triton "
+    "triton.language".split()
+)
+
+
+def library_state() -> list[tuple[str, object]]:
+    from kbot.evaluate.state_check import _items, _vars
+
+    found: list[tuple[str, object]] = []
+    for library in _STDLIB_STATE + _TORCH_STATE:
+        table = _vars(sys.modules.get(library)) if library in sys.modules else None
+        for name, value in _items(table):
+            if name.startswith("_") and name != "__all__":
+                continue
+            sized = type(value) in (list, dict, set) and (
+                library in _STDLIB_STATE or name == "__all__"
+            )
+            size = len(value) if sized else None
+            found.append((f"{LIBRARY}{library}.{name}", ("lib", id(value), size)))
+    return found
+
+
+def library_baseline() -> dict[str, object]:
+    """The libraries' public names as they are before any candidate code runs."""
+    return dict(library_state())
+
+
+def library_change(baseline: dict[str, object]) -> str | None:
+    """The first library name (`operator.__all__`) whose object or size differs from the
+    baseline, or None; names that appeared or went since (lazy imports) do not count."""
+    for name, value in library_state():
+        if name in baseline and baseline[name] != value:
+            return name.removeprefix(LIBRARY)
+    return None
