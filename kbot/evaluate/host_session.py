@@ -24,6 +24,7 @@ from kbot.evaluate.launch_hooks import record_kernels
 from kbot.evaluate.library_state import library_baseline, library_change
 from kbot.evaluate.processes import short
 from kbot.evaluate.state_check import StateTypeError, audit_classes, first_change, snapshot
+from kbot.evaluate.state_loading import LoadRefused, load_state
 from kbot.problem.runtime import build_on, import_file
 
 _POISON_MIN_BYTES = 64 << 20
@@ -109,7 +110,10 @@ class Session:
         # Moved and switched to eval before Model's values arrive, so nothing that runs there
         # sees the weights.
         model = model.to(self.device).eval()
-        _load_state(model, state, adopt=bool(request.get("adopt")))
+        try:
+            load_state(model, state, adopt=bool(request.get("adopt")))
+        except LoadRefused as exc:
+            raise _Refused("load", str(exc)) from None
         self.model = model
         self.extern = extern_aten(list(request.get("extern_ops") or ()))
         # What ModelNew and its module keep, as loaded (tensors byte for byte, Python values,
@@ -387,75 +391,6 @@ def _refill(buffers: list, fresh: list) -> None:
             wire.refill_into(buffer, value)
         elif buffer != value:
             buffers[index] = value
-
-
-def _load_state(
-    candidate: torch.nn.Module, state: dict[str, torch.Tensor], adopt: bool = False
-) -> None:
-    """Copies Model's values into ModelNew's tensors of the same names. With `adopt` (the shape
-    sweep), a tensor whose shape differs is replaced by one of Model's shape: the kernel then
-    runs on the op's own state at a size ModelNew's constructor did not build for."""
-    # Non-persistent buffers (a rotary cos/sin cache) are state too: copied like the rest.
-    ours = {**candidate.state_dict(), **dict(candidate.named_buffers())}
-    if adopt:
-        for key, value in state.items():
-            if key in ours and ours[key].shape != value.shape and ours[key].dtype == value.dtype:
-                _replace_tensor(candidate, key, value)
-        ours = {**candidate.state_dict(), **dict(candidate.named_buffers())}
-    state = {**state, **_renamed(state, ours)}
-    for key, value in state.items():
-        if key not in ours:
-            continue
-        if ours[key].shape != value.shape:
-            raise _Refused(
-                "load",
-                f"ModelNew.{key} has shape {tuple(ours[key].shape)}; Model's is {tuple(value.shape)}",
-            )
-        if ours[key].dtype != value.dtype:
-            raise _Refused(
-                "load", f"ModelNew.{key} has dtype {ours[key].dtype}; Model's is {value.dtype}"
-            )
-    with torch.no_grad():
-        for key, value in state.items():
-            if key in ours:
-                ours[key].copy_(value)
-
-
-def _renamed(state: dict[str, torch.Tensor], ours: dict[str, torch.Tensor]) -> dict:
-    """Model's tensors under the names ModelNew keeps them, where ModelNew moved one into a
-    submodule of its own or out of one (`weight` as `norm.weight`): each unmatched name of
-    Model's paired with the one unmatched name of ModelNew's that ends with it (or that it
-    ends with), same shape and dtype, both ways unique. Anything ambiguous stays unloaded."""
-    theirs = [k for k in state if k not in ours]
-    mine = [k for k in ours if k not in state]
-
-    def related(a: str, b: str) -> bool:
-        return a.endswith("." + b) or b.endswith("." + a)
-
-    pairs = {}
-    for key in theirs:
-        matches = [
-            name
-            for name in mine
-            if related(name, key)
-            and ours[name].shape == state[key].shape
-            and ours[name].dtype == state[key].dtype
-        ]
-        if len(matches) == 1 and [k for k in theirs if related(matches[0], k)] == [key]:
-            pairs[matches[0]] = state[key]
-    return pairs
-
-
-def _replace_tensor(candidate: torch.nn.Module, key: str, value: torch.Tensor) -> None:
-    """ModelNew's parameter or buffer `key` (dotted) re-created empty with `value`'s shape."""
-    owner_name, _, leaf = key.rpartition(".")
-    owner = candidate.get_submodule(owner_name) if owner_name else candidate
-    fresh = torch.empty(value.shape, dtype=value.dtype, device=value.device)
-    if leaf in owner._parameters:
-        old = owner._parameters[leaf]
-        owner._parameters[leaf] = torch.nn.Parameter(fresh, requires_grad=old.requires_grad)
-    elif leaf in owner._buffers:
-        owner._buffers[leaf] = fresh
 
 
 def _poison(sizes: list[int], device: torch.device) -> None:

@@ -3,7 +3,7 @@ into (or out of) a submodule of the candidate's own is found when the pairing is
 
 import torch
 
-from kbot.evaluate.host_session import _renamed
+from kbot.evaluate.state_loading import renamed as _renamed
 
 
 def test_a_weight_moved_into_a_submodule_is_paired():
