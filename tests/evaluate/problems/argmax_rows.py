@@ -16,7 +16,8 @@ CASES = [dict(T=8)]
 
 
 def get_inputs(T):
-    return [torch.randn(T, 64)]
+    # values on a coarse grid: ties of the row maximum in most rows, at every seed
+    return [torch.randint(-4, 4, (T, 64)).float()]
 
 
 def get_init_inputs():
