@@ -118,7 +118,11 @@ def main(argv: list[str] | None = None) -> int:
             interpreter_libdevice.install()
             interpreter_order.install()
             interpreter_bounds.install()
+        from kbot.evaluate import autotune_turns
         from kbot.evaluate.launch_hooks import install_launch_hooks
+
+        # before the launch hooks wrap the autotuner's timer; a CPU has no timer: always in turn
+        autotune_turns.install(always=device.type == "cpu")
 
         install_launch_hooks()  # before any candidate code: launches lift the compute guard
         mark = time.monotonic()

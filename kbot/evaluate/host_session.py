@@ -18,6 +18,7 @@ import torch
 
 from kbot.evaluate import wire
 from kbot.evaluate.audit import Policy
+from kbot.evaluate.autotune_turns import in_turn
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
 from kbot.evaluate.cuda_errors import is_sticky
 from kbot.evaluate.launch_hooks import record_kernels
@@ -154,7 +155,8 @@ class Session:
         if grad_mode is None:
             raise _Refused("protocol", f"unknown grad mode {request.get('grad_mode')!r}")
         try:
-            with grad_mode(), guarding(guard):
+            # every autotune config takes its turn in the trials (timing tunes as written)
+            with grad_mode(), guarding(guard), in_turn():
                 outputs = _as_outputs(self.model(*aliases))
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)

@@ -18,12 +18,8 @@ compiled kernel has an int32 tensor: `for row in tl.range(pid, n, step): row.to(
 scalar tensors here (int64 past int32's range); `tl.static_range` stays Python's.
 
 `@triton.autotune` with several configs times each through the GPU driver's benchmarker, which
-the interpreter has none of ("0 active drivers"): every honest autotuned candidate would be a
-forward error on a CPU. There the autotuner takes one config per call without timing any (the
-interpreter's times say nothing about a GPU's), the next config at the next call, so the
-correctness trials run every config (a GPU may pick any of them at some size; a candidate
-whose second config was wrong was accepted when only the first ever ran). On a GPU it tunes
-as written.
+the interpreter has none of ("0 active drivers"): kbot.evaluate.autotune_turns, installed
+always on on a CPU, takes one config per call instead.
 """
 
 from __future__ import annotations
@@ -43,33 +39,6 @@ def interpreter_parts(*names: str) -> tuple | None:
 def _index(self) -> int:
     data = self.handle.data
     return int(data.reshape(-1)[0]) if getattr(data, "size", 1) == 1 else int(data)
-
-
-_TURN = [0]  # which config the CPU's autotuner takes at its next call
-
-
-def _config_in_turn(self, *args, config, **meta) -> list[float]:
-    """The autotuner's timing on a CPU: the config whose turn it is "takes" 0, the others
-    more, so that one is chosen."""
-    configs = list(self.configs)
-    position = next((i for i, c in enumerate(configs) if c is config), 0)
-    return [float((position - _TURN[0]) % max(len(configs), 1))] * 3
-
-
-def _each_config_in_turn(run):
-    """Autotuner.run forgetting its choice each call and moving the turn on."""
-
-    def turning(self, *args, **kwargs):
-        cache = getattr(self, "cache", None)
-        if isinstance(cache, dict):
-            cache.clear()
-        try:
-            return run(self, *args, **kwargs)
-        finally:
-            _TURN[0] += 1
-
-    turning.kbot_turns = True
-    return turning
 
 
 def _boolean_masks(interpreter) -> None:
@@ -143,12 +112,9 @@ def _tensor_ranges(interpreter) -> None:
 def apply() -> bool:
     """Installs the fixes where the interpreter needs them; True if the index fix was needed."""
     try:
-        from triton.runtime import autotuner, interpreter
+        from triton.runtime import interpreter
     except ImportError:
         return False
-    autotuner.Autotuner._bench = _config_in_turn
-    if not getattr(autotuner.Autotuner.run, "kbot_turns", False):
-        autotuner.Autotuner.run = _each_config_in_turn(autotuner.Autotuner.run)
     _boolean_masks(interpreter)
     _tensor_ranges(interpreter)
     original = getattr(interpreter, "_patch_lang_tensor", None)

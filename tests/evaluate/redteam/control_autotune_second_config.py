@@ -1,10 +1,10 @@
 """EXPECT: rejected
-Two autotune configs, the second wrong: on a CPU only the first ever ran (round seven, c20). The
-CPU autotuner takes each config in turn, call by call.
+Two autotune configs, the second wrong: on a CPU only the first ever ran (round seven, c20), on
+a GPU only the faster. In the correctness trials every autotuner takes each config in turn,
+call by call (kbot.evaluate.autotune_turns).
 
 PROBLEM: rowsum
 CLASS: control
-TAGS: cpu
 """
 
 import torch
