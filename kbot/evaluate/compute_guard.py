@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+if TYPE_CHECKING:
+    from kbot.evaluate.tail_canaries import Canaries
 
 # New tensors whose values do not depend on any input: empty buffers and constants.
 ALLOCATION = frozenset(
@@ -37,6 +40,8 @@ ALLOCATION = frozenset(
     "ones ones_like new_ones full full_like new_full scalar_tensor arange fill_ zero_ "
     "lift_fresh lift_fresh_copy".split()
 )
+# Allocations that make a new buffer, which tail_canaries may place before a watched pattern.
+PADDED = ALLOCATION - {"fill_", "zero_", "lift_fresh", "lift_fresh_copy"}
 # Data movement: the result holds the source's values laid out anew (or cast). Allowed from
 # buffers forward made itself; from the inputs only where an extern op is declared (a GEMM's
 # or a convolution's operands made contiguous, as torch's own matmul does): a transposing or
@@ -159,9 +164,12 @@ class ComputeGuard(TorchDispatchMode):
         fused_adds: int | None = None,
         scaled_calls: int | None = None,
         extern_flops: int | None = None,
+        canaries: Canaries | None = None,
     ) -> None:
         super().__init__()
         self.extern = extern
+        # new buffers placed before a watched pattern (tail_canaries.py: writes past their end)
+        self.canaries = canaries
         # At most as many extern calls as the reference makes (ExternCount): a second matmul
         # over a matrix a kernel built can compute what the kernel does not (a cumsum).
         self.extern_calls = extern_calls
@@ -195,6 +203,8 @@ class ComputeGuard(TorchDispatchMode):
             if name == "fill_" and isinstance(args[1] if len(args) > 1 else None, torch.Tensor):
                 return self._refuse(name)  # filling with a tensor's value reads it
             result = func(*args, **kwargs)
+            if self.canaries is not None and name in PADDED and isinstance(result, torch.Tensor):
+                result = self.canaries.allocated(result, values="empty" not in name)
             self.fresh.update(s for s in map(_storage, _tensors(result)) if s is not None)
             return result
         if name in self.extern:

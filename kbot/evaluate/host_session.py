@@ -26,6 +26,7 @@ from kbot.evaluate.library_state import library_baseline, library_change
 from kbot.evaluate.processes import short
 from kbot.evaluate.state_check import StateTypeError, audit_classes, first_change, snapshot
 from kbot.evaluate.state_loading import LoadRefused, load_state
+from kbot.evaluate.tail_canaries import Canaries
 from kbot.problem.runtime import build_on, import_file
 
 _POISON_MIN_BYTES = 64 << 20
@@ -48,6 +49,7 @@ class Session:
         self.module: Any = None  # the candidate's module
         self.state: dict[str, object] = {}  # what ModelNew and its module keep, as loaded
         self.buffers: dict[int, list] = {}
+        self.canaries: dict[int, Canaries] = {}
         self.timed = None  # kbot.evaluate.timing.Implementation of the case being timed
         self.timed_case: int | None = None
         self.timed_copies: list[list] = []  # the timed graph's inputs, one list per call
@@ -134,7 +136,10 @@ class Session:
         case = int(request["case"])
         buffers = self.buffers.get(case)
         if buffers is None:
-            self.buffers[case] = buffers = list(fresh)
+            # on a GPU each input sits before a watched pattern (tail_canaries.py)
+            canaries = self.canaries[case] = Canaries(self.device)
+            watched = self.device.type == "cuda"
+            self.buffers[case] = buffers = [canaries.input(v) if watched else v for v in fresh]
         else:
             _refill(buffers, fresh)
         _poison([int(n) for n in request.get("poison_bytes", [])], self.device)
@@ -146,6 +151,7 @@ class Session:
             None if fused is None else int(fused),
             None if scaled is None else int(scaled),
             None if flops is None else int(flops),
+            self.canaries[case] if self.device.type == "cuda" else None,
         )
         # Fresh tensor objects over the same memory each call: state kept on the objects
         # forward receives (a `.grad`, a Python attribute) dies with them, while a cache keyed
@@ -164,6 +170,7 @@ class Session:
             _refuse_compute(guard)  # the torch op, not what the candidate made of its error
             raise
         _refuse_compute(guard)  # also when the candidate swallowed the op's error
+        _refuse_writes_past(guard, outputs)
         _check_types(outputs)
         copied = guard.copied_outputs(outputs)
         if copied:
@@ -353,6 +360,16 @@ def _refuse_compute(guard: ComputeGuard) -> None:
             "only allocation, views, copies of its own buffers and declared extern ops may run "
             "there",
         )
+
+
+def _refuse_writes_past(guard: ComputeGuard, outputs: tuple) -> None:
+    """The patterns past the inputs and forward's buffers are intact (on a GPU)."""
+    if guard.canaries is None:
+        return
+    written = guard.canaries.check(outputs)
+    guard.canaries.forget_allocations()
+    if written is not None:
+        raise _Refused("out-of-bounds", written)
 
 
 def _refuse_aliases(outputs: tuple, inputs: list) -> None:

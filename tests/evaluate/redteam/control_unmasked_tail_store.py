@@ -1,11 +1,12 @@
 """EXPECT: rejected
 An unmasked tail store writes 24 floats past the output: on a CPU it corrupted the candidate's
 process or crashed it, a different rule each run, or passed (round six, c12). The interpreter
-refuses accesses outside every tensor the launch was given.
+refuses accesses outside every tensor the launch was given; on a GPU, where the bytes landed in
+allocator slack, the pattern past each buffer forward allocates is found changed
+(tail_canaries.py).
 
 PROBLEM: silu_odd
 CLASS: control
-TAGS: cpu
 """
 
 import torch

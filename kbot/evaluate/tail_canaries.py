@@ -1,0 +1,113 @@
+"""Bytes past the end of a candidate's buffers, checked after each call on a GPU.
+
+A kernel with an unmasked tail (`tl.store(y_ptr + offs, v)` without `mask=offs < n`) writes up
+to a block past its output. On a GPU those bytes land in the caching allocator's rounding slack
+or in a neighbour's buffer that nobody compares, so the outputs are right and the judge
+accepted it (round six's `control_unmasked_tail_store`, a GPU gap until this module); in a
+user's process the neighbour is live data. The CPU interpreter refuses such an access outright
+(interpreter_bounds.py).
+
+In the correctness trials on a GPU, every buffer forward allocates (empty, zeros, full,
+arange, ... and their `_like`/`new_` forms) is placed at the start of a larger one whose last
+`PAD` bytes hold a random pattern, and so are the inputs the judge hands over; after the call
+the pattern must be intact. A buffer forward freed before returning is not checked (its memory
+may be reused legitimately); the outputs and the inputs always are. An allocation's own bytes
+start as 0xFF (NaN), as the poisoned blocks they replace would (host_session._poison).
+"""
+
+from __future__ import annotations
+
+import secrets
+import weakref
+
+import torch
+
+PAD = 64 * 1024  # bytes watched past each buffer: a block of 16k fp32 elements
+
+
+class Canaries:
+    """The buffers of one call (or one case's inputs) and the pattern past each."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self._pattern: torch.Tensor | None = None
+        # storage pointer -> (where the pattern starts, in bytes; the tensor, or a weak ref)
+        self._watched: dict[int, tuple[int, object]] = {}
+
+    def pattern(self) -> torch.Tensor:
+        if self._pattern is None:  # the judge's own generator: the candidate's RNG untouched
+            rng = torch.Generator(device=self.device)
+            rng.manual_seed(secrets.randbits(62))
+            self._pattern = torch.randint(
+                0, 256, (PAD,), dtype=torch.uint8, device=self.device, generator=rng
+            )
+        return self._pattern
+
+    def allocated(self, result: torch.Tensor, values: bool) -> torch.Tensor:
+        """`result` (a fresh allocation) moved to the start of a padded buffer; its values
+        copied when `values` (zeros, full, arange), else 0xFF bytes (empty)."""
+        if result.numel() == 0 or result.storage_offset() != 0:
+            return result
+        nbytes = result.untyped_storage().nbytes()
+        moved = self._padded(result, nbytes, 0)
+        if values:
+            moved.copy_(result)
+        else:
+            _bytes(moved.untyped_storage(), 0, nbytes).fill_(0xFF)
+        self._watched[moved.untyped_storage().data_ptr()] = (nbytes, weakref.ref(moved))
+        return moved
+
+    def input(self, value: object) -> object:
+        """An input tensor copied into a padded buffer (kept alive by the caller, watched for
+        as long as this object is)."""
+        if not isinstance(value, torch.Tensor) or value.numel() == 0:
+            return value
+        if any(s < 0 for s in value.stride()):
+            return value
+        reach = 1 + sum((n - 1) * s for n, s in zip(value.shape, value.stride()))
+        end = (value.storage_offset() + reach) * value.element_size()
+        moved = self._padded(value, end, value.storage_offset())
+        moved.copy_(value)
+        self._watched[moved.untyped_storage().data_ptr()] = (end, moved)
+        return moved
+
+    def check(self, outputs: tuple = ()) -> str | None:
+        """None if every watched pattern is intact, else what was written past which buffer."""
+        alive: dict[int, tuple[int, torch.Tensor]] = {}
+        for pointer, (end, held) in self._watched.items():
+            tensor = held() if isinstance(held, weakref.ref) else held
+            if tensor is not None:
+                alive[pointer] = (end, tensor)
+        for value in outputs:  # a view of a buffer forward made, its first object dropped
+            if isinstance(value, torch.Tensor) and value.numel() > 0:
+                pointer = value.untyped_storage().data_ptr()
+                if pointer in self._watched and pointer not in alive:
+                    alive[pointer] = (self._watched[pointer][0], value)
+        for end, tensor in alive.values():
+            tail = _bytes(tensor.untyped_storage(), end, PAD)
+            changed = int((tail != self.pattern()).sum())
+            if changed:
+                return (
+                    f"{changed} bytes written within {PAD} bytes past the end of a "
+                    f"{tuple(tensor.shape)} {str(tensor.dtype).replace('torch.', '')} buffer "
+                    "(an unmasked tail store?): a kernel wrote outside the tensors it was given"
+                )
+        return None
+
+    def forget_allocations(self) -> None:
+        """Drops the call's allocations, keeps the inputs."""
+        self._watched = {
+            p: entry for p, entry in self._watched.items() if not isinstance(entry[1], weakref.ref)
+        }
+
+    def _padded(self, like: torch.Tensor, end: int, offset: int) -> torch.Tensor:
+        base = torch.empty(end + PAD, dtype=torch.uint8, device=like.device)
+        base[end:].copy_(self.pattern())
+        moved = torch.empty(0, dtype=like.dtype, device=like.device)
+        moved.set_(base.untyped_storage(), offset, like.size(), like.stride())
+        return moved
+
+
+def _bytes(storage, start: int, count: int) -> torch.Tensor:
+    view = torch.empty(0, dtype=torch.uint8, device=storage.device)
+    return view.set_(storage, start, (count,), (1,))
