@@ -11,7 +11,8 @@
 #   bash bench/device_run.sh redteam       # tests/evaluate/test_redteam.py on the GPU
 #   bash bench/device_run.sh judge         # both checks of the judge in one call: the `gpu` tests
 #       of tests/evaluate, codegen, search and propose_inductor beside the red-team suite in
-#       8 workers (JUDGE_LIMIT, default 530 s); the first thing to run after the judge changes
+#       8 workers (JUDGE_LIMIT, default 530 s; JUDGE_GPU_PATHS narrows the gpu tests, which
+#       all together outlast the limit); the first thing to run after the judge changes
 #   bash bench/device_run.sh soak          # bench/evaluator_soak.py (SOAK_RESUME=log continues)
 #   bash bench/device_run.sh isolation     # bench/startup_cost.py + bench/isolation_cost.py
 #   bash bench/device_run.sh launch        # bench/launch_overhead.py (LAUNCH_PROBLEMS, LAUNCH_STOP,
@@ -164,7 +165,7 @@ judge)
     # The red-team cheats assert no speed, so they may share the GPU with the gpu tests; the
     # gpu tests' own timing checks may then see a noisier clock (a failure there is re-run alone).
     $stop "${JUDGE_LIMIT:-530}" python3 -m pytest -q -m gpu -p no:randomly -p no:cacheprovider -rfE \
-        --durations=10 tests/evaluate tests/codegen tests/search tests/propose_inductor \
+        --durations=10 ${JUDGE_GPU_PATHS:-tests/evaluate tests/codegen tests/search tests/propose_inductor} \
         > "$OUT/gpu-tests.log" 2>&1 &
     gpu_pid=$!
     KBOT_REDTEAM_DEVICE=cuda $stop "${JUDGE_LIMIT:-530}" python3 -m pytest \
