@@ -4,12 +4,18 @@
 runs. A config that is wrong (a block too small for the row, a missing mask) then passes the
 judge whenever another config is faster at the sizes judged, and ships to GPUs, sizes and
 Triton versions where the wrong one wins (round seven's `control_autotune_second_config`, on a
-GPU until this module). While the judge runs the correctness trials (`in_turn()`), an
-autotuner forgets its choice at every call and takes its configs one after another, one per
-call and per kernel, so the trials run each config on the judge's inputs: a wrong one is a
-mismatch like any other. A config that does not build on this GPU (out of shared memory or
-registers, a compile-time assertion: the errors Triton's own autotuner skips) is skipped for
-the next one, as the autotuner would never pick it.
+GPU until this module). While the judge runs the correctness trials (`in_turn()`, one per
+call), each autotuner runs one config for the whole call, a config it has not run yet first,
+so the trials run each config on the judge's inputs: a wrong one is a mismatch like any other.
+Within a call an autotuner keeps its config, as a user's cached choice does (a kernel launched
+twice in one forward telling the turns apart was round eight's c16), and a call in turn is a
+cache hit as a user's later calls are: `reset_to_zero`/`restore_value`, which Triton runs only
+while it benchmarks, do not run (a kernel whose output only `reset_to_zero` zeroed was right
+in the trials and wrong from a user's second call, round eight's c02). `unrun()` says how many
+configs have not run yet: the judge calls again until none is left (kbot.evaluate.jobs). A
+config that does not build on this GPU (out of shared memory or registers, a compile-time
+assertion: the errors Triton's own autotuner skips) is skipped, as the autotuner would never
+pick it.
 
 Outside the trials (the timing, the timed graph's recheck on fresh inputs) the autotuner tunes
 as written, from an empty cache, and the config it picks is the one timed and rechecked. On a
@@ -21,10 +27,12 @@ from __future__ import annotations
 import contextlib
 import weakref
 
-_STATE = {"on": False, "always": False, "installed": False}
+_STATE = {"on": False, "always": False, "installed": False, "call": 0}
 _ERRORS: list[tuple[type[BaseException], ...]] = [()]  # what a config that does not build raises
-# each autotuner's next turn, and the positions of its configs that do not build here
-_TURNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# per autotuner: the config of the current call (call number, position), the positions that
+# ran, the positions that do not build here
+_CHOICE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_RAN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _BROKEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -43,13 +51,23 @@ def install(always: bool = False) -> None:
 
 @contextlib.contextmanager
 def in_turn():
-    """The correctness trials' calls: each autotuner takes its next config."""
+    """One call of the correctness trials: each autotuner runs its config of this call."""
     before = _STATE["on"]
     _STATE["on"] = True
     try:
         yield
     finally:
         _STATE["on"] = before
+        _STATE["call"] += 1
+
+
+def unrun() -> int:
+    """Configs of the live autotuners that have not run in turn yet (those that do not build
+    here aside)."""
+    return sum(
+        len(set(range(len(tuner.configs))) - ran - _BROKEN.get(tuner, set()))
+        for tuner, ran in list(_RAN.items())
+    )
 
 
 def _turning() -> bool:
@@ -60,21 +78,39 @@ def _position(autotuner, config) -> int:
     return next((i for i, c in enumerate(autotuner.configs) if c is config), 0)
 
 
+def _chosen(autotuner) -> int:
+    """This call's config of `autotuner`: kept through the call; else the first one not run
+    yet, else the one whose turn it is; never one that does not build here."""
+    call = _STATE["call"]
+    held = _CHOICE.get(autotuner)
+    if held is not None and held[0] == call:
+        return held[1]
+    count = len(autotuner.configs)
+    broken = _BROKEN.get(autotuner, set())
+    ran = _RAN.setdefault(autotuner, set())
+    usable = [p for p in range(count) if p not in broken] or list(range(count))
+    fresh = [p for p in usable if p not in ran]
+    position = fresh[0] if fresh else usable[call % len(usable)]
+    _CHOICE[autotuner] = (call, position)
+    return position
+
+
 def _ranked_by_turn(bench):
-    """The autotuner's timer: in turn, the config whose turn it is "takes" 0, the next ones
-    more, a config that does not build here never wins; otherwise Triton's timer."""
+    """The autotuner's timer: in turn, this call's config "takes" 0 and the others more, so it
+    is chosen; otherwise Triton's timer."""
 
     def ranked(self, *args, config, **meta):
         if not _turning():
             return bench(self, *args, config=config, **meta)
-        count = max(len(self.configs), 1)
         position = _position(self, config)
-        if position in _BROKEN.get(self, ()):
-            return [float("inf")] * 3
-        return [float((position - _TURNS.get(self, 0)) % count)] * 3
+        return [0.0 if position == _chosen(self) else float(1 + position)] * 3
 
     ranked.kbot_turns = True
     return ranked
+
+
+def _no_hook(*args, **kwargs) -> None:
+    """The autotuner's own pre-hook in turn: a cache hit runs none."""
 
 
 def _build_errors() -> tuple[type[BaseException], ...]:
@@ -96,8 +132,9 @@ def _build_errors() -> tuple[type[BaseException], ...]:
 
 
 def _taking_turns(run):
-    """Autotuner.run: in turn, from an empty cache (kept empty after the call, so the timing
-    tunes afresh) and without the disk cache, then the turn moves on."""
+    """Autotuner.run: in turn, this call's config as a cache hit would run it (no benchmark
+    and no `reset_to_zero`/`restore_value`), from an empty cache kept empty (so the timing
+    tunes afresh) and without the disk cache."""
 
     def turning(self, *args, **kwargs):
         if not _turning() or len(getattr(self, "configs", ())) < 2:
@@ -105,22 +142,32 @@ def _taking_turns(run):
         errors = _ERRORS[0]
         cache = self.cache if isinstance(getattr(self, "cache", None), dict) else {}
         disk = getattr(self, "cache_results", False)
+        own_hook = self.__dict__.get("pre_hook")
         self.cache_results = False
+        self.pre_hook = _no_hook
         try:
             for _ in range(len(self.configs)):
                 cache.clear()
+                position = _chosen(self)
                 try:
-                    return run(self, *args, **kwargs)
+                    result = run(self, *args, **kwargs)
                 except errors:
                     broken = _BROKEN.setdefault(self, set())
-                    broken.add(_position(self, getattr(self, "best_config", None)))
+                    broken.add(position)
+                    _CHOICE.pop(self, None)
                     if len(broken) >= len(self.configs):
                         raise
+                    continue
+                _RAN.setdefault(self, set()).add(position)
+                return result
             raise RuntimeError("no autotune config builds on this device")
         finally:
             cache.clear()
             self.cache_results = disk
-            _TURNS[self] = _TURNS.get(self, 0) + 1
+            if own_hook is None:
+                self.__dict__.pop("pre_hook", None)
+            else:
+                self.pre_hook = own_hook
 
     turning.kbot_turns = True
     return turning

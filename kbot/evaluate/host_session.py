@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from kbot.evaluate import wire
+from kbot.evaluate import autotune_turns, wire
 from kbot.evaluate.audit import Policy
 from kbot.evaluate.autotune_turns import in_turn
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
@@ -67,6 +67,7 @@ class Session:
             "replay": self._replay,
             "recheck": self._recheck,
             "release": self._release,
+            "turns": lambda request: {"unrun": autotune_turns.unrun()},
             "ping": lambda request: {},
         }
         if op not in handlers:

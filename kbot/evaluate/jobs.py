@@ -260,16 +260,14 @@ def _check(
     job: Job, state: Any, problem, item: Loaded, deadline, step: Callable
 ) -> tuple[CaseResult, ...]:
     """Each case's trials, a step each: the first also pays the candidate's compiles."""
-    results = []
-    for index, case in enumerate(job.cases):
-        step(f"correctness trials, case {case}" if len(job.cases) > 1 else "correctness trials")
+    def trials(index: int, case: dict, count: int):
         try:
             outcome = check_case(
                 problem,
                 item.reference,
                 _remote_call(item.host, index, deadline),
                 case,
-                job.seeds,
+                count,
                 state.device,
                 job.atol,
                 job.rtol,
@@ -287,8 +285,53 @@ def _check(
                     outcome.failure.rule, f"case {case or '(default)'}: {outcome.failure.message}"
                 ),
             )
+        return outcome
+
+    results = []
+    for index, case in enumerate(job.cases):
+        step(f"correctness trials, case {case}" if len(job.cases) > 1 else "correctness trials")
+        outcome = trials(index, case, job.seeds)
         results.append(CaseResult(case=dict(case), correctness=outcome.correctness, timing=None))
+    _every_config(item.host, deadline, step, lambda extra: trials(*_nth(job.cases, extra), 1))
     return tuple(results)
+
+
+# Calls the trials add until every autotune config has run (kbot.evaluate.autotune_turns).
+MAX_EXTRA_TRIALS = 32
+
+
+def _nth(cases, extra: int) -> tuple[int, dict]:
+    index = extra % len(cases)
+    return index, cases[index]
+
+
+def _every_config(host: CandidateProcess, deadline, step: Callable, trial: Callable) -> None:
+    """One more trial at a time, over the cases in turn, while an autotune config has not run
+    in the trials: a config the trials never ran is a config nobody checked."""
+    unrun = _unrun(host, deadline)
+    if unrun:
+        step(f"correctness trials for {unrun} autotune configs not run yet")
+    extra = 0
+    while unrun:
+        if extra == MAX_EXTRA_TRIALS:
+            raise _Rejected(
+                Stage.CORRECTNESS,
+                Reason(
+                    "autotune-configs",
+                    f"{unrun} autotune configs never ran in the correctness trials, after "
+                    f"{MAX_EXTRA_TRIALS} calls added for them; give fewer configs",
+                ),
+            )
+        trial(extra)
+        extra += 1
+        unrun = _unrun(host, deadline)
+
+
+def _unrun(host: CandidateProcess, deadline) -> int:
+    try:
+        return int(host.request("turns", deadline.left()).get("unrun", 0))
+    except CandidateFailed as failed:
+        raise CandidateCrashed(failed.reason, failed.fatal) from None
 
 
 def _remote_call(host: CandidateProcess, case_index: int, deadline):

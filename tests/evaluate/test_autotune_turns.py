@@ -1,12 +1,14 @@
 """kbot.evaluate.autotune_turns: in the correctness trials every autotune config runs, one per
-call, on a GPU as on a CPU (a wrong config that the timer never picked at the judged sizes was
-accepted on a GPU); outside them the autotuner tunes as written, from an empty cache; a config
-that does not build here is skipped as Triton's autotuner skips it."""
+call and the same for the whole call, on a GPU as on a CPU (a wrong config that the timer never
+picked at the judged sizes was accepted on a GPU); a call in turn runs as a cache hit (no
+`reset_to_zero`); outside the trials the autotuner tunes as written, from an empty cache; a
+config that does not build here is skipped as Triton's autotuner skips it; `unrun()` counts
+the configs still to run."""
 
 from __future__ import annotations
 
 PROBE = r"""
-import json, sys
+import contextlib, json, sys
 import torch, triton, triton.language as tl
 from triton.runtime import autotuner
 from triton.runtime.errors import OutOfResources
@@ -27,37 +29,50 @@ configs = [triton.Config({"B": 8}), triton.Config({"B": 16}), triton.Config({"B"
 if sys.argv[-2] == "broken":
     configs[0] = triton.Config({"B": 8}, pre_hook=does_not_build)
 
-@triton.autotune(configs=configs, key=["n"])
+@triton.autotune(configs=configs, key=["n"], reset_to_zero=["z_ptr"])
 @triton.jit
-def _which(y_ptr, n, B: tl.constexpr):
+def _which(y_ptr, z_ptr, n, B: tl.constexpr):
     tl.store(y_ptr, B)
+    tl.atomic_add(z_ptr, 1)
 
-def blocks(calls):
-    out = []
+def blocks(calls, in_turn=False, launches=1):
+    out, zeroed = [], []
     for _ in range(calls):
-        y = torch.zeros(1, dtype=torch.int32)
-        _which[(1,)](y, 4)
-        out.append(int(y.item()))
-    return out
+        y = torch.zeros(launches, dtype=torch.int32)
+        z = torch.full((1,), 5, dtype=torch.int32)
+        with autotune_turns.in_turn() if in_turn else contextlib.nullcontext():
+            for k in range(launches):
+                _which[(1,)](y[k:], z, 4)
+        out.append([int(v) for v in y] if launches > 1 else int(y.item()))
+        zeroed.append(int(z.item()) == launches)  # reset_to_zero ran before the last launch
+    return out, zeroed
 
-plain = blocks(2)
-with autotune_turns.in_turn():
-    turns = blocks(4)
-after = blocks(2)
-print(json.dumps({"plain": plain, "turns": turns, "after": after}))
+before = autotune_turns.unrun()
+plain, _ = blocks(2)
+turns, zeroed = blocks(4, in_turn=True)
+left = autotune_turns.unrun()
+twice, _ = blocks(2, in_turn=True, launches=2)
+after, _ = blocks(2)
+print(json.dumps({"plain": plain, "turns": turns, "after": after, "twice": twice,
+                  "zeroed": zeroed, "before": before, "left": left}))
 """
 
 
 def test_each_config_takes_its_turn_in_the_trials_only(interpreter_probe):
     got = interpreter_probe(PROBE, "plain", "gpu")
     assert got["plain"] == [32, 32]  # the timer's choice
-    assert got["turns"] == [8, 16, 32, 8]  # one config per call, every one of them
+    assert got["turns"][:3] == [8, 16, 32]  # one config per call, those not run yet first
+    assert got["left"] == 0
+    assert got["twice"][0][0] == got["twice"][0][1]  # one config for the whole call
+    assert got["twice"][1][0] == got["twice"][1][1]
     assert got["after"] == [32, 32]  # tuned afresh: the turns left nothing in the cache
+    assert not any(got["zeroed"])  # a call in turn is a cache hit: no reset_to_zero
 
 
 def test_always_in_turn_on_a_cpu(interpreter_probe):
     got = interpreter_probe(PROBE, "plain", "cpu")
-    assert got["plain"] + got["turns"] + got["after"] == [8, 16, 32, 8, 16, 32, 8, 16]
+    assert got["plain"] == [8, 8]  # outside the trials' calls: the first call's config
+    assert got["turns"][:3] == [8, 16, 32] and got["left"] == 0
 
 
 def test_a_config_that_does_not_build_is_skipped(interpreter_probe):
@@ -65,3 +80,4 @@ def test_a_config_that_does_not_build_is_skipped(interpreter_probe):
     assert got["plain"] == [32, 32]
     assert 8 not in got["turns"]
     assert set(got["turns"]) == {16, 32}
+    assert got["left"] == 0  # a config that does not build is not waited for
