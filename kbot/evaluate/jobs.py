@@ -260,6 +260,7 @@ def _check(
     job: Job, state: Any, problem, item: Loaded, deadline, step: Callable
 ) -> tuple[CaseResult, ...]:
     """Each case's trials, a step each: the first also pays the candidate's compiles."""
+
     def trials(index: int, case: dict, count: int):
         try:
             outcome = check_case(
