@@ -26,7 +26,7 @@ from kbot.evaluate.library_state import library_baseline, library_change
 from kbot.evaluate.processes import short
 from kbot.evaluate.state_check import StateTypeError, audit_classes, first_change, snapshot
 from kbot.evaluate.state_loading import LoadRefused, load_state
-from kbot.evaluate.tail_canaries import Canaries
+from kbot.evaluate.tail_canaries import Canaries, garbage, judge_generator
 from kbot.problem.runtime import build_on, import_file
 
 _POISON_MIN_BYTES = 64 << 20
@@ -50,6 +50,7 @@ class Session:
         self.state: dict[str, object] = {}  # what ModelNew and its module keep, as loaded
         self.buffers: dict[int, list] = {}
         self.canaries: dict[int, Canaries] = {}
+        self.rng = judge_generator(device)  # the poison's and the canaries' random bytes
         self.timed = None  # kbot.evaluate.timing.Implementation of the case being timed
         self.timed_case: int | None = None
         self.timed_copies: list[list] = []  # the timed graph's inputs, one list per call
@@ -138,12 +139,12 @@ class Session:
         buffers = self.buffers.get(case)
         if buffers is None:
             # on a GPU each input sits before a watched pattern (tail_canaries.py)
-            canaries = self.canaries[case] = Canaries(self.device)
+            canaries = self.canaries[case] = Canaries(self.device, self.rng)
             watched = self.device.type == "cuda"
             self.buffers[case] = buffers = [canaries.input(v) if watched else v for v in fresh]
         else:
             _refill(buffers, fresh)
-        _poison([int(n) for n in request.get("poison_bytes", [])], self.device)
+        _poison([int(n) for n in request.get("poison_bytes", [])], self.device, self.rng)
         limit, fused = request.get("extern_calls"), request.get("fused_adds")
         scaled, flops = request.get("scaled_calls"), request.get("extern_flops")
         guard = ComputeGuard(
@@ -413,11 +414,12 @@ def _refill(buffers: list, fresh: list) -> None:
             buffers[index] = value
 
 
-def _poison(sizes: list[int], device: torch.device) -> None:
-    """Fills freed allocator blocks with NaN bytes so an output the candidate allocates but
-    does not write holds NaN rather than an earlier result."""
-    blocks = [torch.empty(max(n, 1), dtype=torch.uint8, device=device).fill_(0xFF) for n in sizes]
+def _poison(sizes: list[int], device: torch.device, rng: torch.Generator) -> None:
+    """Fills freed allocator blocks with random bytes, drawn anew each call, so an output the
+    candidate allocates but does not write holds garbage rather than an earlier result, and
+    nothing a kernel could tell the trials by (a fixed 0xFF was such a sign)."""
+    blocks = [garbage(torch.empty(max(n, 1), dtype=torch.uint8, device=device), rng) for n in sizes]
     if device.type == "cuda":
         total = max(_POISON_MIN_BYTES, 2 * sum(sizes))
-        blocks.append(torch.empty(total, dtype=torch.uint8, device=device).fill_(0xFF))
+        blocks.append(garbage(torch.empty(total, dtype=torch.uint8, device=device), rng))
     del blocks

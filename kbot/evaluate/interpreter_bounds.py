@@ -10,23 +10,31 @@ launch was given and raises, naming the kernel's mistake, when one falls outside
 At the launch's end it also refuses a plain (not atomic) load of an address that another
 program of the same launch stored plainly: the interpreter runs programs one at a time, so
 programs accumulating into one place with a load and a store (a lost update on a GPU, where
-they run at once) computed the right sum. The candidate's process calls it before any
-candidate code (kbot.evaluate.candidate_host), on a CPU only.
+they run at once) computed the right sum. Likewise a plain store to an address another program
+of the launch touches atomically (an atomic used as the read of a lost update, round eight's
+c03; or a plain initialisation racing the others' atomic adds). A launch touching more than
+MAX_TRACKED addresses is followed on a random sample of them (addresses in one residue class,
+the class narrowed as the launch grows), never dropped (round eight's c04 switched the check
+off with dummy loads). The candidate's process calls it before any candidate code
+(kbot.evaluate.candidate_host), on a CPU only.
 """
 
 from __future__ import annotations
 
 import bisect
+import secrets
 
 import numpy as np
 
 from kbot.evaluate.interpreter_compat import interpreter_parts
 
 _SPANS: list[tuple[int, int]] = []  # the launch in progress: (start, end) of each storage
-# The launch in progress: each program's plain (not atomic) loads and stores, as
-# (program number, addresses) pieces, for the race check at its end; None once too many.
-_ACCESSES: dict[str, list | None] = {"load": [], "store": []}
-MAX_TRACKED = 1 << 22  # addresses a launch's race check follows at most (then it is skipped)
+# The launch in progress: each program's plain loads and stores and its atomics, as
+# (program number, addresses) pieces, for the race check at its end.
+_ACCESSES: dict[str, list] = {"load": [], "store": [], "atomic": []}
+MAX_TRACKED = 1 << 22  # addresses a launch's race check holds at most (then it samples)
+# The sample followed: addresses whose 16-byte word is `salt` modulo `modulus`.
+_SAMPLE = {"modulus": 1, "salt": 0, "held": 0}
 
 
 class Race(RuntimeError):
@@ -63,8 +71,7 @@ def _check(builder, ptrs, mask, what: str) -> None:
             return
     if addresses.size == 0:
         return
-    if what in _ACCESSES:
-        _track(builder, what, addresses)
+    _track(builder, what, addresses)
     try:
         size = max(1, int(ptrs.get_element_ty().primitive_bitwidth) // 8)
     except (AttributeError, TypeError):
@@ -84,30 +91,74 @@ def _check(builder, ptrs, mask, what: str) -> None:
 
 
 def _track(builder, what: str, addresses: np.ndarray) -> None:
-    pieces = _ACCESSES[what]
-    if pieces is None:
+    addresses = _sampled(addresses)
+    if addresses.size == 0:
         return
-    if sum(len(a) for _, a in pieces) + addresses.size > MAX_TRACKED:
-        _ACCESSES["load"] = _ACCESSES["store"] = None  # too big a launch to follow
-        return
+    _SAMPLE["held"] += addresses.size
+    while _SAMPLE["held"] > MAX_TRACKED:
+        _narrow()
+        addresses = _sampled(addresses)
     x, y, z = getattr(builder, "grid_idx", None) or (0, 0, 0)
     _, ny, nz = getattr(builder, "grid_dim", None) or (1, 1, 1)
-    pieces.append(((x * ny + y) * nz + z, addresses.copy()))
+    _ACCESSES[what].append(((x * ny + y) * nz + z, addresses.copy()))
+
+
+def _sampled(addresses: np.ndarray) -> np.ndarray:
+    if _SAMPLE["modulus"] == 1:
+        return addresses
+    return addresses[(addresses // 16) % _SAMPLE["modulus"] == _SAMPLE["salt"]]
+
+
+def _narrow() -> None:
+    """Halves the sample: twice the modulus, a salt inside the old class, drawn at random so a
+    kernel cannot place its race outside it."""
+    modulus = _SAMPLE["modulus"]
+    _SAMPLE["salt"] += modulus * secrets.randbelow(2)
+    _SAMPLE["modulus"] = 2 * modulus
+    held = 0
+    for what, pieces in _ACCESSES.items():
+        kept = [(p, _sampled(a)) for p, a in pieces]
+        _ACCESSES[what] = [(p, a) for p, a in kept if a.size]
+        held += sum(a.size for _, a in _ACCESSES[what])
+    _SAMPLE["held"] = held
+
+
+def _reset() -> None:
+    _ACCESSES.update(load=[], store=[], atomic=[])
+    _SAMPLE.update(modulus=1, salt=0, held=0)
 
 
 def _race_check() -> None:
-    """At a launch's end: a load of an address another program of the launch stored plainly.
-    On a GPU programs run concurrently: which value that load sees is a race (a lost update
-    where programs accumulate into one place with a load and a store)."""
-    loads, stores = _ACCESSES["load"], _ACCESSES["store"]
-    _ACCESSES["load"], _ACCESSES["store"] = [], []
-    if not loads or not stores:
+    """At a launch's end: a load of an address another program of the launch stored plainly,
+    or a plain store to an address another program touches atomically. On a GPU programs run
+    concurrently: which value that load sees, or which write lands last, is a race (a lost
+    update where programs accumulate into one place with a load and a store)."""
+    loads, stores, atomics = _ACCESSES["load"], _ACCESSES["store"], _ACCESSES["atomic"]
+    _reset()
+    if not stores:
         return
-    stored = np.concatenate([a for _, a in stores])
-    writer = np.concatenate([np.full(a.size, p, dtype=np.int64) for p, a in stores])
+    if loads and _shared(stores, loads):
+        raise Race(
+            "one program of the launch loads what another stores, with no atomic "
+            "between them: on a GPU the programs run at once and the load races the "
+            "store (accumulate with tl.atomic_add, or give each program its own output)"
+        )
+    if atomics and _shared(stores, atomics):
+        raise Race(
+            "one program of the launch stores plainly where another works atomically: on a "
+            "GPU the programs run at once and the plain store races the atomic (make every "
+            "access to that place atomic, or initialise it before the launch)"
+        )
+
+
+def _shared(writes: list, others: list) -> bool:
+    """Whether a program of `others` touches an address a different program of `writes`
+    wrote."""
+    stored = np.concatenate([a for _, a in writes])
+    writer = np.concatenate([np.full(a.size, p, dtype=np.int64) for p, a in writes])
     order = np.argsort(stored, kind="stable")
     stored, writer = stored[order], writer[order]
-    for program, addresses in loads:
+    for program, addresses in others:
         at = np.searchsorted(stored, addresses, side="left")
         inside = at < stored.size
         hit = inside.copy()
@@ -117,11 +168,8 @@ def _race_check() -> None:
         first, last = at[hit], np.searchsorted(stored, addresses[hit], side="right")
         for start, end in zip(first.tolist(), last.tolist()):
             if np.any(writer[start:end] != program):
-                raise Race(
-                    "one program of the launch loads what another stores, with no atomic "
-                    "between them: on a GPU the programs run at once and the load races the "
-                    "store (accumulate with tl.atomic_add, or give each program its own output)"
-                )
+                return True
+    return False
 
 
 def install() -> bool:
@@ -141,7 +189,7 @@ def install() -> bool:
         _collect(list(args_hst), spans)
         _collect(list(kwargs_hst.values()), spans)
         _SPANS[:] = sorted(_merge(spans))
-        _ACCESSES["load"], _ACCESSES["store"] = [], []
+        _reset()
         return args_hst, kwargs_hst
 
     _init_args_hst.kbot_bounds = True

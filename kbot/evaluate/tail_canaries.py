@@ -12,7 +12,9 @@ arange, ... and their `_like`/`new_` forms) is placed at the start of a larger o
 `PAD` bytes hold a random pattern, and so are the inputs the judge hands over; after the call
 the pattern must be intact. A buffer forward freed before returning is not checked (its memory
 may be reused legitimately); the outputs and the inputs always are. An allocation's own bytes
-start as 0xFF (NaN), as the poisoned blocks they replace would (host_session._poison).
+start as random bytes drawn anew each call (`garbage`), as the poisoned blocks they replace do
+(host_session._poison): unwritten memory holds nothing a kernel can recognise (a fixed 0xFF
+poison let a kernel tell the trials from a user's call, round eight's c07).
 """
 
 from __future__ import annotations
@@ -28,24 +30,22 @@ PAD = 64 * 1024  # bytes watched past each buffer: a block of 16k fp32 elements
 class Canaries:
     """The buffers of one call (or one case's inputs) and the pattern past each."""
 
-    def __init__(self, device: torch.device) -> None:
+    def __init__(self, device: torch.device, rng: torch.Generator | None = None) -> None:
         self.device = device
+        self.rng = rng or judge_generator(device)
         self._pattern: torch.Tensor | None = None
         # storage pointer -> (where the pattern starts, in bytes; the tensor, or a weak ref)
         self._watched: dict[int, tuple[int, object]] = {}
 
     def pattern(self) -> torch.Tensor:
-        if self._pattern is None:  # the judge's own generator: the candidate's RNG untouched
-            rng = torch.Generator(device=self.device)
-            rng.manual_seed(secrets.randbits(62))
-            self._pattern = torch.randint(
-                0, 256, (PAD,), dtype=torch.uint8, device=self.device, generator=rng
-            )
+        if self._pattern is None:
+            self._pattern = torch.empty(PAD, dtype=torch.uint8, device=self.device)
+            garbage(self._pattern, self.rng)
         return self._pattern
 
     def allocated(self, result: torch.Tensor, values: bool) -> torch.Tensor:
         """`result` (a fresh allocation) moved to the start of a padded buffer; its values
-        copied when `values` (zeros, full, arange), else 0xFF bytes (empty)."""
+        copied when `values` (zeros, full, arange), else random bytes (empty)."""
         if result.numel() == 0 or result.storage_offset() != 0:
             return result
         nbytes = result.untyped_storage().nbytes()
@@ -53,7 +53,7 @@ class Canaries:
         if values:
             moved.copy_(result)
         else:
-            _bytes(moved.untyped_storage(), 0, nbytes).fill_(0xFF)
+            garbage(_bytes(moved.untyped_storage(), 0, nbytes), self.rng)
         self._watched[moved.untyped_storage().data_ptr()] = (nbytes, weakref.ref(moved))
         return moved
 
@@ -106,6 +106,19 @@ class Canaries:
         moved = torch.empty(0, dtype=like.dtype, device=like.device)
         moved.set_(base.untyped_storage(), offset, like.size(), like.stride())
         return moved
+
+
+def judge_generator(device: torch.device) -> torch.Generator:
+    """A generator of the judge's own, seeded from the OS: the candidate's RNG is untouched and
+    says nothing about it."""
+    rng = torch.Generator(device=device)
+    rng.manual_seed(secrets.randbits(62))
+    return rng
+
+
+def garbage(flat_bytes: torch.Tensor, rng: torch.Generator) -> torch.Tensor:
+    """Random bytes into a uint8 tensor, new at every call."""
+    return flat_bytes.random_(0, 256, generator=rng)
 
 
 def _bytes(storage, start: int, count: int) -> torch.Tensor:

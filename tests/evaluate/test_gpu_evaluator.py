@@ -43,7 +43,7 @@ def test_timed_verdict_is_sane(gpu_evaluator, problem, candidate, problem_name, 
 
 def test_unwritten_rows_read_as_poison_on_cuda(gpu_evaluator, problem, candidate):
     verdict = gpu_evaluator.evaluate(problem("silu_and_mul"), candidate("cheat_half_rows"))
-    assert not verdict.accepted and verdict.reasons[0].rule == "nan-inf"
+    assert not verdict.accepted and verdict.reasons[0].rule in ("nan-inf", "mismatch")
 
 
 def test_dynamic_cheats_are_rejected_on_cuda(gpu_evaluator, problem, candidate):

@@ -40,18 +40,25 @@ def _rowsum(x_ptr, out_ptr, n, ATOMIC: tl.constexpr, BLOCK: tl.constexpr):
     # each program adds its block of the row into one total
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     part = tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0)
-    if ATOMIC:
+    if ATOMIC == 1:
         tl.atomic_add(out_ptr, part)
+    elif ATOMIC == 2:  # an atomic as the read of a lost update
+        tl.store(out_ptr, tl.atomic_add(out_ptr, 0.0) + part)
     else:
         tl.store(out_ptr, tl.load(out_ptr) + part)  # a lost update on a GPU
 
-for atomic in (True, False):
+for atomic in (1, 0):
     total = torch.zeros(1)
     try:
         _rowsum[(4,)](torch.ones(512), total, 512, ATOMIC=atomic, BLOCK=128)
         result["atomic" if atomic else "plain"] = "ran"
     except Exception as exc:
         result["atomic" if atomic else "plain"] = str(exc)[:300]
+try:
+    _rowsum[(4,)](torch.ones(512), torch.zeros(1), 512, ATOMIC=2, BLOCK=128)
+    result["atomic read"] = "ran"
+except Exception as exc:
+    result["atomic read"] = str(exc)[:300]
 print(json.dumps(result))
 """
 
@@ -66,3 +73,34 @@ def test_programs_loading_what_others_store_are_a_race(interpreter_probe):
     result = interpreter_probe(PROBE, "install")
     assert result["atomic"] == "ran", result
     assert "another stores" in result["plain"], result
+    assert "another works atomically" in result["atomic read"], result
+
+
+def test_a_launch_too_big_to_follow_is_sampled_not_dropped(monkeypatch):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from kbot.evaluate import interpreter_bounds as bounds
+
+    monkeypatch.setattr(bounds, "MAX_TRACKED", 100)
+    bounds._reset()
+    try:
+        for program in range(8):
+            builder = SimpleNamespace(grid_idx=(program, 0, 0), grid_dim=(8, 1, 1))
+            addresses = np.arange(4096, 4096 + 16 * 64, 16, dtype=np.uint64)  # 64 words each
+            bounds._track(builder, "load", addresses)
+        held = sum(a.size for _, a in bounds._ACCESSES["load"])
+        assert 0 < held <= 100 and bounds._SAMPLE["modulus"] > 1
+        kept = (4096 // 16 + bounds._SAMPLE["salt"]) * 16  # an address of the sampled class
+        store = SimpleNamespace(grid_idx=(9, 0, 0), grid_dim=(10, 1, 1))
+        bounds._track(store, "store", np.array([kept], dtype=np.uint64))
+        assert bounds._ACCESSES["store"], "the sampled class is still followed"
+        try:
+            bounds._race_check()
+            raised = False
+        except bounds.Race:
+            raised = True
+        assert raised
+    finally:
+        bounds._reset()

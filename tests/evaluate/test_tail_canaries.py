@@ -28,12 +28,13 @@ def _allocate(canaries: Canaries, make):
         return make()
 
 
-def test_an_allocation_is_padded_and_starts_as_nan():
+def test_an_allocation_is_padded_and_starts_as_new_garbage():
     canaries = Canaries(CPU)
-    y = _allocate(canaries, lambda: torch.empty(10))
-    assert y.untyped_storage().nbytes() == 40 + PAD
-    assert torch.isnan(y).all()
-    assert canaries.check((y,)) is None
+    y = _allocate(canaries, lambda: torch.empty(256))
+    again = _allocate(canaries, lambda: torch.empty(256))
+    assert y.untyped_storage().nbytes() == 1024 + PAD
+    assert not torch.equal(y.view(torch.int32), again.view(torch.int32))  # drawn anew
+    assert canaries.check((y, again)) is None
 
 
 def test_a_write_past_an_allocation_is_found():
