@@ -35,6 +35,8 @@ _ACCESSES: dict[str, list] = {"load": [], "store": [], "atomic": []}
 MAX_TRACKED = 1 << 22  # addresses a launch's race check holds at most (then it samples)
 # The sample followed: addresses whose 16-byte word is `salt` modulo `modulus`.
 _SAMPLE = {"modulus": 1, "salt": 0, "held": 0}
+# The program in progress: its loads and stores since its last barrier, as (addresses, lanes).
+_OWN: dict[str, object] = {"program": None, "load": [], "store": []}
 
 
 class Race(RuntimeError):
@@ -63,15 +65,18 @@ def _check(builder, ptrs, mask, what: str) -> None:
     if not _SPANS or ptrs is None:
         return
     addresses = np.asarray(ptrs.data).astype(np.uint64, copy=False).reshape(-1)
+    lanes = np.arange(addresses.size, dtype=np.int64)  # each element's place in the block
     if mask is not None:
         active = np.asarray(mask.data).reshape(-1)
         if active.size == addresses.size:
-            addresses = addresses[active.astype(bool)]
+            addresses, lanes = addresses[active.astype(bool)], lanes[active.astype(bool)]
         elif active.size == 1 and not bool(active[0]):
             return
     if addresses.size == 0:
         return
     _track(builder, what, addresses)
+    if what != "atomic":
+        _within_program(builder, what, addresses, lanes)
     try:
         size = max(1, int(ptrs.get_element_ty().primitive_bitwidth) // 8)
     except (AttributeError, TypeError):
@@ -104,9 +109,49 @@ def _track(builder, what: str, addresses: np.ndarray) -> None:
 
 
 def _sampled(addresses: np.ndarray) -> np.ndarray:
-    if _SAMPLE["modulus"] == 1:
-        return addresses
-    return addresses[(addresses // 16) % _SAMPLE["modulus"] == _SAMPLE["salt"]]
+    return addresses[_in_sample(addresses)] if _SAMPLE["modulus"] > 1 else addresses
+
+
+def _in_sample(addresses: np.ndarray) -> np.ndarray:
+    return (addresses // 16) % _SAMPLE["modulus"] == _SAMPLE["salt"]
+
+
+def _within_program(builder, what: str, addresses: np.ndarray, lanes: np.ndarray) -> None:
+    """Inside one program, since its last `tl.debug_barrier()`: a load of what another element
+    of the block stored, or a store over what another element loaded. On a GPU a program's
+    elements are spread over threads that run apart, and Triton orders global memory between
+    them only at a barrier (round eight's c05: a scan through memory without one)."""
+    program = getattr(builder, "grid_idx", None)
+    if _OWN["program"] != program:
+        _OWN.update(program=program, load=[], store=[])
+    if _SAMPLE["modulus"] > 1:
+        kept = _in_sample(addresses)
+        addresses, lanes = addresses[kept], lanes[kept]
+    other = _OWN["store" if what == "load" else "load"]
+    if other and addresses.size:
+        seen = np.concatenate([a for a, _ in other])
+        seen_lanes = np.concatenate([b for _, b in other])
+        order = np.argsort(seen, kind="stable")
+        seen, seen_lanes = seen[order], seen_lanes[order]
+        unique, starts = np.unique(seen, return_index=True)
+        low = np.minimum.reduceat(seen_lanes, starts)
+        high = np.maximum.reduceat(seen_lanes, starts)
+        at = np.clip(np.searchsorted(unique, addresses), 0, unique.size - 1)
+        hit = unique[at] == addresses
+        if np.any(hit & ((low[at] != lanes) | (high[at] != lanes))):
+            raise Race(
+                f"one element of the program's block {what}s where another element "
+                f"{'stored' if what == 'load' else 'loaded'}, with no tl.debug_barrier() "
+                "between: on a GPU the block's elements run on threads that do not wait for "
+                "each other (put a barrier between the store and the load)"
+            )
+    _OWN[what].append((addresses.copy(), lanes.copy()))
+    if sum(a.size for pieces in (_OWN["load"], _OWN["store"]) for a, _ in pieces) > MAX_TRACKED:
+        _OWN.update(load=[], store=[])  # the launch's sample narrows as _track holds more
+
+
+def _barrier() -> None:
+    _OWN.update(load=[], store=[])
 
 
 def _narrow() -> None:
@@ -126,6 +171,7 @@ def _narrow() -> None:
 def _reset() -> None:
     _ACCESSES.update(load=[], store=[], atomic=[])
     _SAMPLE.update(modulus=1, salt=0, held=0)
+    _OWN.update(program=None, load=[], store=[])
 
 
 def _race_check() -> None:
@@ -206,6 +252,14 @@ def install() -> bool:
 
         executor._restore_args_dev = _restore_args_dev
 
+    barrier = getattr(builder, "create_barrier", None)
+    if barrier is not None:
+
+        def create_barrier(self, *args, **kwargs):
+            _barrier()
+            return barrier(self, *args, **kwargs)
+
+        builder.create_barrier = create_barrier
     # (method, position of the pointer, of the mask (None: unmasked), what it is), after self
     for name, ptr_at, mask_at, what in (
         ("create_load", 0, None, "load"),

@@ -54,6 +54,22 @@ for atomic in (1, 0):
         result["atomic" if atomic else "plain"] = "ran"
     except Exception as exc:
         result["atomic" if atomic else "plain"] = str(exc)[:300]
+@triton.jit
+def _shift(x_ptr, y_ptr, HOW: tl.constexpr, BLOCK: tl.constexpr):
+    # a block stored, then loaded back within the same program
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+    if HOW == 1:
+        tl.debug_barrier()
+    back = offs if HOW == 2 else (offs + 1) % BLOCK  # its own element, or its neighbour's
+    tl.store(x_ptr + offs, tl.load(y_ptr + back))
+
+for how, name in ((0, "neighbour"), (1, "barrier"), (2, "own")):
+    try:
+        _shift[(1,)](torch.randn(64), torch.empty(64), HOW=how, BLOCK=64)
+        result[name] = "ran"
+    except Exception as exc:
+        result[name] = str(exc)[:300]
 try:
     _rowsum[(4,)](torch.ones(512), torch.zeros(1), 512, ATOMIC=2, BLOCK=128)
     result["atomic read"] = "ran"
@@ -74,6 +90,12 @@ def test_programs_loading_what_others_store_are_a_race(interpreter_probe):
     assert result["atomic"] == "ran", result
     assert "another stores" in result["plain"], result
     assert "another works atomically" in result["atomic read"], result
+
+
+def test_an_element_loading_what_another_stored_needs_a_barrier(interpreter_probe):
+    result = interpreter_probe(PROBE, "install")
+    assert "debug_barrier" in result["neighbour"], result
+    assert result["barrier"] == "ran" and result["own"] == "ran", result
 
 
 def test_a_launch_too_big_to_follow_is_sampled_not_dropped(monkeypatch):
