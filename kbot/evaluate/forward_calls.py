@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from kbot.evaluate.allowed import (
     ALLOC_METHODS,
     AUTOGRAD_CTX_METHODS,
-    AUTOGRAD_METHODS,
     CAST_METHODS,
     CONTAINER_METHODS,
     EXTERN_CALLS,
@@ -165,9 +164,21 @@ class CallRules:
             return Callable(
                 method, module_key=f"method:{node.attr}", is_method=not _is_static(method)
             )
+        cls = self.class_named(getattr(node, "value", None)) or ""
+        helper = self.m.types.helpers.get(cls)
+        method = helper.facts.methods.get(node.attr) if helper else None
+        if method is not None and not _is_static(method):
+            names = {d.id for d in method.decorator_list if isinstance(d, ast.Name)}
+            method = method if "classmethod" in names else None  # `self` would be unknown
+        if method is not None:  # `map(Launcher.run, xs)`
+            return Callable(
+                method, module_key=f"class:{cls}.{node.attr}", is_method=not _is_static(method)
+            )
         return None
 
     def name_call(self, node: ast.Call, name: str, site: CallSite) -> Kind:
+        if name in self.class_params:  # `cls(...)` in a @classmethod
+            return self.construct(node, self.class_params[name], site)
         if name in self.local_fns:
             site.consumed = True
             return self.run_callable(
@@ -188,6 +199,8 @@ class CallRules:
             return self.follow(
                 f"fn:{name}", self.m.functions[name], site.arg_kinds, False, site=site
             )
+        if name in self.m.types.names:
+            return self.construct(node, name, site)
         tensors = holds_tensor(site.kinds)
         if name in SCALAR_BUILTINS:
             if tensors and name not in ("isinstance", "len", "hasattr", "callable"):
@@ -238,7 +251,14 @@ class CallRules:
             and func.value.id not in self.env
         ):
             return self.autograd_call(node, func.value.id, name, site)
+        cls = self.class_named(func.value)
+        if cls is not None:
+            return self.class_method_call(node, cls, name, site)
         receiver = self.expr(func.value)
+        if receiver == Kind.OBJECT or (receiver != Kind.CONTEXT and name in self.m.types.members):
+            return self.object_call(node, func, site)
+        if receiver == Kind.SCALAR and (kind := self.str_method(func, site)) is not None:
+            return kind
         tensors = holds_tensor(site.kinds)
         if receiver == Kind.CONTEXT:
             if name not in AUTOGRAD_CTX_METHODS:
@@ -281,62 +301,6 @@ class CallRules:
             f"`{ast.unparse(func)}(...)` is PyTorch compute in forward; do it in the Triton kernel",
         )
         return Kind.TENSOR
-
-    def submodule_call(self, node: ast.Call, facts: ForwardFacts, site: CallSite) -> Kind:
-        """`self.norm(x)` of an nn.Module class of the file: its forward, walked with what
-        its own __init__ says of its attributes (its launches count as forward's)."""
-        forward = facts.methods.get("forward")
-        if forward is None:
-            self.m.reject(node, f"`{ast.unparse(node.func)}(...)` has no forward to check")
-            return Kind.UNKNOWN
-        site.consumed = True
-        visit = (f"module:{id(facts)}:forward", tuple(site.arg_kinds))
-        if self.depth > MAX_CALL_DEPTH:
-            self.m.reject(forward, TOO_DEEP, rule="call-depth")
-            return Kind.UNKNOWN
-        if visit in self.m.visiting:
-            return Kind.UNKNOWN
-        self.m.visiting.add(visit)
-        before = facts.launches
-        try:
-            return type(self)(facts, {}, self.depth + 1).run(
-                forward, is_method=True, arg_kinds=site.arg_kinds, default_kind=Kind.TENSOR,
-                keyword_kinds=site.keyword_kinds, star_kind=site.star_kind,
-                callable_args=site.callables,
-            )  # fmt: skip
-        finally:
-            self.m.visiting.discard(visit)
-            self.m.launches += facts.launches - before
-
-    def autograd_call(self, node: ast.Call, cls: str, name: str, site: CallSite) -> Kind:
-        """`F.apply(...)` of a module-level torch.autograd.Function runs F.forward with a ctx
-        (or F.forward, then F.setup_context(ctx, inputs, output)); `F.helper(...)` calls one
-        of F's own static methods."""
-        methods = self.m.autograd[cls]
-        if name == "apply" and "forward" in methods:
-            if "setup_context" not in methods:
-                args = (Kind.CONTEXT, *site.arg_kinds)
-                return self.follow(f"autograd:{cls}", methods["forward"], args, False, site=site)
-            output = self.follow(
-                f"autograd:{cls}", methods["forward"], site.arg_kinds, False, site=site
-            )
-            inputs = container_of(site.kinds)
-            self.follow(
-                f"autograd-setup:{cls}",
-                methods["setup_context"],
-                (Kind.CONTEXT, inputs, output),
-                False,
-            )
-            return output
-        if name in methods and name not in AUTOGRAD_METHODS and _is_static(methods[name]):
-            return self.follow(f"autograd:{cls}.{name}", methods[name], site.arg_kinds, False,
-                               site=site)  # fmt: skip
-        self.m.reject(
-            node,
-            f"`{cls}.{name}(...)`: call a torch.autograd.Function through `{cls}.apply(...)` "
-            "(or its own static helpers)",
-        )
-        return Kind.UNKNOWN
 
     def torch_call(self, node: ast.Call, dotted: str, site: CallSite) -> Kind:
         root = dotted.split(".")[0]
@@ -398,8 +362,13 @@ class CallRules:
         is_method: bool,
         default_kind: Kind = Kind.UNKNOWN,
         site: CallSite | None = None,
+        facts: ForwardFacts | None = None,
+        bound_class: str | None = None,
         **binding,
     ) -> Kind:
+        """Walks `fn` with a fresh walker; `facts`: those of another class of the file, whose
+        launches count as forward's; `bound_class`: a @classmethod's class, its first
+        parameter."""
         if site is not None:
             site.consumed = True
             binding = dict(
@@ -414,12 +383,21 @@ class CallRules:
         if visit in self.m.visiting:
             return Kind.UNKNOWN
         self.m.visiting.add(visit)
+        facts = facts or self.m
+        before = facts.launches
+        inner = type(self)(facts, {}, self.depth + 1)
+        if bound_class is not None and is_method and isinstance(fn, ast.FunctionDef):
+            first = (fn.args.posonlyargs + fn.args.args)[:1]
+            for arg in first:  # `cls`
+                inner.env[arg.arg], inner.class_params[arg.arg] = Kind.OBJECT, bound_class
         try:
-            return type(self)(self.m, {}, self.depth + 1).run(
+            return inner.run(
                 fn, is_method=is_method, arg_kinds=arg_kinds, default_kind=default_kind, **binding
             )
         finally:
             self.m.visiting.discard(visit)
+            if facts is not self.m:
+                self.m.launches += facts.launches - before
 
 
 def _is_static(method: ast.FunctionDef) -> bool:

@@ -25,6 +25,9 @@ class Kind(enum.Enum):
     META = "meta"  # the parameter of a grid lambda: META["BLOCK"] may be any kernel argument
     CONTEXT = "context"  # a torch.autograd.Function's `ctx`: saves tensors, computes nothing
     KERNEL = "kernel"  # a module-level @triton.jit kernel (`k = _a if c else _b; k[grid](...)`)
+    # a class of the candidate's own, or an instance of one: its methods are followed where the
+    # walker knows the class (forward_classes), any other call on it is refused
+    OBJECT = "object"
     UNKNOWN = "unknown"
 
 
@@ -49,6 +52,36 @@ TOO_DEEP = (
 )
 
 
+@dataclass(frozen=True)
+class HelperClass:
+    """A module-level class of the candidate's own that forward's call graph may build or call
+    into (forward_classes): a plain class, a @dataclass or a typing.NamedTuple."""
+
+    node: ast.ClassDef
+    facts: ForwardFacts  # its methods are walked with these: `self.x` a tensor unless known
+    fields: tuple[str, ...] = ()  # a generated __init__'s parameters, in order
+    defaults: dict[str, Kind] = field(default_factory=dict)  # kinds of the fields' defaults
+    tracked: frozenset[str] = frozenset()  # fields never assigned again: their kind is kept
+    factories: tuple[ast.expr, ...] = ()  # `field(default_factory=f)`: run when it is built
+    attributes: dict[str, Kind] = field(default_factory=dict)  # class-level number constants
+
+
+@dataclass
+class CandidateTypes:
+    """What the checker knows of the candidate's module-level classes, and of the constants
+    whose Python type decides what their attributes are."""
+
+    names: frozenset[str] = frozenset()  # every module-level class: a name of one is an OBJECT
+    helpers: dict[str, HelperClass] = field(default_factory=dict)  # followed when called
+    enums: dict[str, frozenset[str]] = field(default_factory=dict)  # Enum of numbers: members
+    constexprs: frozenset[str] = frozenset()  # `_M: tl.constexpr = tl.constexpr(0)`: `.value`
+    strings: frozenset[str] = frozenset()  # `_NAME = "llama"`: its str methods give numbers/str
+    # names a call on one of the file's objects may run code by (its classes' methods, fields
+    # and attributes that may hold functions): such a call is followed or refused, never
+    # taken for a tensor method of that name
+    members: frozenset[str] = frozenset()
+
+
 @dataclass
 class ForwardFacts:
     """What the checker knows about the candidate file."""
@@ -67,6 +100,7 @@ class ForwardFacts:
     # module-level nn.Module classes of the candidate's own (ModelNew's `self.norm =
     # TritonRMSNorm(...)`): `self.norm(x)` runs their forward, walked with their facts
     local_modules: dict[str, ForwardFacts] = field(default_factory=dict)
+    types: CandidateTypes = field(default_factory=CandidateTypes)
     self_default: Kind = Kind.UNKNOWN  # an attribute of `self` not assigned in __init__
     where: str | None = None  # code other than forward's call graph that runs during a call
     reasons: list[Reason] = field(default_factory=list)
@@ -84,7 +118,7 @@ class ForwardFacts:
 
 
 # Kinds that may be (or hold) a tensor: what a container holding them becomes TENSORS for.
-MAYBE_TENSOR = frozenset({Kind.TENSOR, Kind.TENSORS, Kind.UNKNOWN})
+MAYBE_TENSOR = frozenset({Kind.TENSOR, Kind.TENSORS, Kind.OBJECT, Kind.UNKNOWN})
 
 
 def element_of(kind: Kind) -> Kind:

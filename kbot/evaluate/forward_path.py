@@ -15,7 +15,15 @@ import ast
 import dataclasses
 
 from kbot.evaluate.allowed import IMPLICIT_DUNDERS
-from kbot.evaluate.forward_kinds import ForwardFacts, Kind
+from kbot.evaluate.forward_kinds import CandidateTypes, ForwardFacts, Kind
+from kbot.evaluate.forward_types import (
+    candidate_types,
+    dataclass_fields,
+    helper_class,
+    is_number_expr,
+    module_constants,
+    stored_attributes,
+)
 from kbot.evaluate.forward_walk import Walker
 from kbot.evaluate.module_rules import autograd_functions, kernel_names
 from kbot.evaluate.names import Aliases
@@ -44,8 +52,11 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
                 model.lineno,
             )
         ]
-    constants = _module_constants(tree, aliases)
-    module = _class_facts(model, aliases, options, functions, kernels, constants, Kind.UNKNOWN)
+    types = candidate_types(tree, aliases)
+    constants = module_constants(tree, aliases, types)
+    module = _class_facts(
+        model, aliases, options, functions, kernels, constants, Kind.UNKNOWN, types=types
+    )
     module.autograd = {
         name: _methods(cls) for name, cls in autograd_functions(tree, aliases).items()
     }
@@ -53,13 +64,30 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
     for cls in tree.body:
         if isinstance(cls, ast.ClassDef) and cls is not model and _is_module_class(cls, aliases):
             # an attribute its own __init__ did not set came from elsewhere: a tensor
-            facts = _class_facts(cls, aliases, options, functions, kernels, constants, Kind.TENSOR)
+            facts = _class_facts(
+                cls, aliases, options, functions, kernels, constants, Kind.TENSOR, types=types
+            )
             facts.reasons, facts.autograd, facts.visiting = (
                 module.reasons, module.autograd, module.visiting
             )  # fmt: skip
             facts.local_modules = local
             local[cls.name] = facts
     module.local_modules = local
+    stored = stored_attributes(tree)
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n is not model):
+        # a class forward may build or call into: its methods' parameters and attributes are
+        # what forward passes, not what a constructor the judge calls would (trust_init)
+        facts = _class_facts(
+            cls, aliases, options, functions, kernels, constants, Kind.TENSOR,
+            fields=False, trust_init=False, types=types,
+        )  # fmt: skip
+        facts.reasons, facts.autograd, facts.visiting = (
+            module.reasons, module.autograd, module.visiting
+        )  # fmt: skip
+        facts.local_modules = local
+        helper = helper_class(cls, aliases, facts, stored)
+        if helper is not None:
+            types.helpers[cls.name] = helper
     Walker(module, {}).run(
         methods["forward"], is_method=True, arg_kinds=_forward_kinds(methods["forward"], options),
         default_kind=Kind.TENSOR,
@@ -80,10 +108,13 @@ def check(tree: ast.Module, aliases: Aliases, options: ProblemOptions) -> list[R
         if cls is model:
             facts = plain = dataclasses.replace(module)
         else:
-            facts = _class_facts(cls, aliases, options, functions, kernels, constants, Kind.TENSOR)
-            plain = _class_facts(
-                cls, aliases, options, functions, kernels, constants, Kind.TENSOR, fields=False
+            facts = _class_facts(
+                cls, aliases, options, functions, kernels, constants, Kind.TENSOR, types=types
             )
+            plain = _class_facts(
+                cls, aliases, options, functions, kernels, constants, Kind.TENSOR,
+                fields=False, types=types,
+            )  # fmt: skip
             for each in (facts, plain):
                 each.reasons, each.autograd = module.reasons, module.autograd
         for name, method in _methods(cls).items():
@@ -169,13 +200,18 @@ def _class_facts(
     constants,
     self_default: Kind,
     fields: bool = True,
+    trust_init: bool = True,
+    types: CandidateTypes | None = None,
 ) -> ForwardFacts:
     """What the walker knows inside one class's methods; `fields`: a dataclass's number
     fields count as numbers (in its properties, not in special methods Triton or Python run
-    on their own)."""
+    on their own); `trust_init`: __init__'s parameters are numbers (the judge builds the
+    class with the problem's init inputs), not so for a class forward builds."""
     methods = _methods(cls)
-    self_kinds, self_modules = _self_attributes(methods.get("__init__"), aliases)
-    for name, kind in (_dataclass_fields(cls, aliases) if fields else {}).items():
+    self_kinds, self_modules = (
+        _self_attributes(methods.get("__init__"), aliases) if trust_init else ({}, {})
+    )
+    for name, kind in (dataclass_fields(cls, aliases) if fields else {}).items():
         self_kinds.setdefault(name, kind)
     for name, method in methods.items():
         if name == "__init__":
@@ -199,138 +235,7 @@ def _class_facts(
         self_kinds=self_kinds,
         self_modules=self_modules,
         self_default=self_default,
-    )
-
-
-_SCALAR_TYPES = frozenset("int float bool str".split())
-
-
-def _dataclass_fields(cls: ast.ClassDef, aliases: Aliases) -> dict[str, Kind]:
-    """A @dataclass's fields annotated as numbers (`head_dim: int`) or tuples of them: what its
-    properties compute with is Python arithmetic on sizes. (A tensor stored in such a field
-    and computed with in a property still meets the compute guard during the call.)"""
-    decorated = any(
-        aliases.qualname(d.func if isinstance(d, ast.Call) else d) == "dataclasses.dataclass"
-        for d in cls.decorator_list
-    )
-    if not decorated:
-        return {}
-    fields: dict[str, Kind] = {}
-    for node in cls.body:
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            kind = _annotation_kind(node.annotation)
-            if kind is not None:
-                fields[node.target.id] = kind
-    return fields
-
-
-def _annotation_kind(annotation: ast.expr) -> Kind | None:
-    if isinstance(annotation, ast.Name) and annotation.id in _SCALAR_TYPES:
-        return Kind.SCALAR
-    if isinstance(annotation, ast.Subscript):
-        outer = annotation.value
-        name = outer.attr if isinstance(outer, ast.Attribute) else getattr(outer, "id", "")
-        parts = (
-            annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
-        )
-        scalar = all(
-            (isinstance(p, ast.Name) and p.id in _SCALAR_TYPES)
-            or (isinstance(p, ast.Constant) and p.value is Ellipsis)
-            for p in parts
-        )
-        if name in ("Tuple", "tuple") and scalar:
-            return Kind.CONTAINER
-    return None
-
-
-def _module_constants(tree: ast.Module, aliases: Aliases) -> dict[str, Kind]:
-    """Kinds of module-level names: numbers (and math/triton expressions of them) are scalars,
-    tuples of numbers are containers, mutable containers that the file mutates may hold
-    tensors, anything else (a tensor built at import, say) counts as a tensor."""
-    mutated = _mutated_names(tree)
-    rebound = {
-        name
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.Global, ast.Nonlocal))
-        for name in node.names
-    }
-    kinds: dict[str, Kind] = {name: Kind.TENSOR for name in rebound}  # state across calls
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target, value = node.target, node.value
-        else:
-            continue
-        if not isinstance(target, ast.Name) or target.id in aliases.names or target.id in rebound:
-            continue
-        if isinstance(value, ast.Lambda):
-            kinds[target.id] = Kind.FUNCTION
-            continue
-        if _is_scalar_expr(value, aliases, kinds):
-            kinds[target.id] = Kind.SCALAR
-        elif isinstance(value, ast.Tuple) and all(
-            _is_scalar_expr(e, aliases, kinds) for e in value.elts
-        ):
-            kinds[target.id] = Kind.CONTAINER
-        elif isinstance(value, (ast.Dict, ast.List, ast.Set)) and target.id not in mutated:
-            elements = list(value.values) if isinstance(value, ast.Dict) else list(value.elts)
-            scalar = all(_is_scalar_expr(e, aliases, kinds) for e in elements)
-            kinds[target.id] = Kind.CONTAINER if scalar else Kind.TENSORS
-        elif isinstance(value, (ast.Dict, ast.List, ast.Set)):
-            kinds[target.id] = Kind.TENSORS
-        else:
-            kinds[target.id] = Kind.TENSOR
-    return kinds
-
-
-def _is_scalar_expr(node: ast.AST, aliases: Aliases, known: dict[str, Kind]) -> bool:
-    """Numbers, names of scalar constants, and math./triton. calls or attributes of them."""
-    if _is_number_expr(node):
-        return True
-    if isinstance(node, ast.Name):
-        return known.get(node.id) == Kind.SCALAR
-    if isinstance(node, (ast.Call, ast.Attribute)):
-        func = node.func if isinstance(node, ast.Call) else node
-        dotted = aliases.qualname(func) or ""
-        args = node.args if isinstance(node, ast.Call) else []
-        return dotted.split(".")[0] in ("math", "triton") and all(
-            _is_scalar_expr(a, aliases, known) for a in args
-        )
-    if isinstance(node, ast.BinOp):
-        return _is_scalar_expr(node.left, aliases, known) and _is_scalar_expr(
-            node.right, aliases, known
-        )
-    if isinstance(node, ast.UnaryOp):
-        return _is_scalar_expr(node.operand, aliases, known)
-    return False
-
-
-def _mutated_names(tree: ast.Module) -> set[str]:
-    """Names whose value is changed in place somewhere: `name[k] = v`, `name.append(v)`."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            if isinstance(node.value, ast.Name):
-                names.add(node.value.id)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if isinstance(node.func.value, ast.Name) and node.func.attr in (
-                "append",
-                "extend",
-                "insert",
-                "update",
-                "setdefault",
-                "add",
-                "__setitem__",
-            ):
-                names.add(node.func.value.id)
-    return names
-
-
-def _is_number_expr(node: ast.AST) -> bool:
-    return all(
-        isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop))
-        for n in ast.walk(node)
+        types=types or CandidateTypes(),
     )
 
 
@@ -384,7 +289,7 @@ def _self_attributes(
                     kinds[target.attr] = Kind.TENSOR
                     continue
             names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-            if _is_number_expr(value) or (names and names <= params | {"float", "int"}):
+            if is_number_expr(value) or (names and names <= params | {"float", "int"}):
                 kinds[target.attr] = Kind.SCALAR
             else:
                 kinds.setdefault(target.attr, Kind.UNKNOWN)

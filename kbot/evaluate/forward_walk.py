@@ -10,6 +10,7 @@ import ast
 
 from kbot.evaluate.allowed import CONTEXT_MANAGERS, SCALAR_ATTRS, TENSOR_ATTRS
 from kbot.evaluate.forward_calls import CallRules
+from kbot.evaluate.forward_classes import Built, ClassCalls
 from kbot.evaluate.forward_kinds import (
     MAX_CALL_DEPTH,
     MAYBE_TENSOR,
@@ -39,9 +40,10 @@ LAYER_SETTINGS: dict[str, Kind] = {
 }
 
 
-class Walker(CallRules):
+class Walker(CallRules, ClassCalls):
     """Walks one function body in order, binding names to kinds and recording violations.
-    Calls are judged by `CallRules` (forward_calls)."""
+    Calls are judged by `CallRules` (forward_calls), those into the candidate's classes by
+    `ClassCalls` (forward_classes)."""
 
     def __init__(
         self,
@@ -55,6 +57,9 @@ class Walker(CallRules):
         self.depth = depth
         self.local_fns = dict(local_fns or {})
         self.return_kinds: list[Kind] = []
+        self.objects: dict[str, Built] = {}
+        self.built: dict[int, Built] = {}
+        self.class_params: dict[str, str] = {}
 
     def run(
         self,
@@ -130,8 +135,10 @@ class Walker(CallRules):
             self.expr(node.exc)
         elif isinstance(node, (ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)):
             pass  # carry no compute; `global` names are tensors (forward_path)
-        elif isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, ast.Delete)):
-            pass  # imports and classes have rules of their own; `del name` computes nothing
+        elif isinstance(node, ast.ClassDef):
+            self.env[node.name] = Kind.OBJECT  # a local class: no call on it is followed
+        elif isinstance(node, (ast.Import, ast.ImportFrom, ast.Delete)):
+            pass  # imports have rules of their own; `del name` computes nothing
         else:  # try, match, and whatever else holds statements and expressions
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.stmt):
@@ -183,6 +190,7 @@ class Walker(CallRules):
     def bind(self, target: ast.AST, kind: Kind, value: ast.AST | None) -> None:
         if isinstance(target, ast.Name):
             self.env[target.id] = kind
+            self.track(target.id, kind, value)
             self.local_fns.pop(target.id, None)
             if isinstance(value, ast.Lambda):
                 self.local_fns[target.id] = Callable(value, dict(self.env), owner=id(self))
@@ -211,6 +219,7 @@ class Walker(CallRules):
                 )
         elif isinstance(target, ast.Attribute):
             self.expr(target.value)
+            self.store_field(target, kind)
 
     def taint(self, container: ast.AST) -> None:
         """A local container that received a tensor: its elements are tensors from now on."""
@@ -253,7 +262,7 @@ class Walker(CallRules):
             return Kind.KERNEL
         if node.id in self.m.functions:
             return Kind.FUNCTION
-        return Kind.UNKNOWN
+        return Kind.OBJECT if node.id in self.m.types.names else Kind.UNKNOWN
 
     def _Attribute(self, node: ast.Attribute) -> Kind:
         if node.attr == "training" and isinstance(node.ctx, ast.Load):
@@ -287,6 +296,9 @@ class Walker(CallRules):
             # stride): numbers and tuples of numbers, not its tensors
             return LAYER_SETTINGS[node.attr]
         base = self.expr(node.value)
+        kind = self.class_attribute(node, base)
+        if kind is not None:
+            return kind
         if base == Kind.CONTEXT:  # what forward saved: tensors unless shown otherwise
             return Kind.TENSORS if node.attr in ("saved_tensors", "to_save") else Kind.TENSOR
         if node.attr == "shape":
@@ -363,6 +375,7 @@ class Walker(CallRules):
 
     def _comprehension(self, node) -> Kind:
         inner = Walker(self.m, self.env, self.depth, self.local_fns)
+        inner.objects, inner.class_params = dict(self.objects), dict(self.class_params)
         for generator in node.generators:
             inner.bind(generator.target, inner.iteration(generator.iter), None)
             for condition in generator.ifs:
