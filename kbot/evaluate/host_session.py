@@ -159,15 +159,9 @@ class Session:
         # forward receives (a `.grad`, a Python attribute) dies with them, while a cache keyed
         # by pointer still meets the refilled values.
         aliases = [b.detach() if isinstance(b, torch.Tensor) else b for b in buffers]
-        mode_name = str(request.get("grad_mode", "no_grad"))
-        grad_mode = GRAD_MODES.get(mode_name)
+        grad_mode = GRAD_MODES.get(str(request.get("grad_mode", "no_grad")))
         if grad_mode is None:
             raise _Refused("protocol", f"unknown grad mode {request.get('grad_mode')!r}")
-        if mode_name == "enable_grad" and not request.get("alias_ok"):
-            # as training code calls an op: its float inputs require grad (a forward that
-            # answered right only for inputs that do not was round eight's c10); not where the
-            # op writes into its inputs, which torch refuses for such leaves
-            aliases = [_requiring_grad(a) for a in aliases]
         try:
             # every autotune config takes its turn in the trials (timing tunes as written)
             with grad_mode(), guarding(guard), in_turn():
@@ -368,12 +362,6 @@ def _refuse_compute(guard: ComputeGuard) -> None:
             "only allocation, views, copies of its own buffers and declared extern ops may run "
             "there",
         )
-
-
-def _requiring_grad(value: object) -> object:
-    if isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex()):
-        return value.requires_grad_(True)
-    return value
 
 
 def _refuse_writes_past(guard: ComputeGuard, outputs: tuple) -> None:

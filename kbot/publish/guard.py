@@ -209,6 +209,21 @@ def input_terms(
     return terms
 
 
+def autograd_term(params: tuple[Param, ...], facts: tuple[InputFact, ...]) -> list[str]:
+    """The kernel's output has no autograd history: a call whose float tensors require grad,
+    under grad mode (training), keeps the original code. The judge never calls with such
+    inputs (kbot.evaluate.host_session)."""
+    if facts:
+        names = [p.name for p, f in zip(params, facts) if f.tensor and f.floating]
+    else:
+        names = [params[0].name] if params else []
+    if not names:
+        return []
+    needs = " or ".join(f"{name}.requires_grad" for name in names)
+    needs = f"({needs})" if len(names) > 1 else needs
+    return [f"not (torch.is_grad_enabled() and {needs})"]
+
+
 def _distinct_literals(values: list[Any]) -> tuple[Any, ...] | None:
     """The distinct values, when each is a bool, int, float, str or None; else None."""
     if not all(v is None or isinstance(v, (bool, int, float, str)) for v in values):

@@ -21,7 +21,14 @@ from typing import Any, Protocol
 
 from kbot.publish.adapters.source import AdapterError, Param, block, parse
 from kbot.publish.callsite import KernelCall
-from kbot.publish.guard import InputFact, SizeGuard, attribute_terms, input_terms, size_terms
+from kbot.publish.guard import (
+    InputFact,
+    SizeGuard,
+    attribute_terms,
+    autograd_term,
+    input_terms,
+    size_terms,
+)
 from kbot.publish.swept import SweptValue
 
 # Beyond this a guard is split over lines the way black formats a long condition.
@@ -141,6 +148,7 @@ def guard_terms(
         else:
             terms.append(f"{extra.name} == {extra.default}")
     terms += size_terms(passed, sizes, inputs[: len(passed)])
+    terms += autograd_term(passed, inputs[: len(passed)])
     return terms + attribute_terms(function, scalars, call.attributes, owner, swept_scalars)
 
 
