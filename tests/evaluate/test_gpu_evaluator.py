@@ -51,7 +51,9 @@ def test_dynamic_cheats_are_rejected_on_cuda(gpu_evaluator, problem, candidate):
         # the cache it keeps between calls is state (seen first since 7870d96), its stale
         # answer a mismatch
         ("cheat_pointer_cache", "quick_gelu", ("state-mutated", "mismatch")),
-        ("cheat_input_mutation", "gelu_fp32", ("input-mutated",)),
+        # it writes its input and returns it: the output's alias is seen first (H100,
+        # 2026-12-05) or the write
+        ("cheat_input_mutation", "gelu_fp32", ("input-mutated", "output-alias")),
         ("cheat_all_zeros", "softmax_wide", ("near-constant",)),
     ]:
         verdict = gpu_evaluator.evaluate(problem(problem_name), candidate(name))
