@@ -1,6 +1,7 @@
 """The libraries' public names as state (kbot.evaluate.state_check walks them with ModelNew's):
 which object each public name of the standard library's core modules, torch and Triton names,
-and the size of a stdlib list, dict or set, compared after every call and, at load, against
+the size of a stdlib list, dict or set and of every loaded torch and Triton module's
+`__all__`, compared after every call and, at load, against
 their state before any candidate code ran (`library_baseline`, `library_change`).
 """
 
@@ -23,6 +24,9 @@ _TORCH_STATE = (
 )
 
 
+_ALL_OF = ("torch.", "triton.")
+
+
 def library_state() -> list[tuple[str, object]]:
     from kbot.evaluate.state_check import _items, _vars
 
@@ -37,6 +41,14 @@ def library_state() -> list[tuple[str, object]]:
             )
             size = len(value) if sized else None
             found.append((f"{LIBRARY}{library}.{name}", ("lib", id(value), size)))
+    # Every loaded torch and Triton module's `__all__`, which nothing grows as it runs (a
+    # counter appended to `torch.nn.modules.__all__` was round eight's c14).
+    for library in [m for m in list(sys.modules) if m.startswith(_ALL_OF)]:
+        if library in _TORCH_STATE:
+            continue
+        table = getattr(sys.modules.get(library), "__all__", None)
+        if type(table) in (list, tuple, set):
+            found.append((f"{LIBRARY}{library}.__all__", ("lib", id(table), len(table))))
     return found
 
 
