@@ -1,7 +1,7 @@
 """The libraries' public names as state (kbot.evaluate.state_check walks them with ModelNew's):
 which object each public name of the standard library's core modules, torch and Triton names,
 the size of a stdlib list, dict or set and of every loaded torch and Triton module's
-`__all__`, compared after every call and, at load, against
+`__all__`, and each public name of kbot's own loaded modules, compared after every call and, at load, against
 their state before any candidate code ran (`library_baseline`, `library_change`).
 """
 
@@ -41,6 +41,12 @@ def library_state() -> list[tuple[str, object]]:
             )
             size = len(value) if sized else None
             found.append((f"{LIBRARY}{library}.{name}", ("lib", id(value), size)))
+    # kbot's own modules, whose functions the candidate's process calls to judge it (a
+    # rebound `autotune_turns.unrun` reporting every config run): each public name's object.
+    for library in [m for m in list(sys.modules) if m.startswith("kbot.")]:
+        for name, value in _items(_vars(sys.modules.get(library))):
+            if not name.startswith("_"):
+                found.append((f"{LIBRARY}{library}.{name}", ("lib", id(value), None)))
     # Every loaded torch and Triton module's `__all__`, which nothing grows as it runs (a
     # counter appended to `torch.nn.modules.__all__` was round eight's c14).
     for library in [m for m in list(sys.modules) if m.startswith(_ALL_OF)]:
