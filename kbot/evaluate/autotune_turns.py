@@ -26,14 +26,27 @@ from __future__ import annotations
 
 import contextlib
 import weakref
+from dataclasses import dataclass, field
 
 _STATE = {"on": False, "always": False, "installed": False, "call": 0}
 _ERRORS: list[tuple[type[BaseException], ...]] = [()]  # what a config that does not build raises
-# per autotuner: the config of the current call (call number, position), the positions that
-# ran, the positions that do not build here
-_CHOICE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_RAN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_BROKEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class _Turns:
+    """One autotuner's turns: this call's config (call number, position), the positions that
+    ran, the positions that do not build here."""
+
+    choice: tuple[int, int] | None = None
+    ran: set[int] = field(default_factory=set)
+    broken: set[int] = field(default_factory=set)
+
+
+_TURNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # autotuner -> _Turns
+
+
+def _turns(autotuner) -> _Turns:
+    return _TURNS.setdefault(autotuner, _Turns())
 
 
 def install(always: bool = False) -> None:
@@ -65,8 +78,8 @@ def unrun() -> int:
     """Configs of the live autotuners that have not run in turn yet (those that do not build
     here aside)."""
     return sum(
-        len(set(range(len(tuner.configs))) - ran - _BROKEN.get(tuner, set()))
-        for tuner, ran in list(_RAN.items())
+        len(set(range(len(tuner.configs))) - turns.ran - turns.broken)
+        for tuner, turns in list(_TURNS.items())
     )
 
 
@@ -81,17 +94,14 @@ def _position(autotuner, config) -> int:
 def _chosen(autotuner) -> int:
     """This call's config of `autotuner`: kept through the call; else the first one not run
     yet, else the one whose turn it is; never one that does not build here."""
-    call = _STATE["call"]
-    held = _CHOICE.get(autotuner)
-    if held is not None and held[0] == call:
-        return held[1]
+    call, turns = _STATE["call"], _turns(autotuner)
+    if turns.choice is not None and turns.choice[0] == call:
+        return turns.choice[1]
     count = len(autotuner.configs)
-    broken = _BROKEN.get(autotuner, set())
-    ran = _RAN.setdefault(autotuner, set())
-    usable = [p for p in range(count) if p not in broken] or list(range(count))
-    fresh = [p for p in usable if p not in ran]
+    usable = [p for p in range(count) if p not in turns.broken] or list(range(count))
+    fresh = [p for p in usable if p not in turns.ran]
     position = fresh[0] if fresh else usable[call % len(usable)]
-    _CHOICE[autotuner] = (call, position)
+    turns.choice = (call, position)
     return position
 
 
@@ -152,13 +162,13 @@ def _taking_turns(run):
                 try:
                     result = run(self, *args, **kwargs)
                 except errors:
-                    broken = _BROKEN.setdefault(self, set())
-                    broken.add(position)
-                    _CHOICE.pop(self, None)
-                    if len(broken) >= len(self.configs):
+                    turns = _turns(self)
+                    turns.broken.add(position)
+                    turns.choice = None
+                    if len(turns.broken) >= len(self.configs):
                         raise
                     continue
-                _RAN.setdefault(self, set()).add(position)
+                _turns(self).ran.add(position)
                 return result
             raise RuntimeError("no autotune config builds on this device")
         finally:

@@ -21,10 +21,26 @@ from __future__ import annotations
 
 import secrets
 import weakref
+from dataclasses import dataclass
 
 import torch
 
+from kbot.evaluate.wire import storage_span
+
 PAD = 64 * 1024  # bytes watched past each buffer: a block of 16k fp32 elements
+
+
+@dataclass(frozen=True)
+class _Watched:
+    """One padded buffer: where its pattern starts (bytes) and the tensor over it, held for an
+    input, weakly for an allocation (a buffer forward frees may be reused legitimately)."""
+
+    end: int
+    held: torch.Tensor | weakref.ref
+    allocated: bool
+
+    def tensor(self) -> torch.Tensor | None:
+        return self.held() if self.allocated else self.held
 
 
 class Canaries:
@@ -34,8 +50,7 @@ class Canaries:
         self.device = device
         self.rng = rng or judge_generator(device)
         self._pattern: torch.Tensor | None = None
-        # storage pointer -> (where the pattern starts, in bytes; the tensor, or a weak ref)
-        self._watched: dict[int, tuple[int, object]] = {}
+        self._watched: dict[int, _Watched] = {}  # by storage pointer
 
     def pattern(self) -> torch.Tensor:
         if self._pattern is None:
@@ -54,7 +69,7 @@ class Canaries:
             moved.copy_(result)
         else:
             garbage(_bytes(moved.untyped_storage(), 0, nbytes), self.rng)
-        self._watched[moved.untyped_storage().data_ptr()] = (nbytes, weakref.ref(moved))
+        self._watch(_Watched(nbytes, weakref.ref(moved), allocated=True), moved)
         return moved
 
     def input(self, value: object) -> object:
@@ -64,25 +79,25 @@ class Canaries:
             return value
         if any(s < 0 for s in value.stride()):
             return value
-        reach = 1 + sum((n - 1) * s for n, s in zip(value.shape, value.stride()))
-        end = (value.storage_offset() + reach) * value.element_size()
-        moved = self._padded(value, end, value.storage_offset())
+        reach, offset = storage_span(value)
+        end = (offset + reach) * value.element_size()
+        moved = self._padded(value, end, offset)
         moved.copy_(value)
-        self._watched[moved.untyped_storage().data_ptr()] = (end, moved)
+        self._watch(_Watched(end, moved, allocated=False), moved)
         return moved
 
     def check(self, outputs: tuple = ()) -> str | None:
         """None if every watched pattern is intact, else what was written past which buffer."""
         alive: dict[int, tuple[int, torch.Tensor]] = {}
-        for pointer, (end, held) in self._watched.items():
-            tensor = held() if isinstance(held, weakref.ref) else held
+        for pointer, watched in self._watched.items():
+            tensor = watched.tensor()
             if tensor is not None:
-                alive[pointer] = (end, tensor)
+                alive[pointer] = (watched.end, tensor)
         for value in outputs:  # a view of a buffer forward made, its first object dropped
             if isinstance(value, torch.Tensor) and value.numel() > 0:
                 pointer = value.untyped_storage().data_ptr()
                 if pointer in self._watched and pointer not in alive:
-                    alive[pointer] = (self._watched[pointer][0], value)
+                    alive[pointer] = (self._watched[pointer].end, value)
         for end, tensor in alive.values():
             tail = _bytes(tensor.untyped_storage(), end, PAD)
             changed = int((tail != self.pattern()).sum())
@@ -96,9 +111,10 @@ class Canaries:
 
     def forget_allocations(self) -> None:
         """Drops the call's allocations, keeps the inputs."""
-        self._watched = {
-            p: entry for p, entry in self._watched.items() if not isinstance(entry[1], weakref.ref)
-        }
+        self._watched = {p: w for p, w in self._watched.items() if not w.allocated}
+
+    def _watch(self, watched: _Watched, moved: torch.Tensor) -> None:
+        self._watched[moved.untyped_storage().data_ptr()] = watched
 
     def _padded(self, like: torch.Tensor, end: int, offset: int) -> torch.Tensor:
         base = torch.empty(end + PAD, dtype=torch.uint8, device=like.device)

@@ -66,7 +66,7 @@ class Outbox:
         return cls(path, [])
 
     def add(self, tensor: torch.Tensor) -> dict[str, Any]:
-        span, _ = _span(tensor)
+        span, _ = storage_span(tensor)
         if tensor.dtype not in _DTYPE_NAMES:
             raise WireError(f"a tensor of dtype {tensor.dtype} cannot be sent")
         raw = _host_bytes(span_bytes(tensor)).numpy()
@@ -213,7 +213,7 @@ def _ints(values: Any) -> bool:
     return isinstance(values, list) and all(isinstance(v, int) for v in values)
 
 
-def _span(tensor: torch.Tensor) -> tuple[int, int]:
+def storage_span(tensor: torch.Tensor) -> tuple[int, int]:
     """(elements of storage the view reaches, from its first one; that first one's offset)."""
     if tensor.numel() == 0:
         return 0, tensor.storage_offset()
@@ -226,15 +226,15 @@ def _span(tensor: torch.Tensor) -> tuple[int, int]:
 def span_bytes(tensor: torch.Tensor) -> torch.Tensor:
     """The bytes of the storage span `tensor`'s view reaches, as a flat uint8 tensor (a view
     where the dtype allows one, on the tensor's device)."""
-    span, offset = _span(tensor)
+    span, offset = storage_span(tensor)
     flat = torch.as_strided(tensor.detach(), (span,), (1,), offset).contiguous()
     return flat.view(torch.uint8) if span else torch.empty(0, dtype=torch.uint8, device=flat.device)
 
 
 def refill_into(buffer: torch.Tensor, fresh: torch.Tensor) -> None:
     """Copies `fresh`'s storage span into `buffer`'s (same pointers), strides included."""
-    span, offset = _span(buffer)
-    fresh_span, fresh_offset = _span(fresh)
+    span, offset = storage_span(buffer)
+    fresh_span, fresh_offset = storage_span(fresh)
     if span != fresh_span or buffer.shape != fresh.shape or buffer.dtype != fresh.dtype:
         raise WireError("an input changed shape, strides or dtype between trials")
     target = torch.as_strided(buffer, (span,), (1,), offset)
