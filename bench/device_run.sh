@@ -34,6 +34,10 @@
 # test's own limit, where pytest-timeout is installed), LIMIT (default 560 s: `tests`' whole limit), WORKERS (default 12) and DIST (default loadfile; worksteal spreads one slow file's tests, such
 # as tests/codegen/test_codegen_candidates.py's 14 problems on the GPU, over the workers).
 #
+# At most 8 files come back from $OUT (the device README): a command that runs several parts
+# gives each its own OUT (OUT=$OUT/l2 ...) and packs them last (tar -C $OUT -czf $OUT/all.tgz
+# l1 l2 && rm -rf $OUT/l1 $OUT/l2), or the later parts' files come back only as a count.
+#
 # Wheels the machine lacks must sit in .whl/ (see the device README); they are installed to
 # /tmp/site for this command only. The suite needs, for Python 3.12: gitpython gitdb smmap
 # PyGithub pynacl pyjwt cryptography cffi pycparser deprecated openai httpx2 httpcore2 h11 anyio

@@ -3,7 +3,8 @@
 Per trial: inputs drawn under a seed from the OS and the next value distribution; the reference
 runs here on clones; the inputs travel to the candidate's process, which refills the SAME
 buffers in place (so a candidate caching results by pointer or identity answers the previous
-trial) and poisons freed memory before calling forward; its outputs and its inputs as they are
+trial), or, in the trials `input_shifts` picks, a copy off the allocator's alignment
+(kbot.evaluate.input_places), and poisons freed memory before calling forward; its outputs and its inputs as they are
 after the call come back as data. Inputs must be unchanged; outputs are compared structurally
 and numerically; an output identical across trials whose references differ is input-independent.
 """
@@ -30,6 +31,7 @@ from kbot.evaluate.compare import (
 )
 from kbot.evaluate.compute_guard import ExternCount
 from kbot.evaluate.index_outputs import IndexSource, IndexSources
+from kbot.evaluate.input_places import input_shifts
 from kbot.evaluate.verdict import CaseCorrectness, Reason
 from kbot.problem.runtime import DISTRIBUTIONS, apply_distribution, seeded_inputs
 
@@ -84,14 +86,16 @@ def check_case(
     scalar_positions: tuple[int, ...] = (),
     extern: frozenset[str] = frozenset(),
 ) -> CaseOutcome:
-    """`call(inputs, poison_bytes, where, alias_ok, extern_counts, grad_mode)` runs the
+    """`call(inputs, poison_bytes, where, alias_ok, extern_counts, grad_mode, shift)` runs the
     candidate in its own process and returns its outputs and the inputs as they are after the
     call (kbot.evaluate.jobs). `extern` names the aten ops of the declared extern ops: the
     candidate may make as many calls of them as the reference does, no more. The trials take
     the autograd modes in turn from a random one (GRAD_MODES), so that with three trials or
-    more each mode is checked and none is predictable from the trial's number."""
+    more each mode is checked and none is predictable from the trial's number; the inputs'
+    alignment is drawn per trial (input_shifts)."""
     distributions = tuple(DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(trials))
     first_mode = secrets.randbelow(len(GRAD_MODES))
+    shifts = input_shifts(trials)
     worst_abs = worst_norm = 0.0
     previous: tuple[tuple, tuple] | None = None
     failure: Reason | None = None
@@ -103,8 +107,9 @@ def check_case(
         # Drawn here, from the OS: nothing the candidate's process sees predicts them.
         seed = secrets.randbits(31)
         grad_mode = GRAD_MODES[(first_mode + trial) % len(GRAD_MODES)]
+        placed = f", inputs {shifts[trial]} bytes off alignment" if shifts[trial] else ""
         where = (
-            f"(trial {trial + 1}/{trials}, {distribution} inputs, seed {seed}, "
+            f"(trial {trial + 1}/{trials}, {distribution} inputs{placed}, seed {seed}, "
             f"forward under {grad_mode})"
         )
         try:
@@ -132,7 +137,7 @@ def check_case(
         counts = (
             (counted.calls, counted.fused_adds, counted.scaled, counted.flops) if extern else None
         )
-        outputs, after = call(pristine, poison, where, alias_ok, counts, grad_mode)
+        outputs, after = call(pristine, poison, where, alias_ok, counts, grad_mode, shifts[trial])
         if len(after) != len(pristine):
             failure = Reason("input-mutated", f"the inputs came back changed in number {where}")
             break

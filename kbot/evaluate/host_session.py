@@ -1,9 +1,9 @@
 """What a candidate's process does for the judge, one request at a time (see candidate_host).
 
 Requests and replies are JSON; tensors travel as payload files in the process's own folder
-(kbot.evaluate.wire). The process keeps one set of input buffers per case: the first call
-allocates them, later calls refill the same memory (so a candidate caching by pointer answers
-the previous trial). On a GPU it captures the timed CUDA graph, samples it and plain calls,
+(kbot.evaluate.wire). The inputs sit where kbot.evaluate.input_places puts them: one set of
+buffers per case, refilled each call (so a candidate caching by pointer answers the previous
+trial), or, when the judge asks, at an address shifted off the allocator's alignment. On a GPU it captures the timed CUDA graph, samples it and plain calls,
 replays it for the judge's clock, and refills the graph's inputs for the judge's recheck.
 """
 
@@ -21,12 +21,13 @@ from kbot.evaluate.audit import Policy
 from kbot.evaluate.autotune_turns import in_turn
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
 from kbot.evaluate.cuda_errors import is_sticky
+from kbot.evaluate.input_places import InputPlaces, PlacementError, checked_shift, refill
 from kbot.evaluate.launch_hooks import record_kernels
 from kbot.evaluate.library_state import library_baseline, library_change
 from kbot.evaluate.processes import short
 from kbot.evaluate.state_check import StateTypeError, audit_classes, first_change, snapshot
 from kbot.evaluate.state_loading import LoadRefused, load_state
-from kbot.evaluate.tail_canaries import Canaries, garbage, judge_generator
+from kbot.evaluate.tail_canaries import garbage, judge_generator
 from kbot.problem.runtime import build_on, import_file
 
 _POISON_MIN_BYTES = 64 << 20
@@ -48,9 +49,8 @@ class Session:
         self.extern: frozenset[str] = frozenset()  # aten ops of the declared extern ops
         self.module: Any = None  # the candidate's module
         self.state: dict[str, object] = {}  # what ModelNew and its module keep, as loaded
-        self.buffers: dict[int, list] = {}
-        self.canaries: dict[int, Canaries] = {}
         self.rng = judge_generator(device)  # the poison's and the canaries' random bytes
+        self.places = InputPlaces(device, self.rng)  # the inputs of each call
         self.timed = None  # kbot.evaluate.timing.Implementation of the case being timed
         self.timed_case: int | None = None
         self.timed_copies: list[list] = []  # the timed graph's inputs, one list per call
@@ -77,6 +77,8 @@ class Session:
             return {"ok": True, **handlers[op](request)}
         except _Refused as refused:
             return {"ok": False, "rule": refused.rule, "message": refused.message}
+        except PlacementError as refused:
+            return {"ok": False, "rule": "protocol", "message": str(refused)}
         except BaseException as exc:  # the candidate's own code raised: that is its verdict
             rule = {"load": "load", "capture": "cuda-graph"}.get(op, "forward-error")
             return {"ok": False, "rule": rule, "message": short(exc), "fatal": is_sticky(str(exc))}
@@ -134,16 +136,9 @@ class Session:
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.model is None:
             raise _Refused("protocol", "call before load")
+        case, shift = int(request["case"]), checked_shift(request.get("shift", 0))
         fresh = wire.decode(request["inputs"], self._payload(request), self.device)
-        case = int(request["case"])
-        buffers = self.buffers.get(case)
-        if buffers is None:
-            # on a GPU each input sits before a watched pattern (tail_canaries.py)
-            canaries = self.canaries[case] = Canaries(self.device, self.rng)
-            watched = self.device.type == "cuda"
-            self.buffers[case] = buffers = [canaries.input(v) if watched else v for v in fresh]
-        else:
-            _refill(buffers, fresh)
+        buffers, canaries = self.places.place(case, fresh, shift)
         _poison([int(n) for n in request.get("poison_bytes", [])], self.device, self.rng)
         limit, fused = request.get("extern_calls"), request.get("fused_adds")
         scaled, flops = request.get("scaled_calls"), request.get("extern_flops")
@@ -153,7 +148,7 @@ class Session:
             None if fused is None else int(fused),
             None if scaled is None else int(scaled),
             None if flops is None else int(flops),
-            self.canaries[case] if self.device.type == "cuda" else None,
+            canaries,
         )
         # Fresh tensor objects over the same memory each call: state kept on the objects
         # forward receives (a `.grad`, a Python attribute) dies with them, while a cache keyed
@@ -195,11 +190,12 @@ class Session:
         from kbot.evaluate.timing import Implementation, capture
 
         case = int(request["case"])
-        if self.model is None or case not in self.buffers:
-            raise _Refused("protocol", "capture before a call on this case")
+        buffers = self.places.buffers(case)
+        if self.model is None or buffers is None:
+            raise _Refused("protocol", "capture before an aligned call on this case")
         self._release({})
         model = self.model
-        first = [b.detach() if isinstance(b, torch.Tensor) else b for b in self.buffers[case]]
+        first = [b.detach() if isinstance(b, torch.Tensor) else b for b in buffers]
         copies = [first] + [
             [v.clone() if isinstance(v, torch.Tensor) else v for v in first]
             for _ in range(max(0, int(request["copies"]) - 1))
@@ -259,7 +255,7 @@ class Session:
         copy = int(request.get("copy", 0))
         if not 0 <= copy < len(self.timed_copies):
             raise _Refused("protocol", f"no copy {copy} in the timed graph")
-        _refill(self.timed_copies[copy], fresh)
+        refill(self.timed_copies[copy], fresh)
         impl.graph.replay()
         torch.cuda.synchronize(self.device)
         self._refuse_state_change()  # after every timed replay, not only the judge's calls
@@ -402,16 +398,6 @@ def _check_types(outputs: tuple) -> None:
                 )
         elif not (value is None or isinstance(value, (bool, int, float))):
             raise _Refused("output-type", f"output {index} is a {type(value).__name__}")
-
-
-def _refill(buffers: list, fresh: list) -> None:
-    if len(buffers) != len(fresh):
-        raise _Refused("protocol", "a different number of inputs than the first call")
-    for index, (buffer, value) in enumerate(zip(buffers, fresh)):
-        if isinstance(buffer, torch.Tensor):
-            wire.refill_into(buffer, value)
-        elif buffer != value:
-            buffers[index] = value
 
 
 def _poison(sizes: list[int], device: torch.device, rng: torch.Generator) -> None:

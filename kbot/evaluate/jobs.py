@@ -346,6 +346,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
         alias_ok: bool = False,
         extern_counts: tuple[int, int, int, int] | None = None,
         grad_mode: str = "no_grad",
+        shift: int = 0,
     ) -> tuple[tuple, list]:
         # What may come back: the inputs as they are after the call, and outputs like the
         # reference's (twice over, for a candidate that returns more than it should).
@@ -364,6 +365,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
                 scaled_calls=None if extern_counts is None else extern_counts[2],
                 extern_flops=None if extern_counts is None else extern_counts[3],
                 grad_mode=grad_mode,
+                shift=shift,
             )
         except CandidateFailed as failed:
             reason = Reason(failed.reason.rule, f"{failed.reason.message} {where}".strip())

@@ -72,14 +72,16 @@ class Canaries:
         self._watch(_Watched(nbytes, weakref.ref(moved), allocated=True), moved)
         return moved
 
-    def input(self, value: object) -> object:
-        """An input tensor copied into a padded buffer (kept alive by the caller, watched for
-        as long as this object is)."""
+    def input(self, value: object, shift: int = 0) -> object:
+        """An input tensor copied into a padded buffer, `shift` bytes (a multiple of its
+        element size) further from the buffer's start than its own storage offset (kept alive
+        by the caller, watched for as long as this object is)."""
         if not isinstance(value, torch.Tensor) or value.numel() == 0:
             return value
         if any(s < 0 for s in value.stride()):
             return value
         reach, offset = storage_span(value)
+        offset += shift // value.element_size()
         end = (offset + reach) * value.element_size()
         moved = self._padded(value, end, offset)
         moved.copy_(value)

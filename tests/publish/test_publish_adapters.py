@@ -63,10 +63,11 @@ def test_forward_cuda_method_copies_the_reference_signature(make_run, target_rep
     )
     added = _added_lines(target_repo, publication)["minisrv/layers/norm.py"]
     assert added[1] == "    def forward_cuda(self, x: torch.Tensor) -> torch.Tensor:"
-    assert added[2:8] == [
+    assert added[2:9] == [
         "        if (",
         "            x.dtype in (torch.bfloat16,)",
         "            and x.is_contiguous()",
+        "            and x.data_ptr() % 16 == 0",
         "            and x.shape[1:] == (256,)",
         "            and not (torch.is_grad_enabled() and x.requires_grad)",
         "        ):",

@@ -74,8 +74,10 @@ def test_the_first_floating_input_anchors_the_guard(tmp_path):
         "query.dtype in (torch.bfloat16,)",
         "positions.dtype == torch.int64",
         "positions.is_contiguous()",
+        "positions.data_ptr() % 16 == 0",
         "positions.dim() == 1",
         "query.is_contiguous()",
+        "query.data_ptr() % 16 == 0",
         "query.shape[1:] == (16,)",
         "not (torch.is_grad_enabled() and query.requires_grad)",  # training keeps the original
     ]
@@ -95,18 +97,22 @@ def test_optional_tensors_must_be_present_and_checked_dims_pinned(tmp_path):
     assert terms == [
         "x.dtype in (torch.bfloat16,)",
         "x.is_contiguous()",
+        "x.data_ptr() % 16 == 0",
         "x.shape[1:] == (64,)",
         "weight is not None",
         "weight.dtype == x.dtype",
         "weight.is_contiguous()",
+        "weight.data_ptr() % 16 == 0",
         "weight.shape == (64,)",
         "bias is not None",
         "bias.dtype == x.dtype",
         "bias.is_contiguous()",
+        "bias.data_ptr() % 16 == 0",
         "bias.shape == (64,)",
         "residual is not None",
         "residual.dtype == x.dtype",
         "residual.is_contiguous()",
+        "residual.data_ptr() % 16 == 0",
         "residual.shape == x.shape",
         "not (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad "
         "or bias.requires_grad or residual.requires_grad))",

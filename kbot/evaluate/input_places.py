@@ -1,0 +1,123 @@
+"""Where the judge's inputs sit in a candidate's process, call by call.
+
+Each case has one set of input buffers: its first aligned call allocates them, later ones
+refill the same memory, so a candidate caching results by pointer answers the previous trial.
+A fresh buffer's address is a multiple of the allocator's alignment (512 bytes on a GPU, 64 on
+a CPU), and a user's tensor need not be: `x[1:]` of a contiguous tensor is contiguous and
+starts one row further. Some trials therefore place the inputs `shift` bytes past such an
+address, in buffers of that call only; the judge picks which trials and the shift, an odd
+multiple of 16 below 512 (16 bytes is the alignment Triton and torch.compile's kernels
+specialise on, and the published guard requires of every tensor: kbot.publish.guard), so a
+kernel right only at higher alignments is caught, and one that branches on `data_ptr()` meets
+both kinds of address.
+
+On a GPU every input also sits before a watched pattern (kbot.evaluate.tail_canaries).
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import torch
+
+from kbot.evaluate import wire
+from kbot.evaluate.tail_canaries import Canaries
+
+MIN_ALIGN = 16  # bytes: the alignment every input keeps, shifted or not
+SHIFT_PERIOD = 512  # bytes: the shifts are below one GPU allocation granule
+
+
+class PlacementError(ValueError):
+    """A request for a placement the judge never asks for."""
+
+
+def checked_shift(value: Any) -> int:
+    """The request's shift, when it is one the judge sends (0, or an odd multiple of 16 below
+    512)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise PlacementError(f"an input shift must be an integer, not {value!r}")
+    if value and (value % (2 * MIN_ALIGN) != MIN_ALIGN or not 0 < value < SHIFT_PERIOD):
+        raise PlacementError(f"an input shift of {value} bytes is not one the judge sends")
+    return value
+
+
+def input_shifts(trials: int) -> list[int]:
+    """Bytes past an aligned address at which each trial's inputs sit (0: the case's own
+    buffers), drawn from the OS: with two trials or more, at least one of each kind, so a
+    kernel right only at the allocator's alignment, or only off it, is caught. A lone trial
+    stays aligned (the timed graph replays the case's own buffers)."""
+    if trials < 2:
+        return [0] * trials
+    shifted = [secrets.randbelow(2) == 1 for _ in range(trials)]
+    if len(set(shifted)) == 1:
+        flip = secrets.randbelow(trials)
+        shifted[flip] = not shifted[flip]
+    return [_odd_shift() if s else 0 for s in shifted]
+
+
+def _odd_shift() -> int:
+    """An odd multiple of MIN_ALIGN below SHIFT_PERIOD: aligned to 16 bytes, never to 32."""
+    return MIN_ALIGN * (2 * secrets.randbelow(SHIFT_PERIOD // (2 * MIN_ALIGN)) + 1)
+
+
+class InputPlaces:
+    """The buffers forward is called on, per case, and the canaries watching them (GPU)."""
+
+    def __init__(self, device: torch.device, rng: torch.Generator) -> None:
+        self.device = device
+        self.rng = rng
+        self._buffers: dict[int, list] = {}
+        self._canaries: dict[int, Canaries | None] = {}
+
+    def place(self, case: int, fresh: list, shift: int) -> tuple[list, Canaries | None]:
+        """The inputs for this call (refilled with `fresh`'s values) and the canaries that
+        watch them and the call's allocations (None on a CPU)."""
+        watched = self.device.type == "cuda"
+        if shift:
+            canaries = Canaries(self.device, self.rng) if watched else None
+            return [_shifted(v, shift, canaries) for v in fresh], canaries
+        buffers = self._buffers.get(case)
+        if buffers is None:
+            canaries = Canaries(self.device, self.rng) if watched else None
+            self._canaries[case] = canaries
+            place = canaries.input if canaries is not None else (lambda v: v)
+            self._buffers[case] = buffers = [place(v) for v in fresh]
+        else:
+            refill(buffers, fresh)
+        return buffers, self._canaries[case]
+
+    def buffers(self, case: int) -> list | None:
+        """The case's own buffers (aligned), once a call has made them."""
+        return self._buffers.get(case)
+
+
+def _shifted(value: object, shift: int, canaries: Canaries | None) -> object:
+    """`value` copied `shift` bytes past the start of a new buffer (padded and watched on a
+    GPU)."""
+    if not isinstance(value, torch.Tensor) or value.numel() == 0:
+        return value
+    if any(s < 0 for s in value.stride()) or shift % value.element_size():
+        return value
+    if canaries is not None:
+        return canaries.input(value, shift)
+    reach, offset = wire.storage_span(value)
+    offset += shift // value.element_size()
+    base = torch.empty(
+        (offset + reach) * value.element_size(), dtype=torch.uint8, device=value.device
+    )
+    moved = torch.empty(0, dtype=value.dtype, device=value.device)
+    moved.set_(base.untyped_storage(), offset, value.size(), value.stride())
+    moved.copy_(value)
+    return moved
+
+
+def refill(buffers: list, fresh: list) -> None:
+    """`fresh`'s values into `buffers` (same memory for tensors)."""
+    if len(buffers) != len(fresh):
+        raise PlacementError("a different number of inputs than the first call")
+    for index, (buffer, value) in enumerate(zip(buffers, fresh)):
+        if isinstance(buffer, torch.Tensor):
+            wire.refill_into(buffer, value)
+        elif buffer != value:
+            buffers[index] = value
