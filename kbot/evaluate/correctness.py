@@ -85,6 +85,7 @@ def check_case(
     rounded_to: torch.dtype | None = None,
     scalar_positions: tuple[int, ...] = (),
     extern: frozenset[str] = frozenset(),
+    coarser: tuple[int, ...] | None = None,
 ) -> CaseOutcome:
     """`call(inputs, poison_bytes, where, alias_ok, extern_counts, grad_mode, shift)` runs the
     candidate in its own process and returns its outputs and the inputs as they are after the
@@ -92,10 +93,11 @@ def check_case(
     candidate may make as many calls of them as the reference does, no more. The trials take
     the autograd modes in turn from a random one (GRAD_MODES), so that with three trials or
     more each mode is checked and none is predictable from the trial's number; the inputs'
-    alignment is drawn per trial (input_shifts)."""
+    alignment is drawn per trial (input_shifts, with this case's part of the coarser
+    alignments: `coarser`)."""
     distributions = tuple(DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(trials))
     first_mode = secrets.randbelow(len(GRAD_MODES))
-    shifts = input_shifts(trials)
+    shifts = input_shifts(trials, coarser)
     worst_abs = worst_norm = 0.0
     previous: tuple[tuple, tuple] | None = None
     failure: Reason | None = None

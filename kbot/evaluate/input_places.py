@@ -5,11 +5,11 @@ refill the same memory, so a candidate caching results by pointer answers the pr
 A fresh buffer's address is a multiple of the allocator's alignment (512 bytes on a GPU, 64 on
 a CPU), and a user's tensor need not be: `x[1:]` of a contiguous tensor is contiguous and
 starts one row further. Some trials therefore place the inputs `shift` bytes past such an
-address, in buffers of that call only; the judge picks which trials and the shift, an odd
+address, in buffers of that call only; the judge picks which trials and the shift, a
 multiple of 16 below 512 (16 bytes is the alignment Triton and torch.compile's kernels
 specialise on, and the published guard requires of every tensor: kbot.publish.guard), so a
 kernel right only at higher alignments is caught, and one that branches on `data_ptr()` meets
-both kinds of address.
+several kinds of address (input_shifts).
 
 On a GPU every input also sits before a watched pattern (kbot.evaluate.tail_canaries).
 """
@@ -33,32 +33,62 @@ class PlacementError(ValueError):
 
 
 def checked_shift(value: Any) -> int:
-    """The request's shift, when it is one the judge sends (0, or an odd multiple of 16 below
+    """The request's shift, when it is one the judge sends (0, or a multiple of 16 below
     512)."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise PlacementError(f"an input shift must be an integer, not {value!r}")
-    if value and (value % (2 * MIN_ALIGN) != MIN_ALIGN or not 0 < value < SHIFT_PERIOD):
+    if value and (value % MIN_ALIGN or not 0 < value < SHIFT_PERIOD):
         raise PlacementError(f"an input shift of {value} bytes is not one the judge sends")
     return value
 
 
-def input_shifts(trials: int) -> list[int]:
+def input_shifts(trials: int, coarser: tuple[int, ...] | None = None) -> list[int]:
     """Bytes past an aligned address at which each trial's inputs sit (0: the case's own
-    buffers), drawn from the OS: with two trials or more, at least one of each kind, so a
-    kernel right only at the allocator's alignment, or only off it, is caught. A lone trial
-    stays aligned (the timed graph replays the case's own buffers)."""
+    buffers), in an order drawn from the OS. Two trials or more: at least one shifted by an
+    odd multiple of 16 (aligned to 16 bytes, never to 32), so a kernel right only at a higher
+    alignment is always caught; three or more: two in the case's own buffers (a cache keyed
+    by pointer meets refilled values) and the rest shifted (five at most), each by an odd
+    multiple of another power of two, taken in turn from `coarser` (the judge passes each
+    case a different part of one drawn order of COARSER, so that over the cases every
+    alignment below the allocator's is met: a kernel wrong at one alignment only is caught).
+    A lone trial stays aligned (the timed graph replays the case's own buffers)."""
     if trials < 2:
         return [0] * trials
-    shifted = [secrets.randbelow(2) == 1 for _ in range(trials)]
-    if len(set(shifted)) == 1:
-        flip = secrets.randbelow(trials)
-        shifted[flip] = not shifted[flip]
-    return [_odd_shift() if s else 0 for s in shifted]
+    shifted = 1 if trials == 2 else min(trials - 2, 1 + len(COARSER))
+    powers = [MIN_ALIGN, *(coarser if coarser is not None else drawn(COARSER))]
+    shifts = [_odd_multiple(power) for power in powers[:shifted]]
+    shifts += [0] * (trials - len(shifts))
+    return drawn(shifts)
 
 
-def _odd_shift() -> int:
-    """An odd multiple of MIN_ALIGN below SHIFT_PERIOD: aligned to 16 bytes, never to 32."""
-    return MIN_ALIGN * (2 * secrets.randbelow(SHIFT_PERIOD // (2 * MIN_ALIGN)) + 1)
+def coarser_per_case(cases: int, trials: int) -> list[tuple[int, ...]]:
+    """For each case, the powers of two above 16 its shifted trials take (input_shifts):
+    consecutive parts of one order drawn from the OS, so that two cases of five trials meet
+    all four."""
+    order = drawn(COARSER)
+    slots = max(0, min(trials - 3, len(COARSER)))
+    return [
+        tuple(order[(case * slots + k) % len(order)] for k in range(len(COARSER)))
+        for case in range(cases)
+    ]
+
+
+# Powers of two above MIN_ALIGN and below SHIFT_PERIOD.
+COARSER = (32, 64, 128, 256)
+
+
+def _odd_multiple(power: int) -> int:
+    """An odd multiple of `power` below SHIFT_PERIOD, drawn."""
+    return power * (2 * secrets.randbelow(SHIFT_PERIOD // (2 * power)) + 1)
+
+
+def drawn(values) -> list:
+    """`values` in an order drawn from the OS."""
+    values = list(values)
+    for index in range(len(values) - 1, 0, -1):
+        other = secrets.randbelow(index + 1)
+        values[index], values[other] = values[other], values[index]
+    return values
 
 
 class InputPlaces:

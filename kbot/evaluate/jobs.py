@@ -14,6 +14,7 @@ import torch
 
 from kbot.evaluate.compute_guard import extern_aten
 from kbot.evaluate.correctness import CandidateCrashed, ReferenceFailed, check_case
+from kbot.evaluate.input_places import coarser_per_case
 from kbot.evaluate.processes import short
 from kbot.evaluate.protocol import CandidateOutcome, Job
 from kbot.evaluate.remote import (
@@ -261,6 +262,8 @@ def _check(
 ) -> tuple[CaseResult, ...]:
     """Each case's trials, a step each: the first also pays the candidate's compiles."""
 
+    coarser = coarser_per_case(len(job.cases), job.seeds)
+
     def trials(index: int, case: dict, count: int):
         try:
             outcome = check_case(
@@ -276,6 +279,7 @@ def _check(
                 state.rounded_to.get((job.problem_sha256, index)),
                 job.scalar_positions,
                 extern_aten(job.extern_ops),
+                coarser[index],
             )
         except ReferenceFailed as exc:
             raise _Rejected(Stage.INPUT, Reason("problem", str(exc))) from None

@@ -268,8 +268,8 @@ class _Walker:
 
     def _triton(self, name: str, value: object, depth: int) -> None:
         """Triton's objects: a kernel's Python function, an autotuner's configs and wrapped
-        kernel, a config's values; their caches (filled by the first launch) are not state
-        of the candidate's."""
+        kernel, a config's values (their caches, filled by the first launch, are not state of
+        the candidate's); any other Triton object, everything it holds."""
         import triton
         import triton.language as tl
 
@@ -287,7 +287,13 @@ class _Walker:
                 if attribute in fields:
                     self.visit(f"{name}.{attribute}", fields[attribute], depth + 1)
         else:
-            self.found.append((name, ("ref", id(value))))
+            # Any other Triton object is walked as an object of the candidate's: which object
+            # sits where and all it holds. A TensorDescriptor's `base` tensor and its shape and
+            # strides lists are the candidate's to change (round nine: counters, result caches
+            # and output pools hidden there were accepted while only its id was recorded).
+            self.found.append((name, ("object", kind.__name__, id(value))))
+            self._attributes(name, value, depth)
+            self._slots(name, value, depth)
 
 
 # What the walk reads of Triton's kernel wrappers besides the function they wrap.

@@ -11,7 +11,14 @@ import torch
 
 from kbot.evaluate.audit import Policy
 from kbot.evaluate.host_session import Session
-from kbot.evaluate.input_places import InputPlaces, PlacementError, checked_shift, input_shifts
+from kbot.evaluate.input_places import (
+    COARSER,
+    InputPlaces,
+    PlacementError,
+    checked_shift,
+    coarser_per_case,
+    input_shifts,
+)
 
 CPU = torch.device("cpu")
 
@@ -20,23 +27,36 @@ def _places() -> InputPlaces:
     return InputPlaces(CPU, torch.Generator().manual_seed(0))
 
 
-def test_shifts_mix_both_kinds_and_stay_16_byte_aligned():
-    for trials in (2, 3, 5):
+def _valuation(shift: int) -> int:
+    return (shift & -shift).bit_length() - 1
+
+
+def test_shifts_mix_both_kinds_and_cover_several_alignments():
+    for trials in (2, 3, 5, 8):
         for _ in range(50):
             shifts = input_shifts(trials)
             assert len(shifts) == trials
-            assert 0 in shifts and any(shifts), shifts
-            assert all(s == 0 or (s % 32 == 16 and s < 512) for s in shifts), shifts
+            moved = [s for s in shifts if s]
+            # two aligned trials where there are three or more (a pointer cache meets refills),
+            # more where the five alignments below 512 bytes are all drawn
+            assert shifts.count(0) == (1 if trials == 2 else max(2, trials - 5)), shifts
+            assert all(s % 16 == 0 and 0 < s < 512 for s in moved), shifts
+            # one at 16 bytes and no coarser, the others each at another power of two
+            assert any(s % 32 == 16 for s in moved), shifts
+            assert len({_valuation(s) for s in moved}) == len(moved), shifts
     assert input_shifts(1) == [0] and input_shifts(0) == []
-    # the shift itself is drawn: a kernel cannot learn one address and wait for it
+    # the shifts and their order are drawn: a kernel cannot learn one address and wait for it
     assert len({s for _ in range(200) for s in input_shifts(5)}) > 8
+    assert len({tuple(s > 0 for s in input_shifts(5)) for _ in range(200)}) > 3
+    # over many draws every alignment below the allocator's appears
+    assert {_valuation(s) for _ in range(200) for s in input_shifts(5) if s} == {4, 5, 6, 7, 8}
 
 
-@pytest.mark.parametrize("bad", [8, 32, 48 + 512, -16, 16.0, True, "16"])
+@pytest.mark.parametrize("bad", [8, 24, 512, 48 + 512, -16, 16.0, True, "16"])
 def test_a_shift_the_judge_never_sends_is_refused(bad):
     with pytest.raises(PlacementError):
         checked_shift(bad)
-    assert checked_shift(0) == 0 and checked_shift(496) == 496
+    assert checked_shift(0) == 0 and checked_shift(496) == 496 and checked_shift(256) == 256
 
 
 def test_aligned_calls_refill_the_same_buffers():
@@ -81,3 +101,14 @@ def test_a_session_refuses_a_shift_it_is_never_sent(tmp_path: Path):
     reply = session.handle({"op": "call", "case": 0, "inputs": [], "shift": 24})
     assert reply["ok"] is False and reply["rule"] == "protocol"
     assert "24 bytes" in reply["message"]
+
+
+def test_the_cases_share_out_every_coarser_alignment():
+    for _ in range(50):
+        parts = coarser_per_case(2, 5)
+        met = {power for part in parts for power in part[:2]}  # two coarser shifts a case
+        assert met == set(COARSER), parts
+        shifts = [input_shifts(5, part) for part in parts]
+        valuations = {_valuation(s) for case in shifts for s in case if s}
+        assert valuations == {4, 5, 6, 7, 8}, shifts
+    assert coarser_per_case(3, 1)[2] and coarser_per_case(0, 5) == []

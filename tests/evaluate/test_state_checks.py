@@ -321,3 +321,24 @@ def test_a_table_keyed_by_torch_dtype_is_read_by_value():
     assert first_change(before, model, module) is None
     module._OUT[torch.float32] = "fp32"
     assert first_change(before, model, module) == "module-level _OUT"
+
+
+def test_what_a_triton_object_holds_is_state():
+    """A TensorDescriptor is a mutable Triton object without a kernel function: its `base`
+    tensor and its shape list are compared (round nine hid counters and result caches there),
+    and Triton's dtypes, held as module constants, pass unchanged."""
+    import triton.language as tl
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    model = torch.nn.Module()
+    model.stats = TensorDescriptor(torch.zeros(16), [16], [1], [16])
+    module = _module(OUT_DTYPE=tl.float16, ACC=tl.float32)
+    assert first_change(snapshot(model, module), model, module) is None
+    for change in (
+        lambda: model.stats.base.add_(1),
+        lambda: model.stats.shape.append(1),
+        lambda: setattr(model.stats, "base", torch.zeros(16)),
+    ):
+        before = snapshot(model, module)
+        change()
+        assert first_change(before, model, module) is not None
