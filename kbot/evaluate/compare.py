@@ -29,7 +29,7 @@ DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
 # a GroupNorm's output is 0 up to rounding), the reference's own rounding is the whole output,
 # and no relative tolerance can tell a correct kernel from a wrong one; the reference's own
 # error can. That error is the larger of the reference's distance from the higher-precision run
-# and its response to one-ulp moves of its inputs (kbot.evaluate.correctness.PreciseReference):
+# and its response to one-ulp moves of its inputs (kbot.evaluate.judgement.PreciseReference):
 # one draw of rounding alone can be small by luck where the output has a few elements.
 REFERENCE_NOISE_MULTIPLE = 8.0
 # Element by element, against the higher-precision reference, a candidate may be off by this many
@@ -107,7 +107,7 @@ def compare_outputs(
     `reference_max_error`: per output, the reference's largest elementwise error against them;
     each element may be off by ELEMENT_NOISE_MULTIPLE times it on top of the tolerance.
     `constant_ok`: outputs that may be constant where the reference varies (the correctly
-    rounded answer is constant: kbot.evaluate.correctness.judge_outputs). `index_sources`:
+    rounded answer is constant: kbot.evaluate.judgement.judge_outputs). `index_sources`:
     outputs that are indices torch leaves unordered among ties (kbot.evaluate.index_outputs),
     which may pick other tied positions."""
     if len(outputs) != len(references):

@@ -351,6 +351,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
         extern_counts: tuple[int, int, int, int] | None = None,
         grad_mode: str = "no_grad",
         shift: int = 0,
+        train: bool = False,
     ) -> tuple[tuple, list]:
         # What may come back: the inputs as they are after the call, and outputs like the
         # reference's (twice over, for a candidate that returns more than it should).
@@ -370,6 +371,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
                 extern_flops=None if extern_counts is None else extern_counts[3],
                 grad_mode=grad_mode,
                 shift=shift,
+                train=train,
             )
         except CandidateFailed as failed:
             reason = Reason(failed.reason.rule, f"{failed.reason.message} {where}".strip())

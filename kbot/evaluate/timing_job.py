@@ -12,9 +12,9 @@ from typing import Any
 import torch
 
 from kbot.evaluate.compare import as_outputs
-from kbot.evaluate.correctness import PreciseReference, casts_truncate, judge_outputs
 from kbot.evaluate.gpu_lock import lock_inductor_benchmarks
 from kbot.evaluate.index_outputs import IndexSources
+from kbot.evaluate.judgement import PreciseReference, casts_truncate, judge_outputs
 from kbot.evaluate.protocol import CandidateOutcome, Job
 from kbot.evaluate.remote import CandidateFailed, CandidateLost
 from kbot.evaluate.remote_timing import RemoteImplementation, RemoteLost

@@ -46,7 +46,7 @@ def test_a_constant_output_stands_where_the_correctly_rounded_answer_is_constant
     constant answer where the true one varies is still `near-constant`."""
     import torch
 
-    from kbot.evaluate.correctness import PreciseReference, judge_outputs
+    from kbot.evaluate.judgement import PreciseReference, judge_outputs
 
     class LogSumExp(torch.nn.Module):
         def forward(self, x):

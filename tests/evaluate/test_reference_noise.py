@@ -76,7 +76,7 @@ def test_the_allowance_does_not_rest_on_one_lucky_draw_of_the_references_roundin
     such kernel fails for its error over 600 seeds of every input distribution."""
     import copy
 
-    from kbot.evaluate.correctness import PreciseReference, judge_outputs
+    from kbot.evaluate.judgement import PreciseReference, judge_outputs
     from kbot.problem.runtime import (
         DISTRIBUTIONS,
         apply_distribution,
@@ -118,7 +118,7 @@ def test_the_allowance_does_not_rest_on_one_lucky_draw_of_the_references_roundin
 def test_the_one_ulp_draws_do_not_loosen_a_well_conditioned_output():
     """A candidate 0.1% off on an ordinary fp32 op (RMSNorm-like) still fails after the retry:
     the reference's response to one-ulp input moves is rounding-sized there, far under rtol."""
-    from kbot.evaluate.correctness import PreciseReference, judge_outputs
+    from kbot.evaluate.judgement import PreciseReference, judge_outputs
 
     class Norm(torch.nn.Module):
         def forward(self, x):

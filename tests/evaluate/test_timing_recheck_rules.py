@@ -118,7 +118,7 @@ def test_an_output_that_is_all_cancellation_gets_the_retry_one_precision_up():
 def test_an_op_that_writes_its_inputs_gets_no_retry():
     """The retry re-runs the reference; for an op that writes into its inputs the audit keeps
     the strict comparison (as the correctness trials do)."""
-    from kbot.evaluate.correctness import judge_outputs
+    from kbot.evaluate.judgement import judge_outputs
 
     ref = torch.tensor([1e-8, -1e-8])
     out = torch.tensor([-1e-8, 1e-8])
