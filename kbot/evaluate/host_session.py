@@ -139,6 +139,7 @@ class Session:
         case, shift = int(request["case"]), checked_shift(request.get("shift", 0))
         fresh = wire.decode(request["inputs"], self._payload(request), self.device)
         buffers, canaries = self.places.place(case, fresh, shift)
+        del fresh  # copied into place: a multi-GB input is not held twice through the call
         _poison([int(n) for n in request.get("poison_bytes", [])], self.device, self.rng)
         limit, fused = request.get("extern_calls"), request.get("fused_adds")
         scaled, flops = request.get("scaled_calls"), request.get("extern_flops")

@@ -89,3 +89,18 @@ def test_fill_and_in_place_ops_are_not_moved():
     with guarding(ComputeGuard(frozenset(), canaries=canaries)):
         x.zero_()
     assert x.untyped_storage().nbytes() == 20 and canaries.check() is None
+
+
+def test_a_shifted_input_sits_off_alignment_before_its_pattern():
+    """The judge's shifted trials (kbot.evaluate.input_places) on a GPU: the copy starts `shift`
+    bytes into its padded buffer and the pattern still follows its last element."""
+    canaries = Canaries(CPU)
+    x = torch.randn(3, 5)
+    moved = canaries.input(x, 48)
+    base = moved.untyped_storage().data_ptr()
+    assert moved.data_ptr() - base == 48 and torch.equal(moved, x)
+    assert moved.untyped_storage().nbytes() == 48 + x.numel() * 4 + PAD
+    assert canaries.check((moved,)) is None
+    _write_past(moved, 1)
+    message = canaries.check((moved,))
+    assert message is not None and "past the end of a (3, 5) float32 buffer" in message
