@@ -65,7 +65,8 @@ def build_on(device: Any, make: Callable[[], Any], seed: int | None = None) -> A
 
 # Value distributions the evaluator draws inputs from, each a transform of the problem's own
 # draw (so domains such as "positive only" are kept): as drawn, scaled small, scaled large,
-# and rows with a few outliers. Powers of two keep the scaling exact in every dtype.
+# and rows with a few outliers (and rows off centre or zero: _off_centre_rows). Powers of two
+# keep the scaling exact in every dtype.
 # "grid": half the values snapped to multiples of 1/8 (equal values are common: ties in argmax,
 # max and comparisons), the other half to multiples of 2**-10 (exact halves after scaling by up
 # to 512: `round(x * 64)` meets its .5 cases), as quantized real data has them.
@@ -73,6 +74,7 @@ DISTRIBUTIONS = ("normal", "small", "large", "outliers", "grid")
 _GRID_STEPS = (2.0**-3, 2.0**-10)
 _SCALE = {"small": 2.0**-6, "large": 2.0**4}
 _OUTLIER_FACTOR = 32.0
+_OFFSET_FACTOR = 256.0  # an off-centre row's common offset, in units of its RMS
 # Outlier rows are edited this many elements at a time (a 6 GB input is not gathered at once).
 _OUTLIER_CHUNK = 1 << 24
 
@@ -136,6 +138,27 @@ def _snapped(wide, generator):
     return torch.where((snapped == 0) & (wide != 0), wide.sign() * step, snapped)
 
 
+def _off_centre_rows(rows: Any, others: Any) -> None:
+    """Rows real inputs have and centred draws never do: a quarter of `others` (at least one
+    where there are any) moved by +256x their RMS, a common offset (a one-pass variance,
+    E[x^2] - E[x]^2, loses its digits there: round nine's c01), and an eighth (at least one
+    where more rows are left) set to zero (padding rows: a row divided by its own peak is NaN
+    there, c02). The offset is positive:
+    a positive domain stays positive."""
+
+    shifted = others[: max(1, len(others) // 4)] if len(others) else others
+    zeroed = others[len(shifted) : len(shifted) + max(1, len(others) // 8)]
+    step = max(1, _OUTLIER_CHUNK // max(1, rows.shape[1]))
+    for start in range(0, len(shifted), step):
+        index = shifted[start : start + step].to(rows.device)
+        picked = rows.index_select(0, index)
+        rms = picked.float().square().mean(dim=1).sqrt()
+        offset = (rms * _OFFSET_FACTOR).to(rows.dtype)
+        rows[index] = picked + offset[:, None]
+    if len(zeroed):
+        rows[zeroed.to(rows.device)] = 0
+
+
 def refill_(buffers: list, fresh: list) -> None:
     """Copies `fresh` into the same tensors `buffers` (pointers unchanged); other values must match."""
     import torch
@@ -167,12 +190,15 @@ def case_dtypes(path: str | Path, cases: list[dict[str, Any]]) -> list[str | Non
 
 def _add_outliers(rows: Any, generator: Any) -> None:
     """A quarter of `rows` (at least one) each get up to four entries set to +-32x the row's
-    peak (at least 1). Drawn on the CPU from `generator`, written in chunks of rows: a loop over
-    rows cost minutes on an input of millions of rows."""
+    peak (at least 1); of the other rows, a quarter are moved by a common offset of 256x their
+    RMS and an eighth are set to zero (_off_centre_rows). Drawn on the CPU from `generator`,
+    written in chunks of rows: a loop over rows cost minutes on an input of millions of rows."""
     import torch
 
     n_rows, n_cols = rows.shape
-    picked = torch.randperm(n_rows, generator=generator)[: max(1, n_rows // 4)]
+    order = torch.randperm(n_rows, generator=generator)
+    picked = order[: max(1, n_rows // 4)]
+    _off_centre_rows(rows, order[len(picked) :])
     width = min(4, n_cols)
     cols = torch.randint(0, n_cols, (len(picked), width), generator=generator)
     signs = torch.where(torch.rand(len(picked), width, generator=generator) < 0.5, -1.0, 1.0)

@@ -12,9 +12,27 @@ def test_outliers_on_a_transposed_view_edit_the_view_in_place():
     before = view.clone()
     (out,) = apply_distribution([view], "outliers", seed=3)
     assert out is view and not view.is_contiguous()
-    changed = (view != before).sum().item()
-    assert 0 < changed <= 4 * 2  # at most 4 outliers in each of max(1, rows // 4) = 2 rows
+    changed = (view != before).sum(dim=1)
+    # 8 rows of 16: 2 with outliers (at most 4 values each), of the other 6 one moved off
+    # centre (all 16 values) and one set to zero
+    assert sorted(changed.tolist())[-2:] == [16, 16]
+    assert 0 < int(changed.sum()) - 32 <= 4 * 2
     assert view.abs().max() >= 32  # outliers are 32x their row's peak (at least 1)
+    assert int((view == 0).all(dim=1).sum()) == 1
+
+
+def test_off_centre_rows_move_by_256_times_their_rms_and_zero_rows_are_zero():
+    x = torch.rand(64, 32) + 0.5  # a positive domain
+    before = x.clone()
+    apply_distribution([x], "outliers", seed=5)
+    moved = (x - before).abs().amin(dim=1) > 1  # every value of the row moved
+    offset = (x - before)[moved]
+    rms = before[moved].square().mean(dim=1, keepdim=True).sqrt()
+    assert int(moved.sum()) == 12  # a quarter of the 48 rows without outliers
+    assert torch.allclose(offset, (256 * rms).expand_as(offset), rtol=1e-5)
+    assert int((x == 0).all(dim=1).sum()) == 6  # an eighth of them
+    untouched = (x == before).all(dim=1)
+    assert int(untouched.sum()) == 64 - 16 - 12 - 6
 
 
 def test_every_distribution_keeps_shape_dtype_and_storage():
@@ -33,6 +51,9 @@ def test_outliers_on_many_rows_hit_a_quarter_of_them_and_repeat_under_one_seed()
         apply_distribution([x], "outliers", seed=11)
         draws.append(x)
     assert torch.equal(draws[0], draws[1])  # duplicate columns of a row get one value
-    edited_rows = (draws[0] != 1).any(dim=1).sum().item()
-    assert edited_rows == 10_000  # a quarter of the rows, each with at least one outlier
-    assert set(draws[0].abs().unique().tolist()) == {1.0, 32.0}
+    rows = draws[0]
+    outlier_rows = (rows.abs() == 32).any(dim=1).sum().item()
+    assert outlier_rows == 10_000  # a quarter of the rows, each with at least one outlier
+    assert (rows == 257).all(dim=1).sum().item() == 7_500  # a quarter of the rest off centre
+    assert (rows == 0).all(dim=1).sum().item() == 3_750  # an eighth of the rest zero
+    assert set(rows.abs().unique().tolist()) == {0.0, 1.0, 32.0, 257.0}
