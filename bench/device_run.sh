@@ -35,8 +35,10 @@
 # as tests/codegen/test_codegen_candidates.py's 14 problems on the GPU, over the workers).
 #
 # At most 8 files come back from $OUT (the device README): a command that runs several parts
-# gives each its own OUT (OUT=$OUT/l2 ...) and packs them last (tar -C $OUT -czf $OUT/all.tgz
-# l1 l2 && rm -rf $OUT/l1 $OUT/l2), or the later parts' files come back only as a count.
+# gives each its own OUT (OUT=$OUT/l2 ...); `kernelbench` leaves 4 files (env.txt,
+# kernelbench.md, kernelbench.jsonl, kb-reports.tgz), so two of its parts fit; for more, pack
+# them last (tar -C $OUT -czf $OUT/all.tgz l1 l2 && rm -rf $OUT/l1 $OUT/l2), or the later
+# parts' files come back only as a count.
 #
 # Wheels the machine lacks must sit in .whl/ (see the device README); they are installed to
 # /tmp/site for this command only. The suite needs, for Python 3.12: gitpython gitdb smmap
@@ -51,6 +53,7 @@ part="${1:?usage: bash bench/device_run.sh gpu-tests|suite|tests|pytest|budget|r
 if compgen -G ".whl/*.whl" > /dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl > "$OUT/pip.txt" 2>&1 || echo "installing .whl/ failed"
+    [ -s "$OUT/pip.txt" ] || rm -f "$OUT/pip.txt"  # an empty file still counts against the 8
     export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}" PATH="/tmp/site/bin:$PATH"
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
@@ -221,13 +224,16 @@ kernelbench)
         --work-dir .device/kb-work --resume > "$OUT/kb.log" 2>&1
     echo "kernelbench exit $?"
     # kernelbench.jsonl continues the run on a later machine: copy it over KB_LOG's file.
-    cp .device/kb-work/kernelbench.md .device/kb-work/kernelbench.json \
-        .device/kb-work/kernelbench.jsonl "$OUT/" 2> /dev/null
-    # Each run's report (which candidate was rejected for what, each one's time) and the store
-    # (every candidate's source and verdict: `kbot.sqlite`) as one archive.
+    cp .device/kb-work/kernelbench.md .device/kb-work/kernelbench.jsonl "$OUT/" 2> /dev/null
+    # The rest in one archive, so that two parts of one command come back within the device's
+    # 8 files: the JSON summary, the log, each run's report (which candidate was rejected for
+    # what, each one's time) and the store (every candidate's source and verdict).
+    cp "$OUT/kb.log" .device/kb-work/kb.log
     (cd .device/kb-work && find runs \( -name report.md -o -name report.json \) -print0 \
-        2> /dev/null | tar -czf "$OUT/kb-reports.tgz" --null -T - kbot.sqlite) 2> /dev/null
+        2> /dev/null | tar -czf "$OUT/kb-reports.tgz" --null -T - kbot.sqlite kernelbench.json \
+        kb.log) 2> /dev/null
     tail -5 "$OUT/kb.log"
+    rm -f "$OUT/kb.log"
     sed -n '/^| problem/,/^$/p' "$OUT/kernelbench.md" 2> /dev/null | head -60
     ;;
 real-repos)
