@@ -28,7 +28,7 @@ _ALL_OF = ("torch.", "triton.")
 
 
 def library_state() -> list[tuple[str, object]]:
-    from kbot.evaluate.state_check import _items, _vars
+    from kbot.evaluate.state_check import _class_table, _items, _vars
 
     found: list[tuple[str, object]] = []
     for library in _STDLIB_STATE + _TORCH_STATE:
@@ -42,11 +42,19 @@ def library_state() -> list[tuple[str, object]]:
             size = len(value) if sized else None
             found.append((f"{LIBRARY}{library}.{name}", ("lib", id(value), size)))
     # kbot's own modules, whose functions the candidate's process calls to judge it (a
-    # rebound `autotune_turns.unrun` reporting every config run): each public name's object.
+    # rebound `autotune_turns.unrun` reporting every config run): each public name's object,
+    # and each attribute of the classes they define (`InputPlaces.place` rebound on its class
+    # placed every trial's inputs aligned).
     for library in [m for m in list(sys.modules) if m.startswith("kbot.")]:
         for name, value in _items(_vars(sys.modules.get(library))):
-            if not name.startswith("_"):
-                found.append((f"{LIBRARY}{library}.{name}", ("lib", id(value), None)))
+            if name.startswith("_"):
+                continue
+            found.append((f"{LIBRARY}{library}.{name}", ("lib", id(value), None)))
+            if isinstance(value, type) and value.__module__ == library:
+                for attribute, member in _items(_class_table(value)):
+                    found.append(
+                        (f"{LIBRARY}{library}.{name}.{attribute}", ("lib", id(member), None))
+                    )
     # Every loaded torch and Triton module's `__all__`, which nothing grows as it runs (a
     # counter appended to `torch.nn.modules.__all__` was round eight's c14).
     for library in [m for m in list(sys.modules) if m.startswith(_ALL_OF)]:
