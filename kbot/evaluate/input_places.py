@@ -26,6 +26,7 @@ from kbot.evaluate.tail_canaries import Canaries
 
 MIN_ALIGN = 16  # bytes: the alignment every input keeps, shifted or not
 SHIFT_PERIOD = 512  # bytes: the shifts are below one GPU allocation granule
+COARSER = (32, 64, 128, 256)  # the powers of two above MIN_ALIGN and below SHIFT_PERIOD
 
 
 class PlacementError(ValueError):
@@ -73,10 +74,6 @@ def coarser_per_case(cases: int, trials: int) -> list[tuple[int, ...]]:
     ]
 
 
-# Powers of two above MIN_ALIGN and below SHIFT_PERIOD.
-COARSER = (32, 64, 128, 256)
-
-
 def _odd_multiple(power: int) -> int:
     """An odd multiple of `power` below SHIFT_PERIOD, drawn."""
     return power * (2 * secrets.randbelow(SHIFT_PERIOD // (2 * power)) + 1)
@@ -85,9 +82,7 @@ def _odd_multiple(power: int) -> int:
 def drawn(values) -> list:
     """`values` in an order drawn from the OS."""
     values = list(values)
-    for index in range(len(values) - 1, 0, -1):
-        other = secrets.randbelow(index + 1)
-        values[index], values[other] = values[other], values[index]
+    secrets.SystemRandom().shuffle(values)
     return values
 
 

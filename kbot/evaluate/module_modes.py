@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import secrets
+import weakref
 
 import torch
 
@@ -32,7 +33,17 @@ def same_in_both_modes(reference: torch.nn.Module) -> bool:
     """Whether the reference's result cannot depend on train or eval mode: none of its
     modules is one of torch's mode-dependent ones, and no class of its own mentions
     `training` (read from its source; a class whose source cannot be read counts as
-    depending on it)."""
+    depending on it). Read once per reference."""
+    known = _SAME.get(reference)
+    if known is None:
+        known = _SAME[reference] = _same_in_both_modes(reference)
+    return known
+
+
+_SAME: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _same_in_both_modes(reference: torch.nn.Module) -> bool:
     for module in reference.modules():
         if isinstance(module, _MODE_DEPENDENT):
             return False
