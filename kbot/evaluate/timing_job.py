@@ -128,7 +128,8 @@ def time_outcomes(
         if not live:
             break
         inputs = seeded_inputs(problem, case, job.base_seed, state.device)
-        copies = _rotated_copies(inputs, flush.numel())
+        written = _output_bytes(baselines.model, inputs, job.mutates_inputs)
+        copies = _rotated_copies(inputs, flush.numel(), written)
         try:
             references = _reference_impls(baselines, inputs, copies, notes, case)
         except CaptureError as exc:
@@ -298,9 +299,25 @@ def _all_copies(call, copies: list[list]):
     return run_all
 
 
-def _rotated_copies(inputs: list, l2_flush_bytes: int) -> list[list]:
-    """Enough copies of the inputs that cycling through them misses L2 (flush buffer = 2x L2)."""
-    size = tensor_bytes(inputs)
+def _output_bytes(model: torch.nn.Module, inputs: list, mutates_inputs: bool) -> int:
+    """What one call of the reference writes, from one eager call (on copies of the inputs
+    where the op writes into them); 0 where that call fails (its capture then says why)."""
+    args = inputs
+    if mutates_inputs:
+        args = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
+    try:
+        with torch.no_grad():
+            return tensor_bytes(as_outputs(model(*args)))
+    except Exception:
+        return 0
+
+
+def _rotated_copies(inputs: list, l2_flush_bytes: int, output_bytes: int = 0) -> list[list]:
+    """Enough copies of the inputs that cycling through them misses L2 (flush buffer = 2x L2),
+    counting what each call reads and writes: every copy's outputs stay alive in the timed
+    graph (the recheck asks for any one), so 8 MB of inputs writing 4 GB (KernelBench's
+    small-K matmul) get one copy, not thirteen (52 GB: out of memory on an 80 GB card)."""
+    size = tensor_bytes(inputs) + output_bytes
     count = 1 if size == 0 else max(1, min(_MAX_COPIES, math.ceil(l2_flush_bytes / size)))
     return [inputs] + [
         [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs] for _ in range(count - 1)

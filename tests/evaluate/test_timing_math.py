@@ -14,7 +14,7 @@ from kbot.evaluate.roofline import (
     roofline_fraction,
 )
 from kbot.evaluate.timing import speedup, to_stat
-from kbot.evaluate.timing_job import _rotated_copies
+from kbot.evaluate.timing_job import _output_bytes, _rotated_copies
 from kbot.evaluate.verdict import CaseCorrectness, CaseResult, CaseTiming, Stage, Stat
 
 
@@ -70,6 +70,23 @@ def test_rotated_copies_exceed_the_flush_size_and_share_nothing():
     assert len(copies) == 3 and copies[0][0] is x
     assert copies[1][0].data_ptr() != x.data_ptr() and copies[1][1] == 3
     assert len(_rotated_copies([torch.randn(1 << 20)], 1000)) == 1
+
+
+def test_rotated_copies_count_what_a_call_writes():
+    # small inputs, a large output (an outer product, a small-K matmul): every copy's outputs
+    # stay alive in the timed graph, so the outputs count towards the flush size
+    a, b = torch.randn(64, 2), torch.randn(2, 64)
+    written = _output_bytes(lambda x, y: x @ y, [a, b], mutates_inputs=False)
+    assert written == 64 * 64 * 4
+    assert len(_rotated_copies([a, b], 40_000)) == 40
+    assert len(_rotated_copies([a, b], 40_000, written)) == 3
+
+
+def test_output_bytes_leave_inputs_the_op_writes_into_unchanged():
+    x = torch.ones(8)
+    assert _output_bytes(lambda t: t.mul_(2), [x], mutates_inputs=True) == 32
+    assert torch.equal(x, torch.ones(8))
+    assert _output_bytes(lambda t: t.nonexistent(), [x], mutates_inputs=False) == 0
 
 
 def test_timing_records_survive_the_pipe():
