@@ -174,6 +174,14 @@ def time_outcomes(
             notes.append(
                 Reason("timing", f"FLOP counting failed ({type(exc).__name__}); bytes only")
             )
+        measured = {
+            i: _case_timing(impl, references, bytes_count, work, peaks)
+            for i, impl in candidates.items()
+        }
+        # The baselines' graphs and outputs go before the audit: at KernelBench's sizes (7 GB
+        # an input) they would sit beside the audit's fresh inputs and both runs' outputs.
+        del references, expected
+        _free_cached(state.device)
         for i, impl in candidates.items():
             failure = _audit_candidate(
                 impl, inputs, loaded[i].reference, problem, case, job,
@@ -182,7 +190,7 @@ def time_outcomes(
             if failure is not None:
                 rejected[i] = failure
                 continue
-            timing = _case_timing(impl, references, bytes_count, work, peaks)
+            timing = measured[i]
             if timing.roofline_fraction > ROOFLINE_LIMIT:
                 rejected[i] = Reason(
                     "evaluator-error",
@@ -195,8 +203,14 @@ def time_outcomes(
             timings[i].append(timing)
         for impl in candidates.values():
             impl.release()
-        del references, candidates
+        del candidates
     return _merge(outcomes, timed, timings, rejected, notes)
+
+
+def _free_cached(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.empty_cache()
 
 
 def _timing_reason(reason: Reason, case, rule_if_lost: str) -> Reason:
