@@ -339,3 +339,32 @@ def test_a_torch_layers_settings_are_numbers_not_tensors():
     assert rules(source.replace("self.emb.embedding_dim", "self.emb.weight")) == [
         "torch-compute-in-forward"
     ]
+
+
+_ALIAS_LAUNCHER = HONEST_LAUNCHER.replace("triton.next_power_of_2(N)", "next_power_of_2(N)")
+
+
+def test_a_triton_helper_named_once_at_the_top_is_an_alias():
+    # unsloth writes `next_power_of_2 = triton.next_power_of_2` at module level
+    source = candidate(_ALIAS_LAUNCHER, extra="next_power_of_2 = triton.next_power_of_2\n")
+    assert check_source(source, ProblemOptions()) == ()
+
+
+@pytest.mark.parametrize(
+    "extra,launcher",
+    [
+        # bound a second time: the flow-insensitive alias would be a lie
+        (
+            "next_power_of_2 = triton.next_power_of_2\n"
+            "def _swap():\n    global next_power_of_2\n    next_power_of_2 = len\n",
+            _ALIAS_LAUNCHER,
+        ),
+        ("next_power_of_2 = triton.next_power_of_2\n", "next_power_of_2 = abs\n" + _ALIAS_LAUNCHER),
+        # a torch function, which computes
+        ("_sigmoid = torch.sigmoid\n", HONEST_LAUNCHER),
+        # not at the module's top
+        ("def _helpers():\n    return triton.next_power_of_2\n", HONEST_LAUNCHER),
+    ],
+)
+def test_other_functions_as_values_stay_refused(extra, launcher):
+    assert "module-as-value" in rules(candidate(launcher, extra=extra))
