@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from kbot.evaluate.aliasing import reference_allows
 from kbot.evaluate.compare import (
     as_outputs,
 )
@@ -83,7 +84,7 @@ def check_case(
     extern: frozenset[str] = frozenset(),
     coarser: tuple[int, ...] | None = None,
 ) -> CaseOutcome:
-    """`call(inputs, poison_bytes, where, alias_ok, extern_counts, grad_mode, shift, train)` runs the
+    """`call(inputs, poison_bytes, where, allowed, extern_counts, grad_mode, shift, train)` runs the
     candidate in its own process and returns its outputs and the inputs as they are after the
     call (kbot.evaluate.jobs). `extern` names the aten ops of the declared extern ops: the
     candidate may make as many calls of them as the reference does, no more. The trials take
@@ -132,9 +133,10 @@ def check_case(
                 ) from None
         index_sources = indexed.for_outputs(references)
         poison = [r.numel() * r.element_size() for r in references if isinstance(r, torch.Tensor)]
-        # A candidate's output may share memory with its inputs only where the reference's
-        # does (or the op writes into its inputs): else it returned a view, not a result.
-        alias_ok = mutates_inputs or _aliases_inputs(references, reference_inputs)
+        # A candidate's output may share memory with its inputs, another output or the
+        # module's state only where the reference's does (or the op writes into its inputs):
+        # else it returned a view, not a result.
+        allowed = reference_allows(references, reference_inputs, reference, mutates_inputs)
         if not mutates_inputs:
             # What the reference left in its inputs is not read again: a multi-GB input is not
             # held a third time through the candidate's call (KernelBench 36: 7 GB an input).
@@ -143,7 +145,7 @@ def check_case(
             (counted.calls, counted.fused_adds, counted.scaled, counted.flops) if extern else None
         )
         outputs, after = call(
-            pristine, poison, where, alias_ok, counts, grad_mode, shifts[trial], train[trial]
+            pristine, poison, where, allowed, counts, grad_mode, shifts[trial], train[trial]
         )
         if len(after) != len(pristine):
             failure = Reason("input-mutated", f"the inputs came back changed in number {where}")
@@ -215,19 +217,6 @@ def _tolerance_used(
         tolerance_for(tolerance_dtype(r.dtype, rounded_to), atol, rtol, truncating) for r in floats
     ]
     return max(t.atol for t in tolerances), max(t.rtol for t in tolerances)
-
-
-def _aliases_inputs(outputs: tuple, inputs: list) -> bool:
-    """Whether an output tensor shares storage with an input tensor."""
-    storages = {
-        v.untyped_storage().data_ptr()
-        for v in inputs
-        if isinstance(v, torch.Tensor) and v.numel() > 0
-    }
-    return any(
-        isinstance(o, torch.Tensor) and o.numel() > 0 and o.untyped_storage().data_ptr() in storages
-        for o in outputs
-    )
 
 
 def _clone(values: list) -> list:

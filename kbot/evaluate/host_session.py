@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from kbot.evaluate import autotune_turns, wire
+from kbot.evaluate.aliasing import output_on_state, overlapping_outputs, state_tensors
 from kbot.evaluate.audit import Policy
 from kbot.evaluate.autotune_turns import in_turn
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
@@ -25,7 +26,13 @@ from kbot.evaluate.input_places import InputPlaces, PlacementError, checked_shif
 from kbot.evaluate.launch_hooks import record_kernels
 from kbot.evaluate.library_state import library_baseline, library_change
 from kbot.evaluate.processes import short
-from kbot.evaluate.state_check import StateTypeError, audit_classes, first_change, snapshot
+from kbot.evaluate.state_check import (
+    StateTypeError,
+    audit_classes,
+    first_change,
+    held_outside,
+    snapshot,
+)
 from kbot.evaluate.state_loading import LoadRefused, load_state
 from kbot.evaluate.tail_canaries import garbage, judge_generator
 from kbot.problem.runtime import build_on, import_file
@@ -129,8 +136,16 @@ class Session:
         self.module = module
         try:
             self.state = snapshot(model, module)
+            shared = held_outside(model, module)
         except StateTypeError as exc:
             raise _Refused("model-new", str(exc)) from None
+        if shared is not None:
+            raise _Refused(
+                "model-new",
+                f"`{shared[0]}` is also held by `{shared[1]}`, outside this ModelNew: every "
+                "instance would share it (a model of many layers would load all their weights "
+                "into one tensor); give each instance its own",
+            )
         return {}
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -180,6 +195,23 @@ class Session:
             )
         if not request.get("alias_ok"):
             _refuse_aliases(outputs, buffers)
+        if not request.get("overlap_ok"):
+            pair = overlapping_outputs(outputs)
+            if pair is not None:
+                raise _Refused(
+                    "output-alias",
+                    f"outputs {pair[0]} and {pair[1]} overlap in memory; the reference's "
+                    "outputs are tensors of their own",
+                )
+        if not request.get("state_view_ok"):
+            held = output_on_state(outputs, state_tensors(self.model, self.module))
+            if held is not None:
+                raise _Refused(
+                    "output-alias",
+                    f"output {held[0]} overlaps `{held[1]}`, which the module keeps; the "
+                    "reference's outputs are new tensors (a caller writing into one would "
+                    "change later calls)",
+                )
         self._refuse_state_change()
         reply = {"outputs": outputs}
         if request.get("return_inputs"):

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from kbot.evaluate.aliasing import NOTHING_SHARED, Allowed
 from kbot.evaluate.compute_guard import extern_aten
 from kbot.evaluate.correctness import CandidateCrashed, ReferenceFailed, check_case
 from kbot.evaluate.input_places import coarser_per_case
@@ -347,7 +348,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
         inputs: list,
         poison_bytes: list[int],
         where: str,
-        alias_ok: bool = False,
+        allowed: Allowed = NOTHING_SHARED,
         extern_counts: tuple[int, int, int, int] | None = None,
         grad_mode: str = "no_grad",
         shift: int = 0,
@@ -364,7 +365,9 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
                 inputs=inputs,
                 poison_bytes=poison_bytes,
                 return_inputs=True,
-                alias_ok=alias_ok,
+                alias_ok=allowed.inputs,
+                overlap_ok=allowed.outputs,
+                state_view_ok=allowed.state,
                 extern_calls=None if extern_counts is None else extern_counts[0],
                 fused_adds=None if extern_counts is None else extern_counts[1],
                 scaled_calls=None if extern_counts is None else extern_counts[2],

@@ -64,6 +64,25 @@ def snapshot(model: torch.nn.Module | None, module: Any) -> dict[str, object]:
     }
 
 
+def held_outside(model: torch.nn.Module, module: Any) -> tuple[str, str] | None:
+    """(parameter or buffer, where) for the first of ModelNew's parameters and buffers whose
+    memory the candidate's module also holds (a global registry, a class attribute): every
+    instance would share it, so a model of many layers loads all their weights into one."""
+    own = {}
+    for name, tensor in [
+        *model.named_parameters(remove_duplicate=False),
+        *model.named_buffers(remove_duplicate=False),
+    ]:
+        if tensor.numel() > 0:
+            own.setdefault(tensor.untyped_storage().data_ptr(), name)
+    for where, value in walk(None, module):
+        if type(value) is _TensorState and value.bytes.numel() > 0:
+            name = own.get(value.bytes.untyped_storage().data_ptr())
+            if name is not None:
+                return name, where
+    return None
+
+
 def first_change(before: dict[str, object], model: torch.nn.Module | None, module: Any):
     """The name of the first value that differs from `before` (a snapshot), or None."""
     now = dict(walk(model, module))
@@ -81,6 +100,21 @@ def first_change(before: dict[str, object], model: torch.nn.Module | None, modul
     return None
 
 
+# What Python's import and class machinery put in a module's or a class's namespace: the only
+# names the walk leaves out. Any other name is walked, dunder or not (a counter kept in a
+# module global `__pool__`, a weight cache in `ModelNew.__wcache__`: round ten).
+MODULE_MACHINERY = frozenset(
+    "__name__ __doc__ __package__ __loader__ __spec__ __file__ __cached__ __builtins__ "
+    "__annotations__ __annotate__ __conditional_annotations__ __path__".split()
+)
+CLASS_MACHINERY = frozenset(
+    "__module__ __qualname__ __doc__ __dict__ __weakref__ __annotations__ __annotate__ "
+    "__annotate_func__ __annotations_cache__ __firstlineno__ __static_attributes__ __slots__ "
+    "__orig_bases__ __parameters__ __type_params__ __classcell__ __abstractmethods__ _abc_impl "
+    "__dataclass_fields__ __dataclass_params__ __match_args__ __hash__".split()
+)
+
+
 def walk(model: torch.nn.Module | None, module: Any):
     """(name, value) of each tensor (its whole storage) and plain value reachable from ModelNew
     and the candidate's module; library objects that hold no state of the candidate's appear
@@ -96,7 +130,7 @@ def walk(model: torch.nn.Module | None, module: Any):
     if module is not None:
         injected = _interpreter_globals()
         for name, value in _items(_vars(module)):
-            if name.startswith("__") and name.endswith("__"):
+            if name in MODULE_MACHINERY:
                 continue
             if name in injected and injected[name] is value:
                 continue  # Triton's interpreter copies its own globals into a kernel's module
@@ -174,7 +208,7 @@ class _Walker:
                 self.visit(f"{name}.{part}", getattr(value, part), depth + 1)
         elif issubclass(kind, type) and self._owns_class(value):
             for attribute, member in _items(_class_table(value)):
-                if not (attribute.startswith("__") and attribute.endswith("__")):
+                if attribute not in CLASS_MACHINERY:
                     if type(member) in (staticmethod, classmethod):
                         member = member.__func__
                     self.visit(f"{name}.{attribute}", member, depth + 1)

@@ -16,7 +16,8 @@ CHEATS = [
     ("cheat_torch_compile", "gelu_fp32", "torch-compile", Stage.STATIC),
     ("cheat_reads_problem", "gelu_fp32", "io-access", Stage.STATIC),
     # a module-level dict filled by the first call: state kept between calls
-    ("cheat_pointer_cache", "quick_gelu", "state-mutated", Stage.CORRECTNESS),
+    # it returns the tensor its cache keeps: that output is refused before the cache's change
+    ("cheat_pointer_cache", "quick_gelu", "output-alias", Stage.CORRECTNESS),
     # the same cache in a default argument: state kept between calls too
     ("cheat_pointer_cache_default", "quick_gelu", "state-mutated", Stage.CORRECTNESS),
     ("cheat_memorised_seed", "gelu_fp32", "mismatch", Stage.CORRECTNESS),
@@ -55,11 +56,13 @@ def test_half_the_rows_unwritten_is_caught(evaluator, problem, candidate):
 
 
 def test_pointer_caches_are_caught_before_a_result_is_reused(evaluator, problem, candidate):
-    """The first call fills the cache, and the state comparison after it sees the change: the
-    refilled buffers of trial 2 (same pointers, new values) are no longer what catches it."""
+    """The first call fills the cache, and the state comparison after it sees the change (or,
+    where the output is the tensor the cache keeps, the output's overlap with the module's
+    state): the refilled buffers of trial 2 (same pointers, new values) are no longer what
+    catches it."""
     for name in ("cheat_pointer_cache", "cheat_pointer_cache_default"):
         verdict = evaluator.evaluate(problem("quick_gelu"), candidate(name))
-        assert verdict.reasons[0].rule == "state-mutated"
+        assert verdict.reasons[0].rule in ("state-mutated", "output-alias")
         assert "trial 1/5" in verdict.reasons[0].message
 
 

@@ -342,3 +342,39 @@ def test_what_a_triton_object_holds_is_state():
         before = snapshot(model, module)
         change()
         assert first_change(before, model, module) is not None
+
+
+def test_dunder_named_globals_and_class_attributes_are_state_too():
+    class ModelNew(torch.nn.Module):
+        pass
+
+    ModelNew.__module__ = "candidate"
+    ModelNew.__wcache__ = {}
+    module = _module(__pool__=torch.zeros(1), ModelNew=ModelNew)
+    for change in (
+        lambda: module.__pool__.add_(1),
+        lambda: ModelNew.__wcache__.update(w=1),
+    ):
+        before = snapshot(None, module)
+        change()
+        assert first_change(before, None, module) is not None
+
+
+def test_a_parameter_the_module_also_holds_is_found():
+    from kbot.evaluate.state_check import held_outside
+
+    shared = {}
+
+    class ModelNew(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = shared.setdefault(8, torch.nn.Parameter(torch.ones(8)))
+            self.own = torch.nn.Parameter(torch.ones(8))
+
+    ModelNew.__module__ = "candidate"
+    model = ModelNew()
+    assert held_outside(model, _module(SHARED=shared, ModelNew=ModelNew)) == (
+        "weight",
+        "module-level SHARED[int:8]",
+    )
+    assert held_outside(model, _module(ModelNew=ModelNew)) is None
