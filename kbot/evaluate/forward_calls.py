@@ -68,6 +68,10 @@ class CallSite:
         return [*self.arg_kinds, *self.keyword_kinds.values(), *extra]
 
 
+# Allocations whose dtype, unless given, is torch's default (a float fill for `full`).
+DEFAULT_DTYPE_ALLOC = frozenset({"empty", "empty_strided", "zeros", "ones", "full"})
+
+
 class CallRules:
     """The call half of `forward_walk.Walker`, which mixes it in and supplies `expr` (an
     expression's kind), `taint`, `run_callable` and the state below; `follow` walks a called
@@ -330,6 +334,15 @@ class CallRules:
                 values.append(site.star_kind)
             if holds_tensor(values):
                 self.m.reject(node, f"`{dotted}(...)` from a tensor's values is a copy in PyTorch")
+            given = "dtype" in site.keyword_kinds or any(k.arg is None for k in node.keywords)
+            if rest in DEFAULT_DTYPE_ALLOC and not given:
+                self.m.reject(
+                    node,
+                    f"`{dotted}(...)` without dtype= takes torch's default dtype, which a "
+                    "serving engine may set (torch.set_default_dtype(torch.bfloat16)); pass "
+                    "dtype= (or allocate with *_like)",
+                    rule="default-dtype",
+                )
         return kind
 
     def check_torch_name(self, node: ast.AST, dotted: str, called: bool) -> Kind:

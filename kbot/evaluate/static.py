@@ -26,6 +26,8 @@ RULES: dict[str, str] = {
     "model-new": "`class ModelNew(nn.Module)` with a `forward` method, overriding nothing else "
     "of nn.Module",
     "no-triton-kernel": "at least one @triton.jit kernel must be launched from forward",
+    "default-dtype": "forward allocates with an explicit dtype= (or *_like): torch's default "
+    "dtype is the caller's, which serving engines change",
     "try-except-fallback": "no try/except, __exit__ or unchecked `with`: a failing kernel must "
     "fail, not fall back",
     "threads": "no threads, processes or asyncio",

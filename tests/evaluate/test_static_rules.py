@@ -327,7 +327,7 @@ def test_number_tables_and_math_constants_stay_numbers():
 
 def test_a_torch_layers_settings_are_numbers_not_tensors():
     forward = (
-        "out = torch.empty((x.shape[0], self.emb.embedding_dim), device=x.device)\n"
+        "out = torch.empty((x.shape[0], self.emb.embedding_dim), device=x.device, dtype=x.dtype)\n"
         "        return op(out, self.weight, self.emb.padding_idx or self.eps)"
     )
     source = candidate(HONEST_LAUNCHER, forward=forward).replace(
@@ -368,3 +368,19 @@ def test_a_triton_helper_named_once_at_the_top_is_an_alias():
 )
 def test_other_functions_as_values_stay_refused(extra, launcher):
     assert "module-as-value" in rules(candidate(launcher, extra=extra))
+
+
+@pytest.mark.parametrize(
+    "allocation,refused",
+    [
+        ("scratch = torch.empty(M, device=x.device)", True),
+        ("scratch = torch.zeros((M, N), device=x.device)", True),
+        ("scratch = torch.full((M,), 0.0, device=x.device)", True),
+        ("scratch = torch.empty(M, device=x.device, dtype=torch.float32)", False),
+        ("scratch = torch.empty_like(x)", False),
+        ("scratch = torch.zeros(M, **{'dtype': x.dtype, 'device': x.device})", False),
+    ],
+)
+def test_forward_allocations_name_their_dtype(allocation, refused):
+    launcher = HONEST_LAUNCHER.replace("M, N = x.shape\n", f"M, N = x.shape\n{allocation}\n")
+    assert ("default-dtype" in rules(candidate(launcher))) is refused
