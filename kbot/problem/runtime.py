@@ -69,7 +69,8 @@ def build_on(device: Any, make: Callable[[], Any], seed: int | None = None) -> A
 # keep the scaling exact in every dtype.
 # "grid": half the values snapped to multiples of 1/8 (equal values are common: ties in argmax,
 # max and comparisons), the other half to multiples of 2**-10 (exact halves after scaling by up
-# to 512: `round(x * 64)` meets its .5 cases), as quantized real data has them.
+# to 512: `round(x * 64)` meets its .5 cases), as quantized real data has them; then an eighth
+# of the rows rounded to whole numbers (_integer_rows).
 DISTRIBUTIONS = ("normal", "small", "large", "outliers", "grid")
 _GRID_STEPS = (2.0**-3, 2.0**-10)
 _SCALE = {"small": 2.0**-6, "large": 2.0**4}
@@ -114,6 +115,8 @@ def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
             for start in range(0, flat.numel(), _OUTLIER_CHUNK):
                 piece = flat[start : start + _OUTLIER_CHUNK]
                 piece.copy_(_snapped(piece.float(), generator))
+            rows = work.reshape(-1, work.shape[-1]) if work.dim() > 0 else work.reshape(1, 1)
+            _integer_rows(rows, generator)
             if work is not x:
                 x.copy_(work)
         elif distribution == "outliers":
@@ -125,6 +128,23 @@ def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
             if work is not x:
                 x.copy_(work)
     return inputs
+
+
+def _integer_rows(rows: Any, generator: Any) -> None:
+    """An eighth of `rows` (at least one) rounded to whole numbers, a nonzero value to at least
+    1 on its side of zero: float rows of integers are common (masks, counts, labels, quantised
+    activations), and a kernel with a path of its own for them (round ten's c08, which copied
+    such rows through a ReLU unchanged) is judged there too."""
+    import torch
+
+    picked = torch.randperm(rows.shape[0], generator=generator)[: max(1, rows.shape[0] // 8)]
+    step = max(1, _OUTLIER_CHUNK // max(1, rows.shape[1]))
+    for start in range(0, len(picked), step):
+        index = picked[start : start + step].to(rows.device)
+        wide = rows.index_select(0, index).float()
+        whole = torch.round(wide)
+        whole = torch.where((whole == 0) & (wide != 0), wide.sign(), whole)
+        rows[index] = whole.to(rows.dtype)
 
 
 def _snapped(wide, generator):

@@ -57,3 +57,19 @@ def test_outliers_on_many_rows_hit_a_quarter_of_them_and_repeat_under_one_seed()
     assert (rows == 257).all(dim=1).sum().item() == 7_500  # a quarter of the rest off centre
     assert (rows == 0).all(dim=1).sum().item() == 3_750  # an eighth of the rest zero
     assert set(rows.abs().unique().tolist()) == {0.0, 1.0, 32.0, 257.0}
+
+
+def test_grid_rounds_an_eighth_of_the_rows_to_whole_numbers_keeping_signs():
+    x = torch.randn(64, 48)
+    positive = torch.rand(16, 8)
+    apply_distribution([x, positive], "grid", seed=3)
+    whole = (x == x.round()).all(dim=1)
+    assert int(whole.sum()) >= 8  # an eighth, and any row the coarse steps made whole
+    assert not bool((x[whole] == 0).any())  # a nonzero value stays nonzero
+    assert bool((positive > 0).all())  # a positive domain stays positive
+    again = torch.randn(64, 48)
+    torch.manual_seed(0)
+    first, second = again.clone(), again.clone()
+    apply_distribution([first], "grid", seed=5)
+    apply_distribution([second], "grid", seed=5)
+    assert torch.equal(first, second)
