@@ -25,6 +25,7 @@ _TORCH_STATE = (
 
 
 _ALL_OF = ("torch.", "triton.")
+_CLASSES_OF = ("triton.runtime.interpreter",)
 
 
 def library_state() -> list[tuple[str, object]]:
@@ -55,6 +56,21 @@ def library_state() -> list[tuple[str, object]]:
                     found.append(
                         (f"{LIBRARY}{library}.{name}.{attribute}", ("lib", id(member), None))
                     )
+    # The classes the candidate's process runs kernels and tensors with: each attribute of
+    # Triton's interpreter classes, as kbot patched them for its bounds, order and rounding
+    # checks (round ten's c09 put the originals back from the patches' closures and ran a
+    # racing scan unchecked), and of torch.Tensor.
+    for library in _CLASSES_OF:
+        for name, value in _items(_vars(sys.modules.get(library))):
+            if isinstance(value, type) and value.__module__ == library:
+                for attribute, member in _items(_class_table(value)):
+                    found.append(
+                        (f"{LIBRARY}{library}.{name}.{attribute}", ("lib", id(member), None))
+                    )
+    tensor = getattr(sys.modules.get("torch"), "Tensor", None)
+    if isinstance(tensor, type):
+        for attribute, member in _items(_class_table(tensor)):
+            found.append((f"{LIBRARY}torch.Tensor.{attribute}", ("lib", id(member), None)))
     # Every loaded torch and Triton module's `__all__`, which nothing grows as it runs (a
     # counter appended to `torch.nn.modules.__all__` was round eight's c14).
     for library in [m for m in list(sys.modules) if m.startswith(_ALL_OF)]:
