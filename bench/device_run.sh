@@ -18,7 +18,8 @@
 #   bash bench/device_run.sh launch        # bench/launch_overhead.py (LAUNCH_PROBLEMS, LAUNCH_STOP,
 #       LAUNCH_LIMIT; LAUNCH_THROUGH=1 adds the evaluator's plain-launch columns)
 #   bash bench/device_run.sh kernelbench   # kbot bench kernelbench over .device/kb (KB_LEVEL,
-#       KB_PROBLEMS, KB_BUDGET, KB_LIMIT), resumed from .device/kb-work
+#       KB_PROBLEMS, KB_BUDGET, KB_LIMIT; KB_RERUN=L1/7,L1/9 runs those again, their old rows
+#       dropped from the log), resumed from .device/kb-work
 #   bash bench/device_run.sh real-repos    # bench/real_repos.py --run over .device/ext.tgz
 #       (the checkouts, carried; never committed), resumed from .device/rr-work (RR_ONLY,
 #       RR_BUDGET, RR_LIMIT, RR_PER_REPO); it returns rr-state.tgz, which a fresh machine
@@ -217,6 +218,19 @@ kernelbench)
     log="${KB_LOG:-bench/results/kernelbench_device_log.jsonl}"
     if [ ! -s .device/kb-work/kernelbench.jsonl ] && [ -s "$log" ]; then
         cp "$log" .device/kb-work/kernelbench.jsonl
+    fi
+    if [ -n "${KB_RERUN:-}" ] && [ -s .device/kb-work/kernelbench.jsonl ]; then
+        # KB_RERUN=L1/7,L1/9: those problems' rows leave the log, so they run again and the
+        # log that comes back holds their new rows in place of the old (the verdict store's
+        # key changes with the judge's code, so no stale verdict is reused).
+        python3 - "$KB_RERUN" .device/kb-work/kernelbench.jsonl <<'PY'
+import json, sys
+drop, path = set(sys.argv[1].split(",")), sys.argv[2]
+lines = [line for line in open(path).read().splitlines() if line.strip()]
+kept = [line for line in lines if json.loads(line).get("key") not in drop]
+open(path, "w").write("".join(line + "\n" for line in kept))
+print(f"KB_RERUN: {len(lines) - len(kept)} rows of {sorted(drop)} left the log")
+PY
     fi
     $stop "${KB_LIMIT:-540}" python3 -m kbot bench kernelbench --root .device/kb \
         --level "${KB_LEVEL:-2}" --problems "${KB_PROBLEMS:?set KB_PROBLEMS}" \
