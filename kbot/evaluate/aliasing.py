@@ -30,18 +30,55 @@ def reference_allows(
     if mutates_inputs:
         return Allowed(True, True, True)
     return Allowed(
-        inputs=shares_storage(references, [v for v in inputs if isinstance(v, torch.Tensor)]),
+        inputs=first_shared(references, inputs) is not None,
         outputs=overlapping_outputs(references) is not None,
         state=output_on_state(references, state_tensors(model, None)) is not None,
     )
 
 
-def shares_storage(outputs: tuple, inputs: list) -> bool:
-    storages = {v.untyped_storage().data_ptr() for v in inputs if v.numel() > 0}
-    return any(
-        isinstance(o, torch.Tensor) and o.numel() > 0 and o.untyped_storage().data_ptr() in storages
-        for o in outputs
-    )
+def refusal(
+    outputs: tuple, inputs: list, kept: list[tuple[str, torch.Tensor]], allowed: Allowed
+) -> str | None:
+    """Why the candidate's outputs share memory the reference's do not (`kept`: the tensors
+    its module keeps), or None."""
+    if not allowed.inputs:
+        shared = first_shared(outputs, inputs)
+        if shared is not None:
+            return (
+                f"output {shared[0]} shares memory with input {shared[1]}; the reference's "
+                "outputs are new tensors"
+            )
+    if not allowed.outputs:
+        pair = overlapping_outputs(outputs)
+        if pair is not None:
+            return (
+                f"outputs {pair[0]} and {pair[1]} overlap in memory; the reference's outputs "
+                "are tensors of their own"
+            )
+    if not allowed.state:
+        held = output_on_state(outputs, kept)
+        if held is not None:
+            return (
+                f"output {held[0]} overlaps `{held[1]}`, which the module keeps; the "
+                "reference's outputs are new tensors (a caller writing into one would change "
+                "later calls)"
+            )
+    return None
+
+
+def first_shared(outputs: tuple, inputs: list) -> tuple[int, int] | None:
+    """(output, input) of the first output whose storage is an input's."""
+    storages = {
+        v.untyped_storage().data_ptr(): i
+        for i, v in enumerate(inputs)
+        if isinstance(v, torch.Tensor) and v.numel() > 0
+    }
+    for index, value in enumerate(outputs):
+        if isinstance(value, torch.Tensor) and value.numel() > 0:
+            shared = storages.get(value.untyped_storage().data_ptr())
+            if shared is not None:
+                return index, shared
+    return None
 
 
 def _span(tensor: torch.Tensor) -> tuple[int, int] | None:
@@ -110,4 +147,24 @@ def output_on_state(
             for name, kept in spans:
                 if _overlap(span, kept):
                     return index, name
+    return None
+
+
+def held_outside(model: torch.nn.Module, module: Any) -> tuple[str, str] | None:
+    """(parameter or buffer, where) for the first of ModelNew's parameters and buffers whose
+    memory the candidate's module also holds (a global registry, a class attribute): every
+    instance would share it, so a model of many layers loads all their weights into one."""
+    from kbot.evaluate.state_check import kept_tensors, walk
+
+    own = {}
+    for name, tensor in [
+        *model.named_parameters(remove_duplicate=False),
+        *model.named_buffers(remove_duplicate=False),
+    ]:
+        if tensor.numel() > 0:
+            own.setdefault(tensor.untyped_storage().data_ptr(), name)
+    for where, storage in kept_tensors(walk(None, module)):
+        name = own.get(storage.untyped_storage().data_ptr()) if storage.numel() > 0 else None
+        if name is not None:
+            return name, where
     return None

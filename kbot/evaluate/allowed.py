@@ -192,3 +192,18 @@ IMPLICIT_DUNDERS = frozenset(
     "__subclasscheck__ __new__ __del__ __missing__ __index__ __torch_function__ "
     "__torch_dispatch__ __reduce__ __reduce_ex__ __setstate__ __getstate__".split()
 )
+
+
+# What Python's import and class machinery put in a module's or a class's namespace: the only
+# names the walk leaves out. Any other name is walked, dunder or not (a counter kept in a
+# module global `__pool__`, a weight cache in `ModelNew.__wcache__`: round ten).
+MODULE_MACHINERY = frozenset(
+    "__name__ __doc__ __package__ __loader__ __spec__ __file__ __cached__ __builtins__ "
+    "__annotations__ __annotate__ __conditional_annotations__ __path__".split()
+)
+CLASS_MACHINERY = frozenset(
+    "__module__ __qualname__ __doc__ __dict__ __weakref__ __annotations__ __annotate__ "
+    "__annotate_func__ __annotations_cache__ __firstlineno__ __static_attributes__ __slots__ "
+    "__orig_bases__ __parameters__ __type_params__ __classcell__ __abstractmethods__ _abc_impl "
+    "__dataclass_fields__ __dataclass_params__ __match_args__ __hash__".split()
+)

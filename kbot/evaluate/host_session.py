@@ -9,7 +9,6 @@ replays it for the judge's clock, and refills the graph's inputs for the judge's
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 from pathlib import Path
 from typing import Any
@@ -17,9 +16,11 @@ from typing import Any
 import torch
 
 from kbot.evaluate import autotune_turns, wire
-from kbot.evaluate.aliasing import output_on_state, overlapping_outputs, state_tensors
+from kbot.evaluate.aliasing import Allowed, held_outside, state_tensors
+from kbot.evaluate.aliasing import refusal as aliasing_refusal
 from kbot.evaluate.audit import Policy
 from kbot.evaluate.autotune_turns import in_turn
+from kbot.evaluate.call_modes import GRAD_MODES, in_mode
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
 from kbot.evaluate.cuda_errors import is_sticky
 from kbot.evaluate.input_places import InputPlaces, PlacementError, checked_shift, refill
@@ -30,7 +31,6 @@ from kbot.evaluate.state_check import (
     StateTypeError,
     audit_classes,
     first_change,
-    held_outside,
     snapshot,
 )
 from kbot.evaluate.state_loading import LoadRefused, load_state
@@ -176,7 +176,7 @@ class Session:
         try:
             # every autotune config takes its turn in the trials (timing tunes as written);
             # the judge picks the module's mode (kbot.evaluate.module_modes)
-            with grad_mode(), _mode(self.model, request.get("train") is True):
+            with grad_mode(), in_mode(self.model, request.get("train") is True):
                 with guarding(guard), in_turn():
                     outputs = _as_outputs(self.model(*aliases))
             if self.device.type == "cuda":
@@ -193,25 +193,14 @@ class Session:
                 "torch-compute",
                 f"output {copied[0]} is a torch copy of the inputs' values, not a kernel's result",
             )
-        if not request.get("alias_ok"):
-            _refuse_aliases(outputs, buffers)
-        if not request.get("overlap_ok"):
-            pair = overlapping_outputs(outputs)
-            if pair is not None:
-                raise _Refused(
-                    "output-alias",
-                    f"outputs {pair[0]} and {pair[1]} overlap in memory; the reference's "
-                    "outputs are tensors of their own",
-                )
-        if not request.get("state_view_ok"):
-            held = output_on_state(outputs, state_tensors(self.model, self.module))
-            if held is not None:
-                raise _Refused(
-                    "output-alias",
-                    f"output {held[0]} overlaps `{held[1]}`, which the module keeps; the "
-                    "reference's outputs are new tensors (a caller writing into one would "
-                    "change later calls)",
-                )
+        allowed = Allowed(
+            inputs=bool(request.get("alias_ok")),
+            outputs=bool(request.get("overlap_ok")),
+            state=bool(request.get("state_view_ok")),
+        )
+        why = aliasing_refusal(outputs, buffers, state_tensors(self.model, self.module), allowed)
+        if why is not None:
+            raise _Refused("output-alias", why)
         self._refuse_state_change()
         reply = {"outputs": outputs}
         if request.get("return_inputs"):
@@ -300,9 +289,9 @@ class Session:
         self.timed = None
         self.timed_case = None
         self.timed_copies = []
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-            torch.cuda.empty_cache()
+        from kbot.evaluate.timing import free_cached
+
+        free_cached(self.device)
         return {}
 
     # --- helpers -------------------------------------------------------------------------
@@ -344,59 +333,6 @@ class Session:
         return encoded
 
 
-# torch's C switches, taken when this module is imported, before any candidate code: the
-# Python context managers (`torch.no_grad`, ...) are classes a candidate could patch.
-_SET_GRAD_ENABLED = torch._C._set_grad_enabled
-_IS_GRAD_ENABLED = torch._C.is_grad_enabled
-_INFERENCE_MODE = torch._C._InferenceMode
-_TRAIN = torch.nn.Module.train  # so is this, a method of a class a candidate could patch
-
-
-@contextlib.contextmanager
-def _grad_enabled(enabled: bool):
-    before = _IS_GRAD_ENABLED()
-    _SET_GRAD_ENABLED(enabled)
-    try:
-        yield
-    finally:
-        _SET_GRAD_ENABLED(before)
-
-
-@contextlib.contextmanager
-def _mode(model: torch.nn.Module, train: bool):
-    """ModelNew in train mode for this call when asked, back in eval mode after it (before
-    its state is compared). nn.Module's own `train` runs: a class of the candidate's that
-    defines it was refused at load (state_check.audit_classes)."""
-    if not train:
-        yield
-        return
-    _TRAIN(model, True)
-    try:
-        yield
-    finally:
-        _TRAIN(model, False)
-
-
-@contextlib.contextmanager
-def _inference_mode():
-    guard = _INFERENCE_MODE(True)
-    guard.__enter__()
-    try:
-        yield
-    finally:
-        guard.__exit__(None, None, None)
-
-
-# The autograd modes a correctness call runs forward under (the judge picks one per trial):
-# callers run ops under each (serving engines under inference_mode, training code with grad
-# enabled), so a forward that tells them apart must be right under all three.
-GRAD_MODES = {
-    "no_grad": lambda: _grad_enabled(False),
-    "enable_grad": lambda: _grad_enabled(True),
-    "inference_mode": _inference_mode,
-}
-
-
 def _as_outputs(value: object) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
@@ -419,25 +355,6 @@ def _refuse_writes_past(guard: ComputeGuard, outputs: tuple) -> None:
     guard.canaries.forget_allocations()
     if written is not None:
         raise _Refused("out-of-bounds", written)
-
-
-def _refuse_aliases(outputs: tuple, inputs: list) -> None:
-    """An output sharing memory with an input is a view of it, not a result (the reference's
-    outputs share none)."""
-    storages = {
-        v.untyped_storage().data_ptr(): i
-        for i, v in enumerate(inputs)
-        if isinstance(v, torch.Tensor) and v.numel() > 0
-    }
-    for index, value in enumerate(outputs):
-        if isinstance(value, torch.Tensor) and value.numel() > 0:
-            shared = storages.get(value.untyped_storage().data_ptr())
-            if shared is not None:
-                raise _Refused(
-                    "output-alias",
-                    f"output {index} shares memory with input {shared}; the reference's "
-                    "outputs are new tensors",
-                )
 
 
 def _check_types(outputs: tuple) -> None:

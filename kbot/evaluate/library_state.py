@@ -29,7 +29,7 @@ _CLASSES_OF = ("triton.runtime.interpreter",)
 
 
 def library_state() -> list[tuple[str, object]]:
-    from kbot.evaluate.state_check import _class_table, _items, _vars
+    from kbot.evaluate.state_check import _items, _vars
 
     found: list[tuple[str, object]] = []
     for library in _STDLIB_STATE + _TORCH_STATE:
@@ -52,10 +52,7 @@ def library_state() -> list[tuple[str, object]]:
                 continue
             found.append((f"{LIBRARY}{library}.{name}", ("lib", id(value), None)))
             if isinstance(value, type) and value.__module__ == library:
-                for attribute, member in _items(_class_table(value)):
-                    found.append(
-                        (f"{LIBRARY}{library}.{name}.{attribute}", ("lib", id(member), None))
-                    )
+                found += _class_members(f"{library}.{name}", value)
     # The classes the candidate's process runs kernels and tensors with: each attribute of
     # Triton's interpreter classes, as kbot patched them for its bounds, order and rounding
     # checks (round ten's c09 put the originals back from the patches' closures and ran a
@@ -63,14 +60,10 @@ def library_state() -> list[tuple[str, object]]:
     for library in _CLASSES_OF:
         for name, value in _items(_vars(sys.modules.get(library))):
             if isinstance(value, type) and value.__module__ == library:
-                for attribute, member in _items(_class_table(value)):
-                    found.append(
-                        (f"{LIBRARY}{library}.{name}.{attribute}", ("lib", id(member), None))
-                    )
+                found += _class_members(f"{library}.{name}", value)
     tensor = getattr(sys.modules.get("torch"), "Tensor", None)
     if isinstance(tensor, type):
-        for attribute, member in _items(_class_table(tensor)):
-            found.append((f"{LIBRARY}torch.Tensor.{attribute}", ("lib", id(member), None)))
+        found += _class_members("torch.Tensor", tensor)
     # Every loaded torch and Triton module's `__all__`, which nothing grows as it runs (a
     # counter appended to `torch.nn.modules.__all__` was round eight's c14).
     for library in [m for m in list(sys.modules) if m.startswith(_ALL_OF)]:
@@ -80,6 +73,16 @@ def library_state() -> list[tuple[str, object]]:
         if type(table) in (list, tuple, set):
             found.append((f"{LIBRARY}{library}.__all__", ("lib", id(table), len(table))))
     return found
+
+
+def _class_members(where: str, cls: type) -> list[tuple[str, object]]:
+    """Which object each attribute of `cls` is (its own table, read without running it)."""
+    from kbot.evaluate.state_check import _class_table, _items
+
+    return [
+        (f"{LIBRARY}{where}.{attribute}", ("lib", id(member), None))
+        for attribute, member in _items(_class_table(cls))
+    ]
 
 
 def library_baseline() -> dict[str, object]:

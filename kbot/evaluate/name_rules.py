@@ -14,7 +14,7 @@ import types
 from kbot.evaluate.allowed import IMPLICIT_DUNDERS, TRITON_API, TRITON_DTYPES
 from kbot.evaluate.forbidden import FORBIDDEN_DUNDERS, attribute_hit, forbidden
 from kbot.evaluate.module_rules import kernel_names
-from kbot.evaluate.names import ALLOWED_IMPORTS, Aliases, is_getattr_literal
+from kbot.evaluate.names import ALLOWED_IMPORTS, Aliases, helper_aliases, is_getattr_literal
 from kbot.evaluate.verdict import Reason
 
 
@@ -72,7 +72,7 @@ def check(tree: ast.Module, aliases: Aliases) -> list[Reason]:
     direct |= {
         id(n.args[0]) for n in ast.walk(tree) if isinstance(n, ast.Call) and is_getattr_literal(n)
     }
-    direct |= _helper_aliases(tree, aliases)
+    direct |= helper_aliases(tree, aliases)
     inner: set[int] = set()
     for node in ast.walk(tree):  # breadth first: a chain's outermost node comes first
         if isinstance(node, ast.Attribute):
@@ -326,53 +326,6 @@ def _literal_field(node: ast.AST) -> bool:
         name, kind = node.elts
         return isinstance(name, ast.Constant) and isinstance(kind, (ast.Name, ast.Attribute))
     return _literal(node)
-
-
-# Triton's host helpers a module may name once at its top (`next_power_of_2 =
-# triton.next_power_of_2`, as unsloth writes it): plain integer functions, computing nothing.
-_HELPER_FUNCTIONS = frozenset({"triton.cdiv", "triton.next_power_of_2"})
-
-
-def _helper_aliases(tree: ast.Module, aliases: Aliases) -> set[int]:
-    """ids of the values of top-level `name = triton.cdiv` / `triton.next_power_of_2`
-    assignments whose name the module binds nowhere else: `Aliases` then resolves each use
-    of the name to the helper, which a second binding (flow-insensitive) would make a lie."""
-    bindings: dict[str, int] = {}
-    for node in ast.walk(tree):
-        for name in _binds(node):
-            bindings[name] = bindings.get(name, 0) + 1
-    found = set()
-    for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and bindings.get(node.targets[0].id) == 1
-            and aliases.qualname(node.value) in _HELPER_FUNCTIONS
-        ):
-            found.add(id(node.value))
-    return found
-
-
-def _binds(node: ast.AST) -> list[str]:
-    """The names `node` binds or declares, in any scope."""
-    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-        return [node.id]
-    if isinstance(node, ast.arg):
-        return [node.arg]
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, ast.alias):
-        return [node.asname or node.name.split(".")[0]]
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return list(node.names)
-    if isinstance(node, ast.ExceptHandler) and node.name:
-        return [node.name]
-    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-        return [node.name]
-    if isinstance(node, ast.MatchMapping) and node.rest:
-        return [node.rest]
-    return []
 
 
 def _bound_names(tree: ast.AST) -> set[str]:

@@ -101,3 +101,50 @@ def _is_getattr_literal(node: ast.Call) -> bool:
 
 def is_getattr_literal(node: ast.Call) -> bool:
     return _is_getattr_literal(node)
+
+
+# Triton's host helpers a module may name once at its top (`next_power_of_2 =
+# triton.next_power_of_2`, as unsloth writes it): plain integer functions, computing nothing.
+_HELPER_FUNCTIONS = frozenset({"triton.cdiv", "triton.next_power_of_2"})
+
+
+def helper_aliases(tree: ast.Module, aliases: Aliases) -> set[int]:
+    """ids of the values of top-level `name = triton.cdiv` / `triton.next_power_of_2`
+    assignments whose name the module binds nowhere else: `Aliases` then resolves each use
+    of the name to the helper, which a second binding (flow-insensitive) would make a lie."""
+    bindings: dict[str, int] = {}
+    for node in ast.walk(tree):
+        for name in _binds(node):
+            bindings[name] = bindings.get(name, 0) + 1
+    found = set()
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and bindings.get(node.targets[0].id) == 1
+            and aliases.qualname(node.value) in _HELPER_FUNCTIONS
+        ):
+            found.add(id(node.value))
+    return found
+
+
+def _binds(node: ast.AST) -> list[str]:
+    """The names `node` binds or declares, in any scope."""
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return [node.id]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.alias):
+        return [node.asname or node.name.split(".")[0]]
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    return []

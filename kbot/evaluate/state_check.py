@@ -23,7 +23,12 @@ from typing import Any
 
 import torch
 
-from kbot.evaluate.allowed import IMPLICIT_DUNDERS, NN_MODULE_MACHINERY
+from kbot.evaluate.allowed import (
+    CLASS_MACHINERY,
+    IMPLICIT_DUNDERS,
+    MODULE_MACHINERY,
+    NN_MODULE_MACHINERY,
+)
 from kbot.evaluate.library_state import LIBRARY, library_state
 
 _PLAIN = (bool, int, float, str, bytes, complex, type(None))
@@ -64,23 +69,9 @@ def snapshot(model: torch.nn.Module | None, module: Any) -> dict[str, object]:
     }
 
 
-def held_outside(model: torch.nn.Module, module: Any) -> tuple[str, str] | None:
-    """(parameter or buffer, where) for the first of ModelNew's parameters and buffers whose
-    memory the candidate's module also holds (a global registry, a class attribute): every
-    instance would share it, so a model of many layers loads all their weights into one."""
-    own = {}
-    for name, tensor in [
-        *model.named_parameters(remove_duplicate=False),
-        *model.named_buffers(remove_duplicate=False),
-    ]:
-        if tensor.numel() > 0:
-            own.setdefault(tensor.untyped_storage().data_ptr(), name)
-    for where, value in walk(None, module):
-        if type(value) is _TensorState and value.bytes.numel() > 0:
-            name = own.get(value.bytes.untyped_storage().data_ptr())
-            if name is not None:
-                return name, where
-    return None
+def kept_tensors(found: list[tuple[str, object]]) -> list[tuple[str, torch.Tensor]]:
+    """Of what `walk` found, each tensor as the whole storage it keeps (a flat uint8 view)."""
+    return [(name, value.bytes) for name, value in found if type(value) is _TensorState]
 
 
 def first_change(before: dict[str, object], model: torch.nn.Module | None, module: Any):
@@ -98,21 +89,6 @@ def first_change(before: dict[str, object], model: torch.nn.Module | None, modul
         elif type(old) is _TensorState or type(new) is _TensorState or old != new:
             return name
     return None
-
-
-# What Python's import and class machinery put in a module's or a class's namespace: the only
-# names the walk leaves out. Any other name is walked, dunder or not (a counter kept in a
-# module global `__pool__`, a weight cache in `ModelNew.__wcache__`: round ten).
-MODULE_MACHINERY = frozenset(
-    "__name__ __doc__ __package__ __loader__ __spec__ __file__ __cached__ __builtins__ "
-    "__annotations__ __annotate__ __conditional_annotations__ __path__".split()
-)
-CLASS_MACHINERY = frozenset(
-    "__module__ __qualname__ __doc__ __dict__ __weakref__ __annotations__ __annotate__ "
-    "__annotate_func__ __annotations_cache__ __firstlineno__ __static_attributes__ __slots__ "
-    "__orig_bases__ __parameters__ __type_params__ __classcell__ __abstractmethods__ _abc_impl "
-    "__dataclass_fields__ __dataclass_params__ __match_args__ __hash__".split()
-)
 
 
 def walk(model: torch.nn.Module | None, module: Any):

@@ -180,3 +180,11 @@ def speedup(baseline: Stat | None, candidate: Stat) -> float | None:
         candidate.median_half_width_us / candidate.median_us,
     )
     return 1.0 if abs(ratio - 1.0) <= noise else ratio
+
+
+def free_cached(device: torch.device) -> None:
+    """Gives the memory the caching allocator holds back to the device (graphs and outputs
+    let go of), so that the other process on the GPU can use it."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.empty_cache()

@@ -34,6 +34,7 @@ from kbot.evaluate.timing import (
     CaptureError,
     Implementation,
     capture,
+    free_cached,
     l2_flush_buffer,
     measure,
     speedup,
@@ -181,7 +182,7 @@ def time_outcomes(
         # The baselines' graphs and outputs go before the audit: at KernelBench's sizes (7 GB
         # an input) they would sit beside the audit's fresh inputs and both runs' outputs.
         del references, expected
-        _free_cached(state.device)
+        free_cached(state.device)
         for i, impl in candidates.items():
             failure = _audit_candidate(
                 impl, inputs, loaded[i].reference, problem, case, job,
@@ -205,12 +206,6 @@ def time_outcomes(
             impl.release()
         del candidates
     return _merge(outcomes, timed, timings, rejected, notes)
-
-
-def _free_cached(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-        torch.cuda.empty_cache()
 
 
 def _timing_reason(reason: Reason, case, rule_if_lost: str) -> Reason:

@@ -115,16 +115,14 @@ def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
             for start in range(0, flat.numel(), _OUTLIER_CHUNK):
                 piece = flat[start : start + _OUTLIER_CHUNK]
                 piece.copy_(_snapped(piece.float(), generator))
-            rows = work.reshape(-1, work.shape[-1]) if work.dim() > 0 else work.reshape(1, 1)
-            _integer_rows(rows, generator)
+            _integer_rows(_as_rows(work), generator)
             if work is not x:
                 x.copy_(work)
         elif distribution == "outliers":
             # A non-contiguous input (a transposed view) is edited through a contiguous copy:
             # reshaping the view itself can alias it, and copying that back overlaps.
             work = x if x.is_contiguous() else x.contiguous()
-            rows = work.reshape(-1, work.shape[-1]) if work.dim() > 0 else work.reshape(1, 1)
-            _add_outliers(rows, generator)
+            _add_outliers(_as_rows(work), generator)
             if work is not x:
                 x.copy_(work)
     return inputs
@@ -137,14 +135,27 @@ def _integer_rows(rows: Any, generator: Any) -> None:
     such rows through a ReLU unchanged) is judged there too."""
     import torch
 
+    def rounded(picked):
+        wide = picked.float()
+        whole = torch.round(wide)
+        return torch.where((whole == 0) & (wide != 0), wide.sign(), whole).to(rows.dtype)
+
     picked = torch.randperm(rows.shape[0], generator=generator)[: max(1, rows.shape[0] // 8)]
+    _rewrite_rows(rows, picked, rounded)
+
+
+def _as_rows(work: Any) -> Any:
+    """A contiguous tensor as rows of its last dim (a 0-d one as one row of one)."""
+    return work.reshape(-1, work.shape[-1]) if work.dim() > 0 else work.reshape(1, 1)
+
+
+def _rewrite_rows(rows: Any, picked: Any, rewrite: Callable[[Any], Any]) -> None:
+    """`rows[picked] = rewrite(rows[picked])`, a chunk of rows at a time (a 6 GB input is not
+    gathered at once)."""
     step = max(1, _OUTLIER_CHUNK // max(1, rows.shape[1]))
     for start in range(0, len(picked), step):
         index = picked[start : start + step].to(rows.device)
-        wide = rows.index_select(0, index).float()
-        whole = torch.round(wide)
-        whole = torch.where((whole == 0) & (wide != 0), wide.sign(), whole)
-        rows[index] = whole.to(rows.dtype)
+        rows[index] = rewrite(rows.index_select(0, index))
 
 
 def _snapped(wide, generator):
@@ -168,13 +179,12 @@ def _off_centre_rows(rows: Any, others: Any) -> None:
 
     shifted = others[: max(1, len(others) // 4)] if len(others) else others
     zeroed = others[len(shifted) : len(shifted) + max(1, len(others) // 8)]
-    step = max(1, _OUTLIER_CHUNK // max(1, rows.shape[1]))
-    for start in range(0, len(shifted), step):
-        index = shifted[start : start + step].to(rows.device)
-        picked = rows.index_select(0, index)
+
+    def moved(picked):
         rms = picked.float().square().mean(dim=1).sqrt()
-        offset = (rms * _OFFSET_FACTOR).to(rows.dtype)
-        rows[index] = picked + offset[:, None]
+        return picked + (rms * _OFFSET_FACTOR).to(rows.dtype)[:, None]
+
+    _rewrite_rows(rows, shifted, moved)
     if len(zeroed):
         rows[zeroed.to(rows.device)] = 0
 

@@ -361,7 +361,7 @@ def test_dunder_named_globals_and_class_attributes_are_state_too():
 
 
 def test_a_parameter_the_module_also_holds_is_found():
-    from kbot.evaluate.state_check import held_outside
+    from kbot.evaluate.aliasing import held_outside
 
     shared = {}
 
