@@ -19,7 +19,7 @@
 #       LAUNCH_LIMIT; LAUNCH_THROUGH=1 adds the evaluator's plain-launch columns)
 #   bash bench/device_run.sh kernelbench   # kbot bench kernelbench over .device/kb (KB_LEVEL,
 #       KB_PROBLEMS, KB_BUDGET, KB_LIMIT; KB_RERUN=L1/7,L1/9 runs those again, their old rows
-#       dropped from the log), resumed from .device/kb-work
+#       dropped from the log), resumed from .device/kb-work (KB_WORK names another)
 #   bash bench/device_run.sh real-repos    # bench/real_repos.py --run over .device/ext.tgz
 #       (the checkouts, carried; never committed), resumed from .device/rr-work (RR_ONLY,
 #       RR_BUDGET, RR_LIMIT, RR_PER_REPO); it returns rr-state.tgz, which a fresh machine
@@ -214,16 +214,19 @@ kernelbench)
     # KB_LEVEL / KB_PROBLEMS of the KernelBench copy in .device/kb (level folders, carried;
     # never committed), resumed from .device/kb-work while the machine stays warm.
     # A fresh machine continues from the results log committed with bench/results (KB_LOG).
-    mkdir -p .device/kb-work
+    # KB_WORK: another work directory, for another budget (a run resumes only with its own
+    # settings): KB_WORK=.device/kb-work-240 KB_LOG=bench/results/kernelbench_device_log_240s.jsonl
+    work="${KB_WORK:-.device/kb-work}"
+    mkdir -p "$work"
     log="${KB_LOG:-bench/results/kernelbench_device_log.jsonl}"
-    if [ ! -s .device/kb-work/kernelbench.jsonl ] && [ -s "$log" ]; then
-        cp "$log" .device/kb-work/kernelbench.jsonl
+    if [ ! -s "$work/kernelbench.jsonl" ] && [ -s "$log" ]; then
+        cp "$log" "$work/kernelbench.jsonl"
     fi
-    if [ -n "${KB_RERUN:-}" ] && [ -s .device/kb-work/kernelbench.jsonl ]; then
+    if [ -n "${KB_RERUN:-}" ] && [ -s "$work/kernelbench.jsonl" ]; then
         # KB_RERUN=L1/7,L1/9: those problems' rows leave the log, so they run again and the
         # log that comes back holds their new rows in place of the old (the verdict store's
         # key changes with the judge's code, so no stale verdict is reused).
-        python3 - "$KB_RERUN" .device/kb-work/kernelbench.jsonl <<'PY'
+        python3 - "$KB_RERUN" "$work/kernelbench.jsonl" <<'PY'
 import json, sys
 drop, path = set(sys.argv[1].split(",")), sys.argv[2]
 lines = [line for line in open(path).read().splitlines() if line.strip()]
@@ -235,15 +238,15 @@ PY
     $stop "${KB_LIMIT:-540}" python3 -m kbot bench kernelbench --root .device/kb \
         --level "${KB_LEVEL:-2}" --problems "${KB_PROBLEMS:?set KB_PROBLEMS}" \
         --time-budget-per-problem "${KB_BUDGET:-45s}" --device cuda \
-        --work-dir .device/kb-work --resume > "$OUT/kb.log" 2>&1
+        --work-dir "$work" --resume > "$OUT/kb.log" 2>&1
     echo "kernelbench exit $?"
     # kernelbench.jsonl continues the run on a later machine: copy it over KB_LOG's file.
-    cp .device/kb-work/kernelbench.md .device/kb-work/kernelbench.jsonl "$OUT/" 2> /dev/null
+    cp "$work/kernelbench.md" "$work/kernelbench.jsonl" "$OUT/" 2> /dev/null
     # The rest in one archive, so that two parts of one command come back within the device's
     # 8 files: the JSON summary, the log, each run's report (which candidate was rejected for
     # what, each one's time) and the store (every candidate's source and verdict).
-    cp "$OUT/kb.log" .device/kb-work/kb.log
-    (cd .device/kb-work && find runs \( -name report.md -o -name report.json \) -print0 \
+    cp "$OUT/kb.log" "$work/kb.log"
+    (cd "$work" && find runs \( -name report.md -o -name report.json \) -print0 \
         2> /dev/null | tar -czf "$OUT/kb-reports.tgz" --null -T - kbot.sqlite kernelbench.json \
         kb.log) 2> /dev/null
     tail -5 "$OUT/kb.log"

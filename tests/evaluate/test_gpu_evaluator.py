@@ -49,8 +49,9 @@ def test_unwritten_rows_read_as_poison_on_cuda(gpu_evaluator, problem, candidate
 def test_dynamic_cheats_are_rejected_on_cuda(gpu_evaluator, problem, candidate):
     for name, problem_name, rules in [
         # the cache it keeps between calls is state (seen first since 7870d96), its stale
-        # answer a mismatch
-        ("cheat_pointer_cache", "quick_gelu", ("state-mutated", "mismatch")),
+        # answer a mismatch; the output it returns from that cache overlaps module state
+        # (aliasing.refusal, seen first on the H100 at 7dde466)
+        ("cheat_pointer_cache", "quick_gelu", ("state-mutated", "mismatch", "output-alias")),
         # it writes its input and returns it: the output's alias is seen first (H100,
         # 2026-12-05) or the write
         ("cheat_input_mutation", "gelu_fp32", ("input-mutated", "output-alias")),
