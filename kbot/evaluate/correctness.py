@@ -29,6 +29,7 @@ from kbot.evaluate.index_outputs import IndexSources
 from kbot.evaluate.input_places import input_shifts
 from kbot.evaluate.judgement import PreciseReference, casts_truncate, judge_outputs
 from kbot.evaluate.module_modes import same_in_both_modes, train_trials
+from kbot.evaluate.repeats import PreviousTrial
 from kbot.evaluate.verdict import CaseCorrectness, Reason
 from kbot.problem.runtime import DISTRIBUTIONS, apply_distribution, seeded_inputs
 
@@ -98,7 +99,7 @@ def check_case(
     shifts = input_shifts(trials, coarser)
     train = train_trials(trials, same_in_both_modes(reference))
     worst_abs = worst_norm = 0.0
-    previous: tuple[tuple, tuple] | None = None
+    previous: PreviousTrial | None = None
     failure: Reason | None = None
     tol_atol = tol_rtol = float("nan")
     precise = PreciseReference(reference)
@@ -174,20 +175,20 @@ def check_case(
         if result.failure is not None:
             failure = Reason(result.failure.rule, f"{result.failure.message} {where}")
             break
-        if (
-            previous is not None
-            and _same(outputs, previous[0])
-            and not _same(references, previous[1])
-        ):
+        if previous is not None and previous.repeated_by(outputs, references):
             failure = Reason(
                 "input-independent",
                 f"the output is bit-identical to the previous trial's although the inputs and "
                 f"the reference's output changed {where}",
             )
             break
-        # the judge's own tensors (decoded from the candidate's reply): held, not copied
-        previous = (tuple(_detach(outputs)), references)
+        # the judge's own tensors (decoded from the candidate's reply): held, not copied; a
+        # sample of them where they are large (kbot.evaluate.repeats)
+        previous = PreviousTrial(outputs, references)
         tol_atol, tol_rtol = _tolerance_used(references, atol, rtol, truncating, rounded_to)
+        # released before the next trial's inputs and reference run: a multi-GB input, output
+        # and reference are not held beside the next ones
+        del pristine, outputs, references
     return CaseOutcome(
         CaseCorrectness(
             case=dict(case),
@@ -221,22 +222,6 @@ def _tolerance_used(
 
 def _clone(values: list) -> list:
     return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
-
-
-def _detach(values: tuple) -> list:
-    return [v.detach() if isinstance(v, torch.Tensor) else v for v in values]
-
-
-def _same(a: tuple, b: tuple) -> bool:
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b):
-        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
-            if x.shape != y.shape or x.dtype != y.dtype or not torch.equal(x, y):
-                return False
-        elif x != y:
-            return False
-    return True
 
 
 def _changed(after: Any, before: Any) -> bool:

@@ -13,9 +13,10 @@ programs accumulating into one place with a load and a store (a lost update on a
 they run at once) computed the right sum. Likewise a plain store to an address another program
 of the launch touches atomically (an atomic used as the read of a lost update, round eight's
 c03; or a plain initialisation racing the others' atomic adds). A launch touching more than
-MAX_TRACKED addresses is followed on a random sample of them (addresses in one residue class,
-the class narrowed as the launch grows), never dropped (round eight's c04 switched the check
-off with dummy loads). The candidate's process calls it before any candidate code
+MAX_TRACKED accesses keeps each address once, with the program that touched it or "many"; one
+touching more distinct addresses than half of that is followed on a random sample of them
+(addresses in one residue class, the class narrowed as the launch grows), never dropped (round
+eight's c04 switched the check off with dummy loads). The candidate's process calls it before any candidate code
 (kbot.evaluate.candidate_host), on a CPU only.
 """
 
@@ -33,6 +34,7 @@ _SPANS: list[tuple[int, int]] = []  # the launch in progress: (start, end) of ea
 # (program number, addresses) pieces, for the race check at its end.
 _ACCESSES: dict[str, list] = {"load": [], "store": [], "atomic": []}
 MAX_TRACKED = 1 << 22  # addresses a launch's race check holds at most (then it samples)
+MANY = -1  # in place of a program number: several programs touched the address
 # The sample followed: addresses whose 16-byte word is `salt` modulo `modulus`.
 _SAMPLE = {"modulus": 1, "salt": 0, "held": 0}
 # The program in progress: its loads and stores since its last barrier, as (addresses, lanes).
@@ -99,13 +101,36 @@ def _track(builder, what: str, addresses: np.ndarray) -> None:
     addresses = _sampled(addresses)
     if addresses.size == 0:
         return
-    _SAMPLE["held"] += addresses.size
-    while _SAMPLE["held"] > MAX_TRACKED:
-        _narrow()
-        addresses = _sampled(addresses)
     x, y, z = getattr(builder, "grid_idx", None) or (0, 0, 0)
     _, ny, nz = getattr(builder, "grid_dim", None) or (1, 1, 1)
-    _ACCESSES[what].append(((x * ny + y) * nz + z, addresses.copy()))
+    program = np.full(addresses.size, (x * ny + y) * nz + z, dtype=np.int64)
+    _ACCESSES[what].append((program, addresses.copy()))
+    _SAMPLE["held"] += addresses.size
+    if _SAMPLE["held"] > MAX_TRACKED:
+        _compact()
+        while _SAMPLE["held"] > MAX_TRACKED // 2:
+            _narrow()
+
+
+def _compact() -> None:
+    """Each kind's accesses as one piece: every address once, with the program that touched it
+    or MANY. Loads of the same addresses over and over (round eleven's control: 4096 addresses
+    loaded 1100 times) then hold 4096 entries, and the sample narrows only for a launch that
+    touches more distinct addresses than MAX_TRACKED / 2 (a narrowed sample follows one word in
+    2, 4, ... and misses a race confined to a few words with that chance)."""
+    held = 0
+    for what, pieces in _ACCESSES.items():
+        if not pieces:
+            continue
+        programs = np.concatenate([p for p, _ in pieces])
+        addresses = np.concatenate([a for _, a in pieces])
+        order = np.lexsort((programs, addresses))
+        programs, addresses = programs[order], addresses[order]
+        unique, starts = np.unique(addresses, return_index=True)
+        one = np.minimum.reduceat(programs, starts) == np.maximum.reduceat(programs, starts)
+        _ACCESSES[what] = [(np.where(one, programs[starts], MANY), unique)]
+        held += unique.size
+    _SAMPLE["held"] = held
 
 
 def _sampled(addresses: np.ndarray) -> np.ndarray:
@@ -162,7 +187,7 @@ def _narrow() -> None:
     _SAMPLE["modulus"] = 2 * modulus
     held = 0
     for what, pieces in _ACCESSES.items():
-        kept = [(p, _sampled(a)) for p, a in pieces]
+        kept = [(p[inside], a[inside]) for p, a in pieces for inside in (_in_sample(a),)]
         _ACCESSES[what] = [(p, a) for p, a in kept if a.size]
         held += sum(a.size for _, a in _ACCESSES[what])
     _SAMPLE["held"] = held
@@ -199,22 +224,23 @@ def _race_check() -> None:
 
 def _shared(writes: list, others: list) -> bool:
     """Whether a program of `others` touches an address a different program of `writes`
-    wrote."""
+    wrote. Pieces are (programs, addresses), a program number per address (MANY: several)."""
     stored = np.concatenate([a for _, a in writes])
-    writer = np.concatenate([np.full(a.size, p, dtype=np.int64) for p, a in writes])
+    writer = np.concatenate([p for p, _ in writes])
     order = np.argsort(stored, kind="stable")
     stored, writer = stored[order], writer[order]
-    for program, addresses in others:
-        at = np.searchsorted(stored, addresses, side="left")
-        inside = at < stored.size
-        hit = inside.copy()
-        hit[inside] = stored[at[inside]] == addresses[inside]
+    unique, starts = np.unique(stored, return_index=True)
+    low = np.minimum.reduceat(writer, starts)
+    high = np.maximum.reduceat(writer, starts)
+    for programs, addresses in others:
+        at = np.clip(np.searchsorted(unique, addresses), 0, unique.size - 1)
+        hit = unique[at] == addresses
         if not hit.any():
             continue
-        first, last = at[hit], np.searchsorted(stored, addresses[hit], side="right")
-        for start, end in zip(first.tolist(), last.tolist()):
-            if np.any(writer[start:end] != program):
-                return True
+        lo, hi, reader = low[at[hit]], high[at[hit]], programs[hit]
+        # several writers, or one that is not the reader, or several readers: two programs
+        if np.any((lo != hi) | (lo != reader) | (lo == MANY)):
+            return True
     return False
 
 
