@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "bench" / "problems"
 # Per parameter name: what a launch on contiguous tensors of the bench problems specialises.
 POINTER_TYPES = {"positions_ptr": "*i64", "cos_sin_cache_ptr": "*fp32"}
-DIVISIBLE = re.compile(r"_ptr$|_stride0$|^n_cols$|^n_half$|^size_\d+$|_size1$")
+DIVISIBLE = re.compile(r"_ptr$|_stride0$|^n_cols$|^n_half$|^n_elements$|^size_\d+$|_size1$")
 
 
 def main() -> int:
@@ -76,7 +76,9 @@ def main() -> int:
                 path.write_text(candidate.source)
                 module = import_file(path, prefix="ptx_counts")
                 for kernel_name in re.findall(r"^def (_\w+_kernel)\(", candidate.source, re.M):
-                    row = _count(triton, getattr(module, kernel_name), candidate.params)
+                    row = _count(
+                        triton, getattr(module, kernel_name), _params(candidate.params, kernel_name)
+                    )
                     label = candidate.note.split(": ", 1)[1]
                     cells = " | ".join(row)
                     lines.append(f"| {name} | {label} | `{kernel_name}` | {cells} |")
@@ -87,14 +89,31 @@ def main() -> int:
     return 0
 
 
+def _params(params: dict, kernel_name: str) -> dict:
+    """The launch parameters of one kernel of a candidate: a flat candidate (emit_flat.py) has
+    its flat kernel's, and its row kernel's (the fallback for strided inputs) under
+    `strided`."""
+    if "flat_block" not in params:
+        return params
+    if kernel_name.endswith("_flat_kernel"):
+        return {"flat_block": params["flat_block"], "num_warps": params["flat_num_warps"]}
+    return params["strided"]
+
+
 def _count(triton, kernel, params: dict) -> list[str]:
     """[elements a thread, instructions, per element, loads, stores] of one pointwise kernel."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
     names = kernel.arg_names
-    block, warps = int(params["block_n"]), int(params["num_warps"])
-    constexprs = {"ROWS": params["rows_per_program"], "BLOCK_N": block, "BITWISE_ROUNDING": False}
+    if "flat_block" in params:  # one program's BLOCK consecutive elements
+        block, warps = int(params["flat_block"]), int(params["num_warps"])
+        constexprs = {"BLOCK": block, "BITWISE_ROUNDING": False}
+        params = {**params, "rows_per_program": 1}
+    else:
+        block, warps = int(params["block_n"]), int(params["num_warps"])
+        constexprs = {"ROWS": params["rows_per_program"], "BLOCK_N": block}
+        constexprs["BITWISE_ROUNDING"] = False
     constexprs.update({"BLOCK_M": params["block_m"]} if "BLOCK_M" in names else {})
     constexprs.update({"ON_GPU": True} if "ON_GPU" in names else {})
     constexprs.update({n: 1 for n in names if n.endswith("_stride1")})

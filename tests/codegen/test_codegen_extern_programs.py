@@ -78,6 +78,7 @@ def test_a_pooled_operand_is_written_by_a_kernel_before_the_call():
 def test_sdpa_scales_q_and_k_then_runs_bmm_softmax_bmm():
     steps = _launcher_steps("extern_sdpa")
     assert [s.split(" = ")[0].split("_stage")[-1] for s in steps] == [
+        "1_flat_kernel",  # q scaled: the flat kernel, or the row kernel for a non-contiguous q
         "1_kernel",
         "2_kernel",
         "call bmm_out",

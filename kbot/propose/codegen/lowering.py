@@ -52,7 +52,7 @@ _PASS_THROUGH = {
 }
 
 
-_IDENTITY = {
+IDENTITY_OPS = {
     aten.alias.default,
     aten.clone.default,
     aten.lift_fresh_copy.default,
@@ -361,7 +361,7 @@ class KernelBody:
             return lower_view(self, node, idx)
         if target in POOLS:
             return lower_avg_pool(self, node, idx)
-        if target in _IDENTITY:
+        if target in IDENTITY_OPS:
             return self.value(node.args[0], idx)
         if target in SCAN_FUNCTIONS:
             return lower_scan(self, node, idx)

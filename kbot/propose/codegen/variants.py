@@ -15,6 +15,7 @@ import torch
 
 from kbot.problem import ProblemSpec
 from kbot.propose.codegen.classify import Schedule, ScheduleKind, compute_nodes
+from kbot.propose.codegen.emit_flat import emit_flat, flat_fits
 from kbot.propose.codegen.emit_matmul import channels_last_conv, emit_extern, emit_gemm
 from kbot.propose.codegen.emit_pairs import cat_of_pieces, emit_pairs
 from kbot.propose.codegen.emit_pointwise import emit_pointwise
@@ -56,9 +57,10 @@ GEMM_TILES = (
 class Variant:
     label: str
     emit: Emit
-    family: str = ""  # pointwise | pairs | one pass | looped | split | tiled ("" for GEMM)
+    family: str = ""  # pointwise | flat | pairs | one pass | looped | split | tiled ("" for GEMM)
     block: int = 0  # columns (inner elements) per program step; 0 when the row decides
     warps: int = 0
+    rows: int = 1  # rows per program
     optional: bool = False  # skipped, not fatal, when it cannot be emitted for the problem
 
 
@@ -85,7 +87,7 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         base = _with_pairs(_pointwise_variants(widest), traced, schedule)
         return grouped_variants(schedule, base)
     if schedule.kind == ScheduleKind.POINTWISE:
-        base = _pointwise_variants(n_cols)
+        base = _pointwise_variants(n_cols, flat=flat_fits(schedule))
     else:
         middle = schedule.col_dim != len(schedule.iter_shape) - 1
         # Kinds that only the one-pass schedule carries may hold a wider row in registers.
@@ -191,6 +193,7 @@ def _channels_last_variant(extern_ops: tuple[str, ...]) -> Variant:
         family="pointwise",
         block=64,
         warps=4,
+        rows=CHANNELS_LAST_ROWS,
     )
 
 
@@ -221,13 +224,14 @@ def _with_gpu_math(base: list[Variant]) -> list[Variant]:
 def _with_decode_launch(base: list[Variant], pointwise: bool) -> list[Variant]:
     """Adds, second, the first variant with a decode launch of its own (size_classes.py): the
     variant that spreads a row over the most programs, where one differs from the first.
-    Pointwise: the narrowest block. Reductions: a split row (wide rows), the narrowest tiled
-    block (middle dims), else the row variant with the fewest warps."""
+    Pointwise: the row variant with the fewest elements a program (the narrowest block, one
+    row). Reductions: a split row (wide rows), the narrowest tiled block (middle dims), else
+    the row variant with the fewest warps."""
     first = base[0]
     families = {v.family for v in base}
     if pointwise or "tiled" in families:
         family = "pointwise" if pointwise else "tiled"
-        decode = min((v for v in base if v.family == family), key=lambda v: v.block)
+        decode = min((v for v in base if v.family == family), key=lambda v: v.block * v.rows)
     elif "split" in families:
         decode = next(v for v in base if v.family == "split")
     else:
@@ -248,6 +252,7 @@ def _by_batch_size(decode: Variant, prefill: Variant) -> Variant:
         family=prefill.family,
         block=prefill.block,
         warps=prefill.warps,
+        rows=prefill.rows,
         optional=True,
     )
 
@@ -291,6 +296,7 @@ def _pairs(shape: tuple, size: int, warps: int) -> Variant:
         family="pairs",
         block=block_n,
         warps=warps,
+        rows=rows,
         optional=True,
     )
 
@@ -340,7 +346,19 @@ def _with_tiled(base: list[Variant], schedule: Schedule) -> list[Variant]:
     return tiled[:2] + base[:1] + tiled[2:] + base[1:]
 
 
-def _pointwise_variants(n_cols: int) -> list[Variant]:
+# Rows up to this wide are packed PACKED_ELEMENTS to a program (a power of two of rows) in the
+# first row variant. One 10-column row per program (`r1 b16 w4`) took 60.9 ms on the H100
+# against eager's 2.7 ms for the identity epilogue of KernelBench level-1 problem 59's conv3d,
+# a (16, 64, 254, 254, 10) fp32 result: 66M programs of 10 elements.
+NARROW_MAX_COLS = 256
+PACKED_ELEMENTS = 4096
+# The flat kernel's elements and warps a program (emit_flat.py): the widest row tile's.
+FLAT_TILE = (4096, 8)
+
+
+def _pointwise_variants(n_cols: int, flat: bool = False) -> list[Variant]:
+    """Row x column tiles; first, with `flat` (emit_flat.flat_fits), the flat kernel, which
+    falls back to the first of them where an input is not contiguous."""
     full = min(_pow2(n_cols), 4096)
     choices = [
         (1, full, 4 if full <= 1024 else 8),
@@ -348,20 +366,37 @@ def _pointwise_variants(n_cols: int) -> list[Variant]:
         (max(1, min(16, 4096 // full)), full, 8),
         (1, min(full, 2048), 8),
     ]
-    out = []
-    for rows, block, warps in dict.fromkeys(choices):
-        out.append(
-            Variant(
-                f"pointwise r{rows} b{block} w{warps}",
-                lambda t, s, z, op, ext=None, r=rows, b=block, w=warps, **kw: emit_pointwise(
-                    t, s, z, op, rows=r, block_n=b, num_warps=w, extern_args=ext, **kw
-                ),
-                family="pointwise",
-                block=block,
-                warps=warps,
-            )
-        )
+    if full <= NARROW_MAX_COLS:
+        choices.insert(0, (PACKED_ELEMENTS // full, full, 8))
+    out = [_pointwise(rows, block, warps) for rows, block, warps in dict.fromkeys(choices)]
+    if flat:
+        out.insert(0, _flat(*FLAT_TILE, out[0]))
     return out
+
+
+def _pointwise(rows: int, block: int, warps: int) -> Variant:
+    return Variant(
+        f"pointwise r{rows} b{block} w{warps}",
+        lambda t, s, z, op, ext=None, r=rows, b=block, w=warps, **kw: emit_pointwise(
+            t, s, z, op, rows=r, block_n=b, num_warps=w, extern_args=ext, **kw
+        ),
+        family="pointwise",
+        block=block,
+        warps=warps,
+        rows=rows,
+    )
+
+
+def _flat(block: int, warps: int, strided: Variant) -> Variant:
+    return Variant(
+        f"flat b{block} w{warps} (strided: {strided.label})",
+        lambda t, s, z, op, ext=None, b=block, w=warps, **kw: emit_flat(
+            t, s, z, op, block=b, num_warps=w, strided=strided.emit, extern_args=ext, **kw
+        ),
+        family="flat",
+        block=block,
+        warps=warps,
+    )
 
 
 # Split rows this wide across several programs: at decode sizes (1-64 rows) one program per
@@ -406,6 +441,7 @@ def _reduction_variants(
                 family="one pass" if block is None else "looped",
                 block=block or 0,
                 warps=warps,
+                rows=rows,
             )
         )
     if can_split and n_cols >= SPLIT_MIN_COLS:
