@@ -26,6 +26,7 @@ from kbot.evaluate.cuda_errors import is_sticky
 from kbot.evaluate.input_places import InputPlaces, PlacementError, checked_shift, refill
 from kbot.evaluate.launch_hooks import record_kernels
 from kbot.evaluate.library_state import library_baseline, library_change
+from kbot.evaluate.poison import crowded_out, poison
 from kbot.evaluate.processes import short
 from kbot.evaluate.state_check import (
     StateTypeError,
@@ -34,10 +35,8 @@ from kbot.evaluate.state_check import (
     snapshot,
 )
 from kbot.evaluate.state_loading import LoadRefused, load_state
-from kbot.evaluate.tail_canaries import garbage, judge_generator
+from kbot.evaluate.tail_canaries import judge_generator
 from kbot.problem.runtime import build_on, import_file
-
-_POISON_MIN_BYTES = 64 << 20
 
 
 class _Refused(Exception):
@@ -87,8 +86,10 @@ class Session:
         except PlacementError as refused:
             return {"ok": False, "rule": "protocol", "message": str(refused)}
         except BaseException as exc:  # the candidate's own code raised: that is its verdict
-            crowded = _crowded_out(exc, self.device)
-            if crowded is not None:  # unless the card's memory went to the judge's processes
+            crowded = crowded_out(exc, self.device)
+            # unless the card's memory went to the judge's processes (and the candidate left the
+            # libraries as they were: kbot.evaluate.poison binds torch.cuda's queries at start)
+            if crowded is not None and library_change(self.library) is None:
                 return {"ok": False, "rule": "evaluator-error", "message": crowded}
             rule = {"load": "load", "capture": "cuda-graph"}.get(op, "forward-error")
             return {"ok": False, "rule": rule, "message": short(exc), "fatal": is_sticky(str(exc))}
@@ -158,7 +159,7 @@ class Session:
         fresh = wire.decode(request["inputs"], self._payload(request), self.device)
         buffers, canaries = self.places.place(case, fresh, shift)
         del fresh  # copied into place: a multi-GB input is not held twice through the call
-        _poison([int(n) for n in request.get("poison_bytes", [])], self.device, self.rng)
+        poison([int(n) for n in request.get("poison_bytes", [])], self.device, self.rng)
         limit, fused = request.get("extern_calls"), request.get("fused_adds")
         scaled, flops = request.get("scaled_calls"), request.get("extern_flops")
         guard = ComputeGuard(
@@ -369,58 +370,3 @@ def _check_types(outputs: tuple) -> None:
                 )
         elif not (value is None or isinstance(value, (bool, int, float))):
             raise _Refused("output-type", f"output {index} is a {type(value).__name__}")
-
-
-def _poison(sizes: list[int], device: torch.device, rng: torch.Generator) -> None:
-    """Fills freed allocator blocks with random bytes, drawn anew each call, so an output the
-    candidate allocates but does not write holds garbage rather than an earlier result, and
-    nothing a kernel could tell the trials by (a fixed 0xFF was such a sign).
-
-    Best effort: a block that does not fit is left out, since the judge's own allocation failing
-    is not the candidate's error. KernelBench's 36_RMSNorm_ (7 GiB in, 7 GiB out) had every
-    candidate rejected as `forward-error` by a 14 GiB poison block on an 80 GB H100 whose memory
-    the judge's other processes shared (2026-12-05)."""
-    blocks = []
-    try:
-        for n in sizes:  # the outputs' own sizes first: the blocks their allocations reuse
-            blocks.append(garbage(torch.empty(max(n, 1), dtype=torch.uint8, device=device), rng))
-        if device.type == "cuda":
-            free, total = torch.cuda.mem_get_info(device)
-            cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
-            extra = poison_bytes(max(_POISON_MIN_BYTES, 2 * sum(sizes)), free, total, cached)
-            if extra:
-                blocks.append(garbage(torch.empty(extra, dtype=torch.uint8, device=device), rng))
-    except torch.OutOfMemoryError:
-        pass  # what was poisoned stays poisoned; the call runs on
-    del blocks
-
-
-def _crowded_out(exc: BaseException, device: torch.device) -> str | None:
-    """Why an out-of-memory is the judge's failure, where it is: other processes (the judge's
-    worker, torch.compile's capture, another evaluation) held more than a quarter of the card.
-    Such a verdict is never cached, so the candidate is judged again on a quieter card."""
-    if device.type != "cuda" or not isinstance(exc, torch.OutOfMemoryError):
-        return None
-    free, total = torch.cuda.mem_get_info(device)
-    here = torch.cuda.memory_reserved(device)
-    if not crowded(free, total, here):
-        return None
-    others = total - free - here
-    return (
-        f"the card ran out of memory while other processes held {others / 2**30:.1f} GiB of its "
-        f"{total / 2**30:.0f} GiB and the candidate's {here / 2**30:.1f} GiB: {short(exc)}"
-    )
-
-
-def crowded(free: int, total: int, here: int) -> bool:
-    """Processes other than this one hold more than a quarter of the card."""
-    return total - free - here > total // 4
-
-
-def poison_bytes(wanted: int, free: int, total: int, cached: int) -> int:
-    """The larger poison block's size: `wanted`, taken from this process's cached free blocks
-    and from the device's free memory beyond a quarter of the card, which stays free for the
-    call itself and for the judge's other processes (the worker, torch.compile's capture); a
-    block that once left this process's cache is not given back to them."""
-    spare = cached + max(0, free - total // 4)
-    return max(0, min(wanted, spare))

@@ -1,4 +1,4 @@
-"""The poison host_session lays over freed memory before each call is best effort: its larger
+"""The poison the candidate's process lays over freed memory before each call is best effort: its larger
 block takes only what this process has cached and the device's memory beyond a quarter of the
 card, and a poison allocation that fails leaves the call to run (the judge's own out-of-memory
 once rejected every candidate of a 7 GiB problem as `forward-error`); an out-of-memory in the
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import torch
 
-from kbot.evaluate import host_session
-from kbot.evaluate.host_session import poison_bytes
+from kbot.evaluate import poison
+from kbot.evaluate.poison import poison_bytes
 from kbot.evaluate.tail_canaries import judge_generator
 
 GiB = 1 << 30
@@ -40,20 +40,28 @@ def test_out_of_memory_while_poisoning_is_not_raised(monkeypatch):
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 7.00 GiB")
         return real_empty(*args, **kwargs)
 
-    monkeypatch.setattr(host_session.torch, "empty", empty)
+    monkeypatch.setattr(poison.torch, "empty", empty)
     rng = judge_generator(torch.device("cpu"))
-    host_session._poison([1024, 2048, 4096], torch.device("cpu"), rng)
+    poison.poison([1024, 2048, 4096], torch.device("cpu"), rng)
     assert len(calls) == 2  # the first block poisoned, the failing one ends the poisoning
 
 
 def test_an_oom_on_a_crowded_card_is_the_judges():
     # L1/36 on the H100: 6 GiB free, this process 28.67 GiB, the rest the judge's other processes
-    assert host_session.crowded(free=6 * GiB, total=79 * GiB, here=29 * GiB)
+    assert poison.crowded(free=6 * GiB, total=79 * GiB, here=29 * GiB)
     # the candidate's own excess: the card is its alone
-    assert not host_session.crowded(free=1 * GiB, total=79 * GiB, here=76 * GiB)
+    assert not poison.crowded(free=1 * GiB, total=79 * GiB, here=76 * GiB)
 
 
 def test_an_oom_on_the_cpu_is_the_candidates():
     exc = torch.OutOfMemoryError("out of memory")
-    assert host_session._crowded_out(exc, torch.device("cpu")) is None
-    assert host_session._crowded_out(RuntimeError("x"), torch.device("cpu")) is None
+    assert poison.crowded_out(exc, torch.device("cpu")) is None
+    assert poison.crowded_out(RuntimeError("x"), torch.device("cpu")) is None
+
+
+def test_the_memory_queries_are_bound_before_candidate_code(monkeypatch):
+    # a candidate rebinding torch.cuda.mem_get_info to report a crowded card changes nothing
+    # the judge reads
+    real = poison.mem_get_info
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (0, 1 << 40))
+    assert poison.mem_get_info is real and poison.mem_get_info is not torch.cuda.mem_get_info
