@@ -24,6 +24,7 @@ from kbot.propose.codegen.lowering import (
 )
 from kbot.propose.codegen.matmuls import (
     CONVOLUTIONS,
+    FLAT_VIEWS,
     MATMULS,
     aten_name,
     conv_name,
@@ -70,7 +71,8 @@ def compute_nodes(traced: TracedProblem) -> list[torch.fx.Node]:
 
 def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Schedule]:
     """Schedules that fit, best first: with a matmul, the extern call + fused epilogue when the
-    problem declares the op as extern, and the Triton GEMM template when the epilogue allows;
+    problem declares the op as extern, and the Triton GEMM template when the epilogue allows
+    (first where the extern call would have nothing to fuse);
     with several declared extern ops (or one reading a computed value), their program."""
     nodes = compute_nodes(traced)
     for node in [*nodes, *(n for n in traced.graph.nodes if n.op == "placeholder")]:
@@ -96,6 +98,7 @@ def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Sc
     matmul = matmuls[0]
     schedules: list[Schedule] = []
     reasons: list[str] = []
+    epilogue_nodes: list[torch.fx.Node] = []
     if extern_declared(matmul, extern_ops):
         upstream = ancestors(matmul)
         epilogue_nodes = [n for n in nodes if n not in upstream and n is not matmul]
@@ -112,9 +115,18 @@ def classify(traced: TracedProblem, extern_ops: tuple[str, ...] = ()) -> list[Sc
         )
     if matmul.target in MATMULS and not reductions:
         try:
-            schedules.append(matmul_schedule(traced, matmul))
+            gemm = matmul_schedule(traced, matmul)
         except Unsupported as exc:
             reasons.append(str(exc))
+        else:
+            # With nothing to fuse, the extern call's kernel is a copy of its result: one more
+            # pass over the output than the reference makes, never faster than it (KernelBench's
+            # small-K GEMMs: 0.36x-0.49x torch.compile). The GEMM template writes the output
+            # once, so it goes first; the extern variant stays, measured behind it.
+            bare = extern_declared(matmul, extern_ops) and all(
+                n.target in FLAT_VIEWS for n in epilogue_nodes
+            )
+            schedules.insert(0 if bare else len(schedules), gemm)
     elif matmul.target in MATMULS:
         reasons.append("the Triton GEMM template fuses only pointwise epilogues")
     else:

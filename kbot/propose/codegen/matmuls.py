@@ -17,7 +17,7 @@ MATMULS = {aten.mm.default, aten.bmm.default}
 CONVOLUTIONS = {aten.convolution.default}
 
 _VIEW_LIKE = VIEW_OPS | {aten.split_with_sizes.default, aten.split.Tensor}
-_FLAT_VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
+FLAT_VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
 
 
 def conv_name(conv: torch.fx.Node) -> str:
@@ -57,7 +57,7 @@ def matmul_schedule(traced: TracedProblem, matmul: torch.fx.Node) -> Schedule:
             continue
         seen.add(node)
         if node.target in REDUCTIONS or (
-            node.target in _VIEW_LIKE and node.target not in _FLAT_VIEWS
+            node.target in _VIEW_LIKE and node.target not in FLAT_VIEWS
         ):
             raise Unsupported(f"the matmul result goes through {aten_name(node)}, not elementwise")
         if not SizeNames.same_shape(shape_of(node), shape) and not SizeNames.same_shape(

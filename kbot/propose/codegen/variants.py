@@ -79,7 +79,7 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
     for dim in schedule.col_dims:
         n_cols *= _hint(schedule.iter_shape[dim])
     if schedule.kind == ScheduleKind.MATMUL_EPILOGUE:
-        return [_gemm(*tile) for tile in GEMM_TILES]
+        return gemm_variants(_hint(shape_of(schedule.matmul.args[0])[-1]))
     if schedule.stages:
         return _with_extern(_staged(traced, schedule, spec), schedule, spec)
     if schedule.groups:
@@ -459,6 +459,13 @@ def _reduction_variants(
                 ),
             )
     return out
+
+
+def gemm_variants(k: int) -> list[Variant]:
+    """GEMM_TILES, their BLOCK_K no wider than K (at least tl.dot's 16): a K of 32 in a 64-wide
+    step would load and multiply as many masked zeros as values."""
+    tiles = [(bm, bn, min(bk, max(16, _pow2(k))), *rest) for bm, bn, bk, *rest in GEMM_TILES]
+    return [_gemm(*tile) for tile in dict.fromkeys(tiles)]
 
 
 def _gemm(bm: int, bn: int, bk: int, group: int, warps: int, stages: int) -> Variant:
