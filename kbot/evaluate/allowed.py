@@ -25,6 +25,17 @@ TORCH_QUERIES = frozenset(
     "layout memory_format".split()
 )
 
+# torch's dtypes and memory formats as values (`torch.float16`, not a call): plain constants.
+TORCH_VALUES = frozenset(
+    f"torch.{name}"
+    for name in (
+        "bfloat16 bool cdouble cfloat complex128 complex64 double float float16 float32 "
+        "float64 half int int16 int32 int64 int8 long short uint8 uint16 uint32 uint64 "
+        "float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz contiguous_format "
+        "preserve_format channels_last channels_last_3d strided"
+    ).split()
+)
+
 VIEW_METHODS = frozenset(
     "as_strided broadcast_to chunk contiguous detach diagonal expand expand_as flatten "
     "movedim narrow permute reshape reshape_as select split squeeze swapaxes t tensor_split "

@@ -21,6 +21,7 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from kbot.evaluate.names import ALLOWED_IMPORTS
 
@@ -147,11 +148,35 @@ def install(policy: Policy) -> None:
     def hook(event: str, args: tuple) -> None:
         why = policy.check(event, args)
         if why is not None:
-            if len(policy.refused) < 20:
-                policy.refused.append(why)
-            raise PermissionError(f"kbot's sandbox refused {why}")
+            _refuse(policy, why)
 
     sys.addaudithook(hook)
+
+
+def _refuse(policy: Policy, why: str) -> NoReturn:
+    if len(policy.refused) < 20:
+        policy.refused.append(why)
+    raise PermissionError(f"kbot's sandbox refused {why}")
+
+
+def candidate_builtins(policy: Policy) -> dict:
+    """The builtins the candidate's module runs with: Python's, but an `import` in its own code
+    names one of the modules the static rules allow (ALLOWED_IMPORTS), loaded or not. The audit
+    hook's `import` event fires only for a module not loaded yet, so `import gc` (or codecs,
+    contextvars, os: all loaded by torch) went through it and reached state no walk compares
+    (red-team round eleven, static rules off). Library code keeps its own builtins."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
+        if level != 0 or str(name).split(".")[0] not in ALLOWED_IMPORTS:
+            _refuse(policy, f"importing {name} in the candidate's code")
+        return real_import(name, globals, locals, fromlist, level)
+
+    table = dict(vars(builtins))
+    table["__import__"] = guarded_import
+    return table
 
 
 def programs_for_triton() -> tuple[str, ...]:

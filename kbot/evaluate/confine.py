@@ -53,7 +53,30 @@ _GPU_DEVICE_GLOBS = ("/dev/nvidia*", "/dev/nvidia-caps/*")
 # Variables a candidate's process may inherit (after the credential filter); everything else
 # is dropped. The multicast switches stay set on shared GPU hosts.
 _ENV_NAMES = {"PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL", "CC", "CXX", "OMP_NUM_THREADS"}
-_ENV_PREFIXES = ("CUDA_", "NVIDIA_", "TRITON_", "NCCL_", "NVSHMEM_", "TORCH_SYMM_MEM_")
+_ENV_PREFIXES = ("CUDA_", "NVIDIA_", "NCCL_", "NVSHMEM_", "TORCH_SYMM_MEM_")
+# Triton's variables by name: those that say how a kernel compiles and runs here. Not the
+# prefix: Triton also reads a remote cache's host, port and credentials (TRITON_REDIS_*), and a
+# user's own TRITON_* names may hold anything (red-team round eleven planted a password in one).
+_TRITON_NAMES = {
+    "TRITON_INTERPRET",
+    "TRITON_HOME",
+    "TRITON_LIBDEVICE_PATH",
+    "TRITON_LIBCUDA_PATH",
+    "TRITON_PTXAS_PATH",
+    "TRITON_PTXAS_BLACKWELL_PATH",
+    "TRITON_CUOBJDUMP_PATH",
+    "TRITON_NVDISASM_PATH",
+    "TRITON_CUDACRT_PATH",
+    "TRITON_CUDART_PATH",
+    "TRITON_F32_DEFAULT",
+    "TRITON_DEFAULT_FP_FUSION",
+    "TRITON_DISABLE_LINE_INFO",
+    "TRITON_DEBUG",
+    "TRITON_ALWAYS_COMPILE",
+    "TRITON_OVERRIDE_ARCH",
+    "TRITON_MAX_TENSOR_NUMEL",
+    "TRITON_DEFAULT_BACKEND",
+}
 # A candidate writing without bound would fill the judge's disk; its outputs travel as files,
 # so the limit sits above any output a problem here produces.
 _FILE_SIZE_LIMIT = 32 << 30
@@ -148,7 +171,7 @@ def candidate_environment(environ: dict[str, str], private: Path, package_root: 
     env = {
         name: value
         for name, value in environ.items()
-        if (name in _ENV_NAMES or name.startswith(_ENV_PREFIXES))
+        if (name in _ENV_NAMES or name in _TRITON_NAMES or name.startswith(_ENV_PREFIXES))
         and not is_secret_name(name)
         and not _may_hold_credentials(name, value)
     }

@@ -110,10 +110,10 @@ def check_case(
         seed = secrets.randbits(31)
         grad_mode = GRAD_MODES[(first_mode + trial) % len(GRAD_MODES)]
         placed = f", inputs {shifts[trial]} bytes off alignment" if shifts[trial] else ""
-        mode = "train mode, " if train[trial] else ""
+        mode = "in train mode, " if train[trial] else ""
         where = (
             f"(trial {trial + 1}/{trials}, {distribution} inputs{placed}, seed {seed}, "
-            f"forward in {mode}under {grad_mode})"
+            f"forward called {mode}under {grad_mode})"
         )
         try:
             drawn = seeded_inputs(module, case, seed, device)

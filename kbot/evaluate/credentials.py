@@ -11,7 +11,12 @@ import re
 from collections.abc import Iterable, Mapping
 
 # Anything that looks like a credential, and the namespaces of services kbot talks to.
-_SECRET_WORDS = re.compile(r"TOKEN|KEY|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE", re.I)
+_SECRET_WORDS = re.compile(
+    r"TOKEN|KEY|SECRET|PASS|CREDENTIAL|CREDS|AUTH|COOKIE|SESSION|PRIVATE|BEARER"
+    # PWD and PAT as words of a name (DB_PWD, GH_PAT), not the shell's PWD or PATH
+    r"|_PWD(?:_|$)|(?:^|_)PAT(?:_|$)",
+    re.I,
+)
 _SECRET_PREFIXES = (
     "GITHUB_",
     "GH_",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Container
 
+from kbot.evaluate.allowed import TORCH_VALUES
 from kbot.evaluate.forward_kinds import CandidateTypes, ForwardFacts, HelperClass, Kind
 from kbot.evaluate.names import Aliases
 
@@ -331,6 +332,8 @@ def _is_scalar_expr(
         and is_str(node.func.value, types)
     ):
         return all(map(recurse, node.args)) and all(recurse(k.value) for k in node.keywords)
+    if isinstance(node, ast.Attribute) and (aliases.qualname(node) or "") in TORCH_VALUES:
+        return True  # `SUPPORTED = (torch.float16, torch.bfloat16)`: dtypes, as inline
     if isinstance(node, (ast.Call, ast.Attribute)):
         func = node.func if isinstance(node, ast.Call) else node
         dotted = aliases.qualname(func) or ""

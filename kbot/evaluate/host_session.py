@@ -18,7 +18,7 @@ import torch
 from kbot.evaluate import autotune_turns, wire
 from kbot.evaluate.aliasing import Allowed, held_outside, state_tensors
 from kbot.evaluate.aliasing import refusal as aliasing_refusal
-from kbot.evaluate.audit import Policy
+from kbot.evaluate.audit import Policy, candidate_builtins
 from kbot.evaluate.autotune_turns import in_turn
 from kbot.evaluate.call_modes import GRAD_MODES, in_mode
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
@@ -101,7 +101,11 @@ class Session:
         init = wire.decode(request["init"], payload, torch.device("cpu"))
         state = wire.decode(request["state"], payload, self.device)
         try:
-            module = import_file(self._inside(request["source"]), prefix="kbot_candidate")
+            module = import_file(
+                self._inside(request["source"]),
+                prefix="kbot_candidate",
+                builtins=candidate_builtins(self.policy),
+            )
         except BaseException as exc:
             raise _Refused("load", f"importing the candidate raised {short(exc)}") from None
         record_kernels(module)  # before ModelNew's __init__ runs any of the candidate's code

@@ -11,7 +11,8 @@ specialise on, and the published guard requires of every tensor: kbot.publish.gu
 kernel right only at higher alignments is caught, and one that branches on `data_ptr()` meets
 several kinds of address (input_shifts).
 
-On a GPU every input also sits before a watched pattern (kbot.evaluate.tail_canaries).
+On a GPU every input also sits before a watched pattern (kbot.evaluate.tail_canaries); on a GPU
+and a CPU a shifted input sits after one, so a kernel writing before the view is caught.
 """
 
 from __future__ import annotations
@@ -100,7 +101,9 @@ class InputPlaces:
         watch them and the call's allocations (None on a CPU)."""
         watched = self.device.type == "cuda"
         if shift:
-            canaries = Canaries(self.device, self.rng) if watched else None
+            # On a CPU too: the bytes before a shifted input lie inside its storage, where the
+            # interpreter's bounds check lets a kernel write (red-team round eleven's c04).
+            canaries = Canaries(self.device, self.rng, tails=watched)
             return [_shifted(v, shift, canaries) for v in fresh], canaries
         buffers = self._buffers.get(case)
         if buffers is None:
@@ -117,24 +120,13 @@ class InputPlaces:
         return self._buffers.get(case)
 
 
-def _shifted(value: object, shift: int, canaries: Canaries | None) -> object:
-    """`value` copied `shift` bytes past the start of a new buffer (padded and watched on a
-    GPU)."""
+def _shifted(value: object, shift: int, canaries: Canaries) -> object:
+    """`value` copied `shift` bytes past the start of a new buffer, watched by `canaries`."""
     if not isinstance(value, torch.Tensor) or value.numel() == 0:
         return value
     if any(s < 0 for s in value.stride()) or shift % value.element_size():
         return value
-    if canaries is not None:
-        return canaries.input(value, shift)
-    reach, offset = wire.storage_span(value)
-    offset += shift // value.element_size()
-    base = torch.empty(
-        (offset + reach) * value.element_size(), dtype=torch.uint8, device=value.device
-    )
-    moved = torch.empty(0, dtype=value.dtype, device=value.device)
-    moved.set_(base.untyped_storage(), offset, value.size(), value.stride())
-    moved.copy_(value)
-    return moved
+    return canaries.input(value, shift)
 
 
 def refill(buffers: list, fresh: list) -> None:

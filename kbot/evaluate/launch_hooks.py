@@ -165,7 +165,7 @@ def _checked_grid(grid):
 
     @functools.wraps(grid)
     def checked(*args, **kwargs):
-        result = grid(*args, **kwargs)
+        result = _interpreter_ints(grid(*args, **kwargs))
         if not _plain_grid(result):
             wrong = f"the launch grid function returned a {type(result).__name__}"
             guard = _current_guard()
@@ -175,6 +175,32 @@ def _checked_grid(grid):
         return result
 
     return checked
+
+
+def _interpreter_ints(result: object) -> object:
+    """Triton's interpreter hands a grid function each runtime argument as a one-element
+    `tl.tensor` (`meta["n_elements"]`), so `triton.cdiv(meta["n"], meta["BLOCK"])` is one too:
+    such an integer, read from its numpy value by class (no method of the candidate's runs), is
+    the int a GPU launch would have had. Anything else is left for `_plain_grid` to judge."""
+    if type(result) is not tuple:
+        return result
+    import numpy as np
+    import triton.language as tl
+
+    try:
+        from triton.runtime.interpreter import TensorHandle
+    except ImportError:
+        return result
+    ints = []
+    for n in tuple.__iter__(result):
+        if type(n) is tl.tensor:
+            handle = object.__getattribute__(n, "handle")
+            data = object.__getattribute__(handle, "data") if type(handle) is TensorHandle else None
+            if type(data) is not np.ndarray or data.size != 1 or data.dtype.kind not in "iu":
+                return result
+            n = int(data.reshape(-1)[0])
+        ints.append(n)
+    return tuple(ints)
 
 
 def _current_guard() -> ComputeGuard | None:

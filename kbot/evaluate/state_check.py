@@ -17,6 +17,7 @@ nn.Module's machinery) or a tensor subclass in the state is refused by `audit_cl
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import types
 from typing import Any
@@ -184,7 +185,9 @@ class _Walker:
                 self.visit(f"{name}.{part}", getattr(value, part), depth + 1)
         elif issubclass(kind, type) and self._owns_class(value):
             for attribute, member in _items(_class_table(value)):
-                if attribute not in CLASS_MACHINERY:
+                if attribute == "__dataclass_fields__":
+                    self._fields(f"{name}.{attribute}", member, depth + 1)
+                elif attribute not in CLASS_MACHINERY:
                     if type(member) in (staticmethod, classmethod):
                         member = member.__func__
                     self.visit(f"{name}.{attribute}", member, depth + 1)
@@ -259,6 +262,28 @@ class _Walker:
                     (kind.__name__, tuple(sorted(_canonical(v, name) for v in items)), id(value)),
                 )
             )
+
+    def _fields(self, name: str, fields: object, depth: int) -> None:
+        """A dataclass's Field records: a default, a default factory and the metadata mapping
+        are the candidate's objects, which a call can change (a list in `field(metadata=...)`
+        kept a counter the walk never saw)."""
+        if type(fields) is not dict:
+            raise StateTypeError(f"`{name}` is a {type(fields).__name__}: leave it to @dataclass")
+        for key, record in dict.items(fields):
+            where = f"{name}[{_canonical(key, name)}]"
+            if type(record) is not dataclasses.Field:
+                raise StateTypeError(f"`{where}` is a {type(record).__name__}, not a Field")
+            for part in ("default", "default_factory"):
+                held = object.__getattribute__(record, part)
+                if held is not dataclasses.MISSING:
+                    self.visit(f"{where}.{part}", held, depth + 1)
+            metadata = object.__getattribute__(record, "metadata")
+            items = _items(metadata) if type(metadata) is types.MappingProxyType else None
+            if items is None:
+                raise StateTypeError(f"`{where}.metadata` is a {type(metadata).__name__}")
+            self.found.append((f"{where}.metadata", tuple(_canonical(k, where) for k, _ in items)))
+            for item_key, item in items:
+                self.visit(f"{where}.metadata[{_canonical(item_key, where)}]", item, depth + 1)
 
     def _slots(self, name: str, value: object, depth: int) -> None:
         """What `__slots__` keep (a `@dataclass(slots=True)`), read through the slots' own

@@ -1,4 +1,5 @@
-"""Bytes past the end of a candidate's buffers, checked after each call on a GPU.
+"""Bytes past the end of a candidate's buffers, checked after each call on a GPU; and the bytes
+before each input the judge placed off its buffer's start, on a GPU and a CPU alike.
 
 A kernel with an unmasked tail (`tl.store(y_ptr + offs, v)` without `mask=offs < n`) writes up
 to a block past its output. On a GPU those bytes land in the caching allocator's rounding slack
@@ -38,6 +39,7 @@ class _Watched:
     end: int
     held: torch.Tensor | weakref.ref
     allocated: bool
+    front: int = 0  # bytes before the view (an input's shift): the pattern's start, watched too
 
     def tensor(self) -> torch.Tensor | None:
         return self.held() if self.allocated else self.held
@@ -46,8 +48,14 @@ class _Watched:
 class Canaries:
     """The buffers of one call (or one case's inputs) and the pattern past each."""
 
-    def __init__(self, device: torch.device, rng: torch.Generator | None = None) -> None:
+    def __init__(
+        self, device: torch.device, rng: torch.Generator | None = None, tails: bool = True
+    ) -> None:
+        """`tails=False`: only the bytes before each input are watched, and allocations stay
+        where they are (the CPU, whose interpreter refuses accesses past a storage, but not
+        into the slack before a shifted input that lies inside its storage)."""
         self.device = device
+        self.tails = tails
         self.rng = rng or judge_generator(device)
         self._pattern: torch.Tensor | None = None
         self._watched: dict[int, _Watched] = {}  # by storage pointer
@@ -61,7 +69,7 @@ class Canaries:
     def allocated(self, result: torch.Tensor, values: bool) -> torch.Tensor:
         """`result` (a fresh allocation) moved to the start of a padded buffer; its values
         copied when `values` (zeros, full, arange), else random bytes (empty)."""
-        if result.numel() == 0 or result.storage_offset() != 0:
+        if not self.tails or result.numel() == 0 or result.storage_offset() != 0:
             return result
         nbytes = result.untyped_storage().nbytes()
         moved = self._padded(result, nbytes, 0)
@@ -85,7 +93,8 @@ class Canaries:
         end = (offset + reach) * value.element_size()
         moved = self._padded(value, end, offset)
         moved.copy_(value)
-        self._watch(_Watched(end, moved, allocated=False), moved)
+        front = offset * value.element_size()
+        self._watch(_Watched(end, moved, allocated=False, front=front), moved)
         return moved
 
     def check(self, outputs: tuple = ()) -> str | None:
@@ -100,13 +109,26 @@ class Canaries:
                 pointer = value.untyped_storage().data_ptr()
                 if pointer in self._watched and pointer not in alive:
                     alive[pointer] = (self._watched[pointer].end, value)
-        for end, tensor in alive.values():
+        fronts = {p: w.front for p, w in self._watched.items()}
+        for pointer, (end, tensor) in alive.items():
+            what = f"{tuple(tensor.shape)} {str(tensor.dtype).replace('torch.', '')} buffer"
+            front = fronts.get(pointer, 0)
+            if front:
+                head = _bytes(tensor.untyped_storage(), 0, front)
+                changed = int((head != self._front_pattern(front)).sum())
+                if changed:
+                    return (
+                        f"{changed} bytes written within {front} bytes before the start of a "
+                        f"{what} (the caller's memory before a view): a kernel wrote outside "
+                        "the tensors it was given"
+                    )
+            if not self.tails:
+                continue
             tail = _bytes(tensor.untyped_storage(), end, PAD)
             changed = int((tail != self.pattern()).sum())
             if changed:
                 return (
-                    f"{changed} bytes written within {PAD} bytes past the end of a "
-                    f"{tuple(tensor.shape)} {str(tensor.dtype).replace('torch.', '')} buffer "
+                    f"{changed} bytes written within {PAD} bytes past the end of a {what} "
                     "(an unmasked tail store?): a kernel wrote outside the tensors it was given"
                 )
         return None
@@ -118,9 +140,17 @@ class Canaries:
     def _watch(self, watched: _Watched, moved: torch.Tensor) -> None:
         self._watched[moved.untyped_storage().data_ptr()] = watched
 
+    def _front_pattern(self, count: int) -> torch.Tensor:
+        """The pattern before a view: the tail's, repeated to `count` bytes."""
+        return self.pattern().repeat(-(-count // PAD))[:count]
+
     def _padded(self, like: torch.Tensor, end: int, offset: int) -> torch.Tensor:
-        base = torch.empty(end + PAD, dtype=torch.uint8, device=like.device)
-        base[end:].copy_(self.pattern())
+        base = torch.empty(end + (PAD if self.tails else 0), dtype=torch.uint8, device=like.device)
+        if self.tails:
+            base[end:].copy_(self.pattern())
+        front = offset * like.element_size()
+        if front:
+            base[:front].copy_(self._front_pattern(front))
         moved = torch.empty(0, dtype=like.dtype, device=like.device)
         moved.set_(base.untyped_storage(), offset, like.size(), like.stride())
         return moved

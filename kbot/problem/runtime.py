@@ -12,14 +12,19 @@ from types import ModuleType
 from typing import Any
 
 
-def import_file(path: str | Path, prefix: str = "kbot_problem") -> ModuleType:
-    """Imports a Python file under a fresh module name (so two files never collide)."""
+def import_file(
+    path: str | Path, prefix: str = "kbot_problem", builtins: dict | None = None
+) -> ModuleType:
+    """Imports a Python file under a fresh module name (so two files never collide);
+    `builtins`: the builtins its code runs with (the evaluator's guarded ones for a candidate)."""
     path = Path(path).resolve()
     name = f"{prefix}_{uuid.uuid4().hex[:8]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
+    if builtins is not None:
+        module.__builtins__ = builtins  # type: ignore[attr-defined]
     sys.modules[name] = module
     # A problem may import modules that sit next to it (an extracted target's package).
     sys.path.insert(0, str(path.parent))
@@ -70,7 +75,8 @@ def build_on(device: Any, make: Callable[[], Any], seed: int | None = None) -> A
 # "grid": half the values snapped to multiples of 1/8 (equal values are common: ties in argmax,
 # max and comparisons), the other half to multiples of 2**-10 (exact halves after scaling by up
 # to 512: `round(x * 64)` meets its .5 cases), as quantized real data has them; then an eighth
-# of the rows rounded to whole numbers (_integer_rows).
+# of the rows rounded to whole numbers (_integer_rows) and, in fp32/fp64, an eighth rounded
+# through bf16 (_bfloat16_rows).
 DISTRIBUTIONS = ("normal", "small", "large", "outliers", "grid")
 _GRID_STEPS = (2.0**-3, 2.0**-10)
 _SCALE = {"small": 2.0**-6, "large": 2.0**4}
@@ -116,6 +122,7 @@ def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
                 piece = flat[start : start + _OUTLIER_CHUNK]
                 piece.copy_(_snapped(piece.float(), generator))
             _integer_rows(_as_rows(work), generator)
+            _bfloat16_rows(_as_rows(work), generator)
             if work is not x:
                 x.copy_(work)
         elif distribution == "outliers":
@@ -142,6 +149,19 @@ def _integer_rows(rows: Any, generator: Any) -> None:
 
     picked = torch.randperm(rows.shape[0], generator=generator)[: max(1, rows.shape[0] // 8)]
     _rewrite_rows(rows, picked, rounded)
+
+
+def _bfloat16_rows(rows: Any, generator: Any) -> None:
+    """In an fp32 or fp64 input, an eighth of `rows` (at least one) rounded through bf16,
+    fractions kept: a float32 activation upcast from a bf16 checkpoint or layer is common, and
+    a kernel with a path of its own for such rows (round eleven's c03 rounded its results to
+    bf16 there) is judged there too."""
+    import torch
+
+    if rows.dtype not in (torch.float32, torch.float64):
+        return
+    picked = torch.randperm(rows.shape[0], generator=generator)[: max(1, rows.shape[0] // 8)]
+    _rewrite_rows(rows, picked, lambda r: r.to(torch.bfloat16).to(rows.dtype))
 
 
 def _as_rows(work: Any) -> Any:

@@ -100,8 +100,12 @@ def test_candidate_environment_is_an_allowlist(tmp_path):
             "PATH": "/bin",
             "GITHUB_TOKEN": "t",
             "CUDA_VISIBLE_DEVICES": "0",
+            "TRITON_INTERPRET": "1",
             "TRITON_FOO": "1",
             "TRITON_API_KEY": "k",
+            "TRITON_REDIS_PASS": "p",
+            "TRITON_REDIS_HOST": "cache.internal",
+            "CUDA_DB_PWD": "w",
             "HOME": "/root",
             "SOME_CONFIG": "x",
             "LD_PRELOAD": "/evil.so",
@@ -109,11 +113,23 @@ def test_candidate_environment_is_an_allowlist(tmp_path):
         tmp_path,
         "/pkg",
     )
-    assert env["PATH"] == "/bin" and env["CUDA_VISIBLE_DEVICES"] == "0" and env["TRITON_FOO"] == "1"
+    assert env["PATH"] == "/bin" and env["CUDA_VISIBLE_DEVICES"] == "0"
+    assert env["TRITON_INTERPRET"] == "1"
     assert "GITHUB_TOKEN" not in env and "TRITON_API_KEY" not in env
+    # Triton's variables by name only: not a remote cache's settings, not a user's own
+    assert not {"TRITON_FOO", "TRITON_REDIS_PASS", "TRITON_REDIS_HOST", "CUDA_DB_PWD"} & set(env)
     assert "SOME_CONFIG" not in env and "LD_PRELOAD" not in env
     assert env["HOME"] == str(tmp_path / "home")
     assert json.dumps(env)  # plain strings only
+
+
+def test_credential_words_are_words_of_a_name():
+    from kbot.evaluate.credentials import is_secret_name
+
+    for name in ("REDIS_PASS", "DB_PWD", "GH_PAT", "PAT_FOR_CI", "API_BEARER", "MY_CREDS"):
+        assert is_secret_name(name, {}), name
+    for name in ("PATH", "PWD", "OLDPWD", "LD_LIBRARY_PATH", "PATCH_LEVEL"):
+        assert not is_secret_name(name, {}), name
 
 
 def test_unsandboxed_refuses_beside_a_credential(monkeypatch):

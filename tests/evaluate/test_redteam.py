@@ -476,6 +476,8 @@ def test_canary_credentials_never_come_out(static, tmp_path, monkeypatch, listen
         monkeypatch.setenv(name, f"{canary}-{index}")
     # A name the allowlist's TRITON_ prefix admits, holding a password in a URL.
     monkeypatch.setenv("TRITON_REMOTE_CACHE_URL", f"redis://user:{canary}-3@cache.internal")
+    # A Triton remote cache's password, under a name the TRITON_ prefix once admitted.
+    monkeypatch.setenv("TRITON_REDIS_PASS", f"{canary}-4")
     package_root = str(Path(kbot.__file__).resolve().parents[1])  # the kbot under test
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)

@@ -77,8 +77,9 @@ def test_secrets_are_scrubbed_from_the_candidate_environment(raw_worker, problem
     monkeypatch.setenv("KBOT_TEST_API_TOKEN", "do-not-leak")
     monkeypatch.setenv("GITHUB_REPOSITORY", "owner/repo")
     raw_worker.kill()  # the next job starts a worker with this environment
-    spy = (
-        "import os\n"
+    spy = (  # os through torch: `import os` in a candidate's code is refused first
+        "import torch\n"
+        "os = torch.serialization.os\n"
         "print('token:', os.environ.get('KBOT_TEST_API_TOKEN'), os.environ.get('GITHUB_REPOSITORY'))\n"
         "print('visible:', 'PATH' in os.environ)\n"
     )
