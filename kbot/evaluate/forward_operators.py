@@ -65,9 +65,16 @@ class OperatorRules:
     def _Compare(self, node: ast.Compare) -> Kind:
         kinds = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
         identity = all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
-        if (Kind.TENSOR in kinds or Kind.TENSORS in kinds) and not identity:
+        if Kind.TENSOR in kinds and not identity:
             self.m.reject(
                 node, f"`{ast.unparse(node)}` compares tensors with PyTorch; do it in the kernel"
+            )
+        elif Kind.TENSORS in kinds and not identity:
+            self.m.reject(
+                node,
+                f"`{ast.unparse(node)}` compares a container that may hold tensors (one forward "
+                "fills or changes, such as a module-level cache, counts as one); compare plain "
+                "numbers, or do it in the kernel",
             )
         return Kind.SCALAR
 
