@@ -72,9 +72,9 @@ class OperatorRules:
         elif Kind.TENSORS in kinds and not identity:
             self.m.reject(
                 node,
-                f"`{ast.unparse(node)}` compares a container that may hold tensors (one forward "
-                "fills or changes, such as a module-level cache, counts as one); compare plain "
-                "numbers, or do it in the kernel",
+                f"`{ast.unparse(node)}` compares tensors with PyTorch, or a container that may "
+                "hold them (one that forward fills or changes, such as a module-level cache, "
+                "counts as one); compare plain numbers, or do it in the kernel",
             )
         return Kind.SCALAR
 

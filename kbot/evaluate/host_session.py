@@ -356,7 +356,8 @@ def _refuse_compute(guard: ComputeGuard) -> None:
 
 
 def _refuse_writes_past(guard: ComputeGuard, outputs: tuple) -> None:
-    """The patterns past the inputs and forward's buffers are intact (on a GPU)."""
+    """The patterns past the inputs and forward's buffers (a GPU) and before shifted inputs
+    are intact."""
     if guard.canaries is None:
         return
     written = guard.canaries.check(outputs)

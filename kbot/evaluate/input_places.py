@@ -96,9 +96,10 @@ class InputPlaces:
         self._buffers: dict[int, list] = {}
         self._canaries: dict[int, Canaries | None] = {}
 
-    def place(self, case: int, fresh: list, shift: int) -> tuple[list, Canaries | None]:
+    def place(self, case: int, fresh: list, shift: int) -> tuple[list, Canaries]:
         """The inputs for this call (refilled with `fresh`'s values) and the canaries that
-        watch them and the call's allocations (None on a CPU)."""
+        watch them and the call's allocations (on a CPU: the bytes before shifted inputs, and
+        garbage in the call's empties)."""
         watched = self.device.type == "cuda"
         if shift:
             # On a CPU too: the bytes before a shifted input lie inside its storage, where the
@@ -113,6 +114,8 @@ class InputPlaces:
             self._buffers[case] = buffers = [place(v) for v in fresh]
         else:
             refill(buffers, fresh)
+        if not watched:  # the CPU: nothing to watch in the case's own buffers; the empties' bytes
+            return buffers, Canaries(self.device, self.rng, tails=False)
         return buffers, self._canaries[case]
 
     def buffers(self, case: int) -> list | None:

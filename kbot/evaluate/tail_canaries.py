@@ -52,8 +52,10 @@ class Canaries:
         self, device: torch.device, rng: torch.Generator | None = None, tails: bool = True
     ) -> None:
         """`tails=False`: only the bytes before each input are watched, and allocations stay
-        where they are (the CPU, whose interpreter refuses accesses past a storage, but not
-        into the slack before a shifted input that lies inside its storage)."""
+        where they are, an empty's bytes made garbage in place (the CPU, whose interpreter
+        refuses accesses past a storage, but not into the slack before a shifted input that
+        lies inside its storage; and whose allocator handed a small `torch.empty` a block the
+        poison had not reached, zeros, in 3 runs of 100 of round eight's reset_to_zero cheat)."""
         self.device = device
         self.tails = tails
         self.rng = rng or judge_generator(device)
@@ -69,9 +71,13 @@ class Canaries:
     def allocated(self, result: torch.Tensor, values: bool) -> torch.Tensor:
         """`result` (a fresh allocation) moved to the start of a padded buffer; its values
         copied when `values` (zeros, full, arange), else random bytes (empty)."""
-        if not self.tails or result.numel() == 0 or result.storage_offset() != 0:
+        if result.numel() == 0 or result.storage_offset() != 0:
             return result
         nbytes = result.untyped_storage().nbytes()
+        if not self.tails:  # in place: an empty's bytes are garbage all the same
+            if not values:
+                garbage(_bytes(result.untyped_storage(), 0, nbytes), self.rng)
+            return result
         moved = self._padded(result, nbytes, 0)
         if values:
             moved.copy_(result)
@@ -164,9 +170,21 @@ def judge_generator(device: torch.device) -> torch.Generator:
     return rng
 
 
+_GARBAGE_CHUNK = 64 << 20  # bytes biased at a time: a multi-GB poison block needs no twin
+
+
 def garbage(flat_bytes: torch.Tensor, rng: torch.Generator) -> torch.Tensor:
-    """Random bytes into a uint8 tensor, new at every call."""
-    return flat_bytes.random_(0, 256, generator=rng)
+    """Random bytes into a uint8 tensor, new at every call, three odd bytes in four with bit 6
+    set. Read as floats, plain random bytes are tiny about four times in ten (an exponent byte
+    under 0x37: below 1e-5 in fp32), so a kernel that adds onto an output it never zeroed was
+    right by chance in about 3 runs of 100 (round eight's reset_to_zero cheat); bit 6 of a
+    little-endian float's high byte is its exponent's top bit in fp16, bf16, fp32 and fp64
+    alike, so such elements are 2 or more in magnitude (or inf/NaN)."""
+    flat_bytes.random_(0, 256, generator=rng)
+    for start in range(0, flat_bytes.numel(), _GARBAGE_CHUNK):
+        odd = flat_bytes[start : start + _GARBAGE_CHUNK][1::2]
+        odd.bitwise_or_(odd.bitwise_and(1).bitwise_left_shift_(6))
+    return flat_bytes
 
 
 def _bytes(storage, start: int, count: int) -> torch.Tensor:

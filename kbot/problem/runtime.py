@@ -121,8 +121,13 @@ def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
             for start in range(0, flat.numel(), _OUTLIER_CHUNK):
                 piece = flat[start : start + _OUTLIER_CHUNK]
                 piece.copy_(_snapped(piece.float(), generator))
-            _integer_rows(_as_rows(work), generator)
-            _bfloat16_rows(_as_rows(work), generator)
+            rows = _as_rows(work)
+            # distinct rows for the two rewrites: a bf16 row rounded to whole numbers after is no
+            # longer a row of fractions (round eleven's c03 slipped through when they met)
+            order = torch.randperm(rows.shape[0], generator=generator)
+            eighth = max(1, rows.shape[0] // 8)
+            _integer_rows(rows, order[:eighth])
+            _bfloat16_rows(rows, order[eighth : 2 * eighth])
             if work is not x:
                 x.copy_(work)
         elif distribution == "outliers":
@@ -135,11 +140,11 @@ def apply_distribution(inputs: list, distribution: str, seed: int) -> list:
     return inputs
 
 
-def _integer_rows(rows: Any, generator: Any) -> None:
-    """An eighth of `rows` (at least one) rounded to whole numbers, a nonzero value to at least
-    1 on its side of zero: float rows of integers are common (masks, counts, labels, quantised
-    activations), and a kernel with a path of its own for them (round ten's c08, which copied
-    such rows through a ReLU unchanged) is judged there too."""
+def _integer_rows(rows: Any, picked: Any) -> None:
+    """The `picked` rows (an eighth, at least one) rounded to whole numbers, a nonzero value to
+    at least 1 on its side of zero: float rows of integers are common (masks, counts, labels,
+    quantised activations), and a kernel with a path of its own for them (round ten's c08,
+    which copied such rows through a ReLU unchanged) is judged there too."""
     import torch
 
     def rounded(picked):
@@ -147,20 +152,18 @@ def _integer_rows(rows: Any, generator: Any) -> None:
         whole = torch.round(wide)
         return torch.where((whole == 0) & (wide != 0), wide.sign(), whole).to(rows.dtype)
 
-    picked = torch.randperm(rows.shape[0], generator=generator)[: max(1, rows.shape[0] // 8)]
     _rewrite_rows(rows, picked, rounded)
 
 
-def _bfloat16_rows(rows: Any, generator: Any) -> None:
-    """In an fp32 or fp64 input, an eighth of `rows` (at least one) rounded through bf16,
-    fractions kept: a float32 activation upcast from a bf16 checkpoint or layer is common, and
-    a kernel with a path of its own for such rows (round eleven's c03 rounded its results to
-    bf16 there) is judged there too."""
+def _bfloat16_rows(rows: Any, picked: Any) -> None:
+    """In an fp32 or fp64 input, the `picked` rows (another eighth; none of a one-row input)
+    rounded through bf16, fractions kept: a float32 activation upcast from a bf16 checkpoint
+    or layer is common, and a kernel with a path of its own for such rows (round eleven's c03
+    rounded its results to bf16 there) is judged there too."""
     import torch
 
-    if rows.dtype not in (torch.float32, torch.float64):
+    if rows.dtype not in (torch.float32, torch.float64) or len(picked) == 0:
         return
-    picked = torch.randperm(rows.shape[0], generator=generator)[: max(1, rows.shape[0] // 8)]
     _rewrite_rows(rows, picked, lambda r: r.to(torch.bfloat16).to(rows.dtype))
 
 

@@ -63,7 +63,8 @@ def test_aligned_calls_refill_the_same_buffers():
     places = _places()
     first = [torch.randn(4, 8), 3]
     buffers, canaries = places.place(0, first, 0)
-    assert canaries is None  # no canaries on a CPU
+    # on a CPU: no pattern past the case's own buffers, only the empties' garbage
+    assert canaries.tails is False and canaries.check() is None
     pointer = buffers[0].data_ptr()
     second = [torch.randn(4, 8), 5]
     again, _ = places.place(0, second, 0)
@@ -112,3 +113,23 @@ def test_the_cases_share_out_every_coarser_alignment():
         valuations = {_valuation(s) for case in shifts for s in case if s}
         assert valuations == {4, 5, 6, 7, 8}, shifts
     assert coarser_per_case(3, 1)[2] and coarser_per_case(0, 5) == []
+
+
+def test_on_a_cpu_an_empty_starts_as_garbage_and_other_allocations_keep_their_values():
+    _, canaries = _places().place(0, [torch.randn(4, 8)], 0)
+    empty = torch.zeros(4096)  # zeros, as fresh pages often are: an empty must not stay so
+    assert canaries.allocated(empty, values=False) is empty
+    assert (empty != 0).float().mean() > 0.9
+    assert (empty.abs() < 1e-5).float().mean() < 0.35  # three odd bytes in four have bit 6 set
+    zeros = torch.zeros(16)
+    assert torch.equal(canaries.allocated(zeros, values=True), torch.zeros(16))
+
+
+def test_a_write_before_a_shifted_input_is_found_on_a_cpu():
+    places = _places()
+    (moved,), canaries = places.place(0, [torch.randn(4, 8)], 48)
+    assert moved.storage_offset() == 12 and canaries.check() is None
+    head = torch.empty(0, dtype=torch.uint8).set_(moved.untyped_storage(), 0, (48,), (1,))
+    head[44:] ^= 0xFF  # the element just before the view: the caller's memory
+    assert "before the start" in canaries.check()
+
