@@ -132,4 +132,3 @@ def test_a_write_before_a_shifted_input_is_found_on_a_cpu():
     head = torch.empty(0, dtype=torch.uint8).set_(moved.untyped_storage(), 0, (48,), (1,))
     head[44:] ^= 0xFF  # the element just before the view: the caller's memory
     assert "before the start" in canaries.check()
-
