@@ -170,8 +170,9 @@ def candidate_builtins(policy: Policy) -> dict:
     real_import = builtins.__import__
 
     def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
-        if level != 0 or str(name).split(".")[0] not in ALLOWED_IMPORTS:
-            _refuse(policy, f"importing {name} in the candidate's code")
+        # a str exactly: a subclass's own __str__ or split could name one module and import another
+        if type(name) is not str or level != 0 or str.split(name, ".")[0] not in ALLOWED_IMPORTS:
+            _refuse(policy, f"importing {str.__repr__(name)} in the candidate's code")
         return real_import(name, globals, locals, fromlist, level)
 
     table = dict(vars(builtins))
