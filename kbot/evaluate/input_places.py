@@ -114,7 +114,7 @@ class InputPlaces:
             self._buffers[case] = buffers = [place(v) for v in fresh]
         else:
             refill(buffers, fresh)
-        if not watched:  # the CPU: nothing to watch in the case's own buffers; the empties' bytes
+        if not watched:  # a CPU: the case's own buffers unwatched, the call's empties garbage
             return buffers, Canaries(self.device, self.rng, tails=False)
         return buffers, self._canaries[case]
 
@@ -124,10 +124,9 @@ class InputPlaces:
 
 
 def _shifted(value: object, shift: int, canaries: Canaries) -> object:
-    """`value` copied `shift` bytes past the start of a new buffer, watched by `canaries`."""
-    if not isinstance(value, torch.Tensor) or value.numel() == 0:
-        return value
-    if any(s < 0 for s in value.stride()) or shift % value.element_size():
+    """`value` copied `shift` bytes past the start of a new buffer, watched by `canaries` (which
+    leaves an empty tensor or one with negative strides where it is)."""
+    if not isinstance(value, torch.Tensor) or shift % value.element_size():
         return value
     return canaries.input(value, shift)
 

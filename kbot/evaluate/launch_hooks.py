@@ -24,6 +24,7 @@ from kbot.evaluate.compute_guard import (
     _watching,
     guarding,
 )
+from kbot.evaluate.launch_grids import checked_grid, plain_grid
 
 
 def _constexpr_tensor(function: Any, args: tuple, kwargs: dict) -> str | None:
@@ -137,8 +138,8 @@ def _lifting(run):
             guard.violations.append(wrong)
             raise RuntimeError(f"kbot: {wrong}")
         if callable(grid):
-            grid = _checked_grid(_under_guard(grid))
-        elif not _plain_grid(grid):
+            grid = checked_grid(_under_guard(grid))
+        elif not plain_grid(grid):
             wrong = f"the launch grid is a {type(grid).__name__}, not a tuple of ints"
             guard.violations.append(wrong)
             raise RuntimeError(f"kbot: {wrong}")
@@ -152,62 +153,6 @@ def _lifting(run):
             _LIFTED.pop()
 
     return launch
-
-
-def _plain_grid(grid: object) -> bool:
-    """A grid Triton can read without running code of the candidate's: a tuple, list or
-    torch.Size of ints (Triton takes its `len` and adds to it inside the lifted launch)."""
-    return type(grid) in (tuple, list, torch.Size) and all(type(n) is int for n in grid)
-
-
-def _checked_grid(grid):
-    """A grid function whose result is held to `_plain_grid` before Triton reads it."""
-
-    @functools.wraps(grid)
-    def checked(*args, **kwargs):
-        result = _interpreter_ints(grid(*args, **kwargs))
-        if not _plain_grid(result):
-            wrong = f"the launch grid function returned a {type(result).__name__}"
-            guard = _current_guard()
-            if guard is not None:
-                guard.violations.append(wrong)
-            raise RuntimeError(f"kbot: {wrong}, not a tuple of ints")
-        return result
-
-    return checked
-
-
-def _interpreter_ints(result: object) -> object:
-    """Triton's interpreter hands a grid function each runtime argument as a one-element
-    `tl.tensor` (`meta["n_elements"]`), so `triton.cdiv(meta["n"], meta["BLOCK"])` is one too:
-    such an integer, read from its numpy value by class (no method of the candidate's runs), is
-    the int a GPU launch would have had. Anything else is left for `_plain_grid` to judge."""
-    if type(result) is not tuple:
-        return result
-    import numpy as np
-    import triton.language as tl
-
-    try:
-        from triton.runtime.interpreter import TensorHandle
-    except ImportError:
-        return result
-    ints = []
-    for n in tuple.__iter__(result):
-        if type(n) is tl.tensor:
-            handle = object.__getattribute__(n, "handle")
-            data = object.__getattribute__(handle, "data") if type(handle) is TensorHandle else None
-            if type(data) is not np.ndarray or data.size != 1 or data.dtype.kind not in "iu":
-                return result
-            n = int(data.reshape(-1)[0])
-        ints.append(n)
-    return tuple(ints)
-
-
-def _current_guard() -> ComputeGuard | None:
-    """The guard of the forward call in progress, lifted or not."""
-    from kbot.evaluate.compute_guard import _ACTIVE
-
-    return _ACTIVE[-1] if _ACTIVE else None
 
 
 # What a launch may pass: tensors, numbers, strings, dtypes, tuples of them, a `tl.constexpr`

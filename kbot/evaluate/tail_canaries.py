@@ -115,10 +115,9 @@ class Canaries:
                 pointer = value.untyped_storage().data_ptr()
                 if pointer in self._watched and pointer not in alive:
                     alive[pointer] = (self._watched[pointer].end, value)
-        fronts = {p: w.front for p, w in self._watched.items()}
         for pointer, (end, tensor) in alive.items():
             what = f"{tuple(tensor.shape)} {str(tensor.dtype).replace('torch.', '')} buffer"
-            front = fronts.get(pointer, 0)
+            front = self._watched[pointer].front
             if front:
                 head = _bytes(tensor.untyped_storage(), 0, front)
                 changed = int((head != self._front_pattern(front)).sum())
