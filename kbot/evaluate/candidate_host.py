@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
                 interpreter_libdevice,
                 interpreter_order,
                 interpreter_rounding,
+                kernel_escapes,
             )
 
             interpreter_compat.apply()
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             interpreter_libdevice.install()
             interpreter_order.install()
             interpreter_bounds.install()
+            kernel_escapes.install_interpreter()
         from kbot.evaluate import autotune_turns
         from kbot.evaluate.launch_hooks import install_launch_hooks
 

@@ -71,6 +71,26 @@ EXTERN_ATEN: dict[str, tuple[str, ...]] = {
 }
 
 
+# torch's fused attention kernels, as the reference's dispatch meets them (F.scaled_dot_product_
+# attention on a GPU or a CPU): two matmuls each (Q K^T, then P V), which a candidate may run as
+# extern bmm calls where `bmm` or `matmul` is declared (the softmax between them is its kernel's).
+ATTENTION = frozenset(
+    "_scaled_dot_product_flash_attention _scaled_dot_product_flash_attention_for_cpu "
+    "_scaled_dot_product_efficient_attention _scaled_dot_product_cudnn_attention "
+    "_scaled_dot_product_fused_attention_overrideable".split()
+)
+
+
+def _attention_flops(args: tuple) -> int:
+    """Multiply-adds of Q K^T and P V for (..., S, D) query, key and value."""
+    try:
+        q, k, v = args[:3]
+        batch = q.numel() // (q.shape[-2] * q.shape[-1]) if q.numel() else 0
+        return batch * q.shape[-2] * k.shape[-2] * (q.shape[-1] + v.shape[-1])
+    except (AttributeError, IndexError, TypeError, ValueError):
+        return 0
+
+
 # Extern aten ops that add a tensor to the product (their first argument). Adding more than a
 # bias row (a residual, a whole epilogue) is allowed as often as the reference does it.
 FUSED_ADDS = frozenset("addmm baddbmm addmv addbmm addr".split())
@@ -183,6 +203,8 @@ class ComputeGuard(TorchDispatchMode):
         self.extern_flops = extern_flops
         self.flops_made = 0
         self.violations: list[str] = []
+        # (rule, why) of launches refused for what their kernels do (kernel_escapes)
+        self.refusals: list[tuple[str, str]] = []
         self.fresh: set[int] = set()  # storages made by allocations and extern ops
         self.copied: set[int] = set()  # storages holding torch copies of input values
         self.launched: set[int] = set()  # storages a Triton launch was given
@@ -310,6 +332,9 @@ class ExternCount(TorchDispatchMode):
             self.flops += _matmul_flops(name, args)
             self.fused_adds += _adds_a_tensor(name, args)
             self.scaled += _scales(kwargs or {})
+        elif func.namespace == "aten" and name in ATTENTION and "bmm" in self.extern:
+            self.calls += 2
+            self.flops += _attention_flops(args)
         return func(*args, **(kwargs or {}))
 
 
@@ -321,6 +346,13 @@ _LIFTED: list[bool] = []  # one entry per lifted region in progress (a launch, a
 def _watching() -> ComputeGuard | None:
     """The guard in effect: a forward call in progress, outside any lifted region."""
     return _ACTIVE[-1] if _ACTIVE and not _LIFTED else None
+
+
+def refuse_launch(rule: str, why: str) -> None:
+    """Records on the forward call's guard a launch refused for what its kernel does
+    (kbot.evaluate.kernel_escapes), whichever exception reaches the candidate's code."""
+    if _ACTIVE:
+        _ACTIVE[-1].refusals.append((rule, why))
 
 
 @contextlib.contextmanager

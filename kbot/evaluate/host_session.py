@@ -346,6 +346,8 @@ def _as_outputs(value: object) -> tuple:
 
 
 def _refuse_compute(guard: ComputeGuard) -> None:
+    if guard.refusals:  # a kernel that reads an address or runs inline asm beyond arithmetic
+        raise _Refused(*guard.refusals[0])
     if guard.violations:
         raise _Refused(
             "torch-compute",

@@ -23,10 +23,10 @@ from typing import Any
 import torch
 
 from kbot.evaluate import wire
+from kbot.evaluate.address_rules import SHIFT_PERIOD  # the shifts: below one GPU granule
 from kbot.evaluate.tail_canaries import Canaries
 
 MIN_ALIGN = 16  # bytes: the alignment every input keeps, shifted or not
-SHIFT_PERIOD = 512  # bytes: the shifts are below one GPU allocation granule
 COARSER = (32, 64, 128, 256)  # the powers of two above MIN_ALIGN and below SHIFT_PERIOD
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
+from kbot.evaluate import kernel_escapes
 from kbot.evaluate.compute_guard import (
     _LIFTED,
     ComputeGuard,
@@ -148,9 +149,14 @@ def _lifting(run):
         _LIFTED.append(True)
         try:
             with _disable_current_modes():
-                return run(self, *args, grid=grid, warmup=warmup, **kwargs)
+                kernel = run(self, *args, grid=grid, warmup=warmup, **kwargs)
         finally:
             _LIFTED.pop()
+        found = kernel_escapes.compiled_refusal(kernel)  # a GPU kernel's TTIR
+        if found is not None:
+            guard.refusals.append(found)
+            raise kernel_escapes.Refused(*found)
+        return kernel
 
     return launch
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from kbot.evaluate import forward_path, module_rules, name_rules
+from kbot.evaluate import address_rules, forward_path, kernel_escapes, module_rules, name_rules
 from kbot.evaluate.forbidden import forbidden
 from kbot.evaluate.names import (
     ALLOWED_IMPORTS,
@@ -51,6 +51,8 @@ RULES: dict[str, str] = {
     "triton-api": "triton used through its kernel API only (jit, autotune, heuristics, Config, "
     "cdiv, next_power_of_2, triton.language)",
     "kernel-code": "kernel bodies use triton.language and other @triton.jit functions only",
+    "address-use": "a tensor's address is read only in alignment tests and comparisons of two "
+    "addresses; a kernel never casts a pointer to an integer",
 }
 
 _LOW_PRECISION_PROBLEM = re.compile(r"\b(float16|half|bfloat16|bf16|fp16|float8\w*)\b")
@@ -77,6 +79,8 @@ def check_source(
     reasons += _check_structure(tree, aliases)
     reasons += module_rules.check(tree, aliases)
     reasons += forward_path.check(tree, aliases, options)
+    reasons += address_rules.check(tree)
+    reasons += kernel_escapes.check(tree)
     if problem_dtype_hint == "float32" and not options.allow_low_precision:
         reasons += _check_precision(tree, aliases)
     return _unique(reasons)

@@ -15,11 +15,10 @@ CHEATS = [
     ("cheat_side_stream", "gelu_fp32", "streams", Stage.STATIC),
     ("cheat_torch_compile", "gelu_fp32", "torch-compile", Stage.STATIC),
     ("cheat_reads_problem", "gelu_fp32", "io-access", Stage.STATIC),
-    # a module-level dict filled by the first call: state kept between calls
-    # it returns the tensor its cache keeps: that output is refused before the cache's change
-    ("cheat_pointer_cache", "quick_gelu", "output-alias", Stage.CORRECTNESS),
-    # the same cache in a default argument: state kept between calls too
-    ("cheat_pointer_cache_default", "quick_gelu", "state-mutated", Stage.CORRECTNESS),
+    # a cache keyed by `data_ptr()`: an address used other than in an alignment test (what
+    # the judge sees of it with the static rules off: test_pointer_caches_are_caught_...)
+    ("cheat_pointer_cache", "quick_gelu", "address-use", Stage.STATIC),
+    ("cheat_pointer_cache_default", "quick_gelu", "address-use", Stage.STATIC),
     ("cheat_memorised_seed", "gelu_fp32", "mismatch", Stage.CORRECTNESS),
     # returns its input, overwritten: the output shares the input's memory
     ("cheat_input_mutation", "gelu_fp32", "output-alias", Stage.CORRECTNESS),
@@ -55,13 +54,21 @@ def test_half_the_rows_unwritten_is_caught(evaluator, problem, candidate):
     assert verdict.reasons[0].rule in ("nan-inf", "mismatch")
 
 
-def test_pointer_caches_are_caught_before_a_result_is_reused(evaluator, problem, candidate):
-    """The first call fills the cache, and the state comparison after it sees the change (or,
-    where the output is the tensor the cache keeps, the output's overlap with the module's
-    state): the refilled buffers of trial 2 (same pointers, new values) are no longer what
-    catches it."""
-    for name in ("cheat_pointer_cache", "cheat_pointer_cache_default"):
+def test_pointer_caches_are_caught_before_a_result_is_reused(
+    evaluator, problem, candidate, monkeypatch
+):
+    """With the static rules off (they refuse the cache's key, an address): the first call
+    fills the cache, and the state comparison after it sees the change (or, where the output
+    is the tensor the cache keeps, the output's overlap with the module's state): the
+    refilled buffers of trial 2 (same pointers, new values) are no longer what catches it."""
+    monkeypatch.setattr("kbot.evaluate.evaluator.check_source", lambda *args, **kwargs: ())
+    expected = {
+        "cheat_pointer_cache": "output-alias",
+        "cheat_pointer_cache_default": "state-mutated",
+    }
+    for name, rule in expected.items():
         verdict = evaluator.evaluate(problem("quick_gelu"), candidate(name))
+        assert verdict.stage == Stage.CORRECTNESS and rule in [r.rule for r in verdict.reasons]
         assert verdict.reasons[0].rule in ("state-mutated", "output-alias")
         assert "trial 1/5" in verdict.reasons[0].message
 

@@ -279,3 +279,33 @@ def test_new_tensor_of_tensor_values_is_refused(kernels):
         assert error is not None and "tensor values" in guard.violations[0]
     guard, out, error = _run(lambda: x.new_tensor([1.0, 2.0]))  # numbers: an allocation
     assert error is None and guard.violations == []
+
+
+def test_the_references_fused_attention_counts_as_its_two_matmuls():
+    """F.scaled_dot_product_attention reaches the dispatcher as one fused op: with `bmm`
+    declared, a candidate may run Q K^T and P V as extern bmm calls (its kernel the softmax),
+    and no more matmul work than that (KernelBench L1/97: every candidate was refused)."""
+    from kbot.evaluate.compute_guard import ExternCount
+
+    q, k, v = torch.randn(2, 3, 16, 8), torch.randn(2, 3, 24, 8), torch.randn(2, 3, 24, 4)
+    counted = ExternCount(extern_aten(["bmm"]))
+    with torch.no_grad(), counted:
+        torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    assert (counted.calls, counted.flops) == (2, 6 * 16 * 24 * (8 + 4))
+    limits = dict(extern_calls=counted.calls, extern_flops=counted.flops)
+    qb, kb, vb = q.reshape(6, 16, 8), k.reshape(6, 24, 8), v.reshape(6, 24, 4)
+    guard = ComputeGuard(extern_aten(["bmm"]), **limits)
+    with torch.no_grad(), guarding(guard):
+        scores = torch.bmm(qb, kb.transpose(1, 2))
+        torch.bmm(scores, vb)  # the softmax would be the candidate's kernel, between the two
+    assert guard.violations == []
+    guard = ComputeGuard(extern_aten(["bmm"]), **limits)
+    with torch.no_grad(), guarding(guard):
+        torch.bmm(qb, kb.transpose(1, 2))
+        with pytest.raises(RuntimeError):  # Q K^T twice: more matmul work than the reference
+            torch.bmm(torch.bmm(qb, kb.transpose(1, 2)), vb)
+    assert "where the reference's make 27648" in guard.violations[0]
+    undeclared = ExternCount(extern_aten(["conv2d"]))
+    with torch.no_grad(), undeclared:
+        torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    assert (undeclared.calls, undeclared.flops) == (0, 0)

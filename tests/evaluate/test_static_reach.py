@@ -523,7 +523,6 @@ _HONEST_FIXTURES = {  # candidate -> a problem it solves
     # statically honest; they fail later (a hang, a wild read, wrong values)
     "hang_forever": "quick_gelu",
     "crash_wild_pointer": "quick_gelu",
-    "cheat_pointer_cache": "quick_gelu",
     "cheat_memorised_seed": "gelu_fp32",
     "cheat_input_mutation": "gelu_fp32",
     "cheat_all_zeros": "softmax_wide",

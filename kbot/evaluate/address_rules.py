@@ -1,0 +1,80 @@
+"""Where a candidate may read a tensor's address (`data_ptr()`): in an alignment test
+(`x.data_ptr() % 16`, a power of two no larger than the span the judge varies) or an identity
+test between two addresses (`out.data_ptr() == x.data_ptr()`). The judge draws only the low
+bits of each input's address (kbot.evaluate.input_places: shifts below 512 bytes); a result
+keyed on higher bits (`(x.data_ptr() >> 12) % 1024 == 0`: wrong at one address in a
+thousand) is wrong where the judge never looks, so no other use of an address is accepted.
+The kernel-side twin, a pointer cast to an integer inside a kernel, is refused where the
+kernel runs (kbot.evaluate.launch_hooks on a GPU, the interpreter's builder on a CPU)."""
+
+from __future__ import annotations
+
+import ast
+
+from kbot.evaluate.verdict import Reason
+
+# bytes: the judge places inputs at every multiple of 16 below this past an aligned address
+# (kbot.evaluate.input_places), so an alignment test up to it is one the trials exercise
+SHIFT_PERIOD = 512
+RULE = "address-use"
+MESSAGE = (
+    "reads a tensor's address other than in an alignment test (`x.data_ptr() % 16 == 0`, a "
+    f"power of two up to {SHIFT_PERIOD}) or a comparison of two addresses "
+    "(`a.data_ptr() == b.data_ptr()`): a result that depends on where memory sits is wrong at "
+    "addresses the judge does not draw"
+)
+ADDRESS_METHODS = frozenset({"data_ptr"})
+
+
+def check(tree: ast.Module) -> list[Reason]:
+    """Every mention of `.data_ptr` outside the two tests above."""
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    reasons = []
+    for node in ast.walk(tree):
+        mentioned = (isinstance(node, ast.Attribute) and node.attr in ADDRESS_METHODS) or (
+            isinstance(node, ast.Constant) and node.value in ADDRESS_METHODS
+        )
+        if mentioned and not _allowed(node, parents):
+            reasons.append(Reason(RULE, MESSAGE, getattr(node, "lineno", None)))
+    return reasons
+
+
+def _address_call(node: ast.AST | None, parents: dict[int, ast.AST]) -> bool:
+    """`<expr>.data_ptr()` with no arguments, where `node` is its `.data_ptr` attribute."""
+    call = parents.get(id(node)) if node is not None else None
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(call, ast.Call)
+        and call.func is node
+        and not call.args
+        and not call.keywords
+    )
+
+
+def _is_address(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ADDRESS_METHODS
+        and not node.args
+        and not node.keywords
+    )
+
+
+def _allowed(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    if not _address_call(node, parents):
+        return False
+    call = parents[id(node)]
+    use = parents.get(id(call))
+    if isinstance(use, ast.BinOp) and isinstance(use.op, ast.Mod) and use.left is call:
+        modulus = use.right
+        return (
+            isinstance(modulus, ast.Constant)
+            and type(modulus.value) is int
+            and 0 < modulus.value <= SHIFT_PERIOD
+            and modulus.value & (modulus.value - 1) == 0
+        )
+    if isinstance(use, ast.Compare) and len(use.ops) == 1:
+        pair = [use.left, *use.comparators]
+        return isinstance(use.ops[0], (ast.Eq, ast.NotEq)) and all(map(_is_address, pair))
+    return False
