@@ -10,8 +10,11 @@ from dataclasses import dataclass
 from kbot.propose.inductor.helpers import rename_in_kernel
 from kbot.propose.inductor.records import Unsupported
 
-# Inductor's heuristics decorators whose kernels launch on a plain grid of x (and y) blocks.
+# Inductor's heuristics decorators whose kernels launch on a plain grid of x (and y) blocks,
+# and `template`: max-autotune's GEMM and convolution templates, their tiles fixed in the body
+# and their grid passed to the launch (FixedGrid).
 PLAIN_HEURISTICS = ("pointwise", "reduction", "persistent_reduction")
+EXTRACTED_HEURISTICS = (*PLAIN_HEURISTICS, "template")
 
 
 @dataclass(frozen=True)
@@ -19,7 +22,7 @@ class KernelSource:
     """One inductor kernel as a standalone `@triton.jit` function."""
 
     name: str  # inductor's name, as the output code's `call()` refers to it
-    heuristic: str  # pointwise | reduction | persistent_reduction
+    heuristic: str  # pointwise | reduction | persistent_reduction | template
     params: tuple[str, ...]  # every parameter, constexprs included, in order
     constexpr_params: tuple[str, ...]
     function: ast.FunctionDef  # renamed helpers, no heuristics decorator
@@ -83,10 +86,10 @@ def kernel_source(name: str, source: str) -> KernelSource:
             decorators.append(decorator)
         else:
             raise Unsupported(f"kernel {name} has the decorator @{dotted}")
-    if heuristic not in PLAIN_HEURISTICS:
+    if heuristic not in EXTRACTED_HEURISTICS:
         raise Unsupported(
             f"kernel {name} is a {heuristic or 'undecorated'} kernel "
-            f"(kbot extracts {', '.join(PLAIN_HEURISTICS)} kernels)"
+            f"(kbot extracts {', '.join(EXTRACTED_HEURISTICS)} kernels)"
         )
     if not decorators:
         raise Unsupported(f"kernel {name} is not @triton.jit")

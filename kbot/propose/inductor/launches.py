@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from kbot.propose.inductor.kernels import KernelSource
 from kbot.propose.inductor.records import LaunchConfig, Unsupported
 
-GRIDS = ("Grid1D", "Grid2D", "Grid3D", "Grid2DWithYZOverflow")
+FIXED_GRID = "FixedGrid"  # a template's grid, three sizes passed to its launch
+GRIDS = ("Grid1D", "Grid2D", "Grid3D", "Grid2DWithYZOverflow", FIXED_GRID)
 # CUDA's limit on a grid's y (and z) size; inductor spreads more y blocks over z
 # (torch._inductor.runtime.triton_heuristics.get_max_y_grid).
 MAX_Y_GRID = 65535
@@ -46,6 +47,14 @@ def launch_lines(
     if extra:
         raise Unsupported(f"{kernel}.run(...) passes {', '.join(map(str, extra))}")
     runtime = [p for p in source.params if p not in source.constexpr_params]
+    fixed = []
+    if config.grid_type == FIXED_GRID:
+        # a template's launch: its runtime arguments, then the grid's three sizes
+        *arguments, x, y, z = call.args if len(call.args) >= 3 else (None, None, None)
+        call = ast.Call(call.func, arguments, call.keywords)
+        fixed = [ast.unparse(rewriter.visit(size)) for size in (x, y, z) if size is not None]
+        if len(fixed) != 3:
+            raise Unsupported(f"{kernel}.run(...) passes no grid for its FixedGrid")
     if len(call.args) != len(runtime):
         raise Unsupported(
             f"{kernel}.run(...) passes {len(call.args)} args for {len(runtime)} parameters"
@@ -62,7 +71,7 @@ def launch_lines(
         tunables.append((constant, int(chosen[param]), renames.kernels[kernel]))
         keywords.append(f"{param}={constant}")
     axis = lambda numel, block: _grid_axis(by_name, numel, block, source, index, renames, kernel)  # noqa: E731
-    grid = [axis("xnumel", "XBLOCK")]
+    grid = fixed or [axis("xnumel", "XBLOCK")]
     lines = []
     if config.grid_type in ("Grid2D", "Grid3D"):
         grid.append(axis("ynumel", "YBLOCK"))
