@@ -18,8 +18,8 @@ from kbot.evaluate.verdict import Reason
 SHIFT_PERIOD = 512
 RULE = "address-use"
 MESSAGE = (
-    "reads a tensor's address other than in an alignment test (`x.data_ptr() % 16 == 0`, a "
-    f"power of two up to {SHIFT_PERIOD}) or a comparison of two addresses "
+    "reads a tensor's address other than in an alignment test (`x.data_ptr() % 16 == 0` or "
+    f"`& 15`, a power of two up to {SHIFT_PERIOD}) or a comparison of two addresses "
     "(`a.data_ptr() == b.data_ptr()`): a result that depends on where memory sits is wrong at "
     "addresses the judge does not draw"
 )
@@ -66,14 +66,17 @@ def _allowed(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
         return False
     call = parents[id(node)]
     use = parents.get(id(call))
-    if isinstance(use, ast.BinOp) and isinstance(use.op, ast.Mod) and use.left is call:
-        modulus = use.right
-        return (
-            isinstance(modulus, ast.Constant)
-            and type(modulus.value) is int
-            and 0 < modulus.value <= SHIFT_PERIOD
-            and modulus.value & (modulus.value - 1) == 0
-        )
+    if (
+        isinstance(use, ast.BinOp)
+        and isinstance(use.op, (ast.Mod, ast.BitAnd))
+        and use.left is call
+    ):
+        # `% 2**k` or `& (2**k - 1)`: the low k bits, which the judge's placements vary
+        right = use.right
+        if not (isinstance(right, ast.Constant) and type(right.value) is int):
+            return False
+        span = right.value if isinstance(use.op, ast.Mod) else right.value + 1
+        return 0 < span <= SHIFT_PERIOD and span & (span - 1) == 0
     if isinstance(use, ast.Compare) and len(use.ops) == 1:
         pair = [use.left, *use.comparators]
         return isinstance(use.ops[0], (ast.Eq, ast.NotEq)) and all(map(_is_address, pair))

@@ -42,6 +42,7 @@ def address_reasons(line: str) -> list[str]:
     [
         "s, masked = 1.0, not (x.data_ptr() % 16 == 0 and out.data_ptr() % 16 == 0)",
         "s, masked = 1.0, x.data_ptr() % 512 != 0",
+        "s, masked = 1.0, (x.data_ptr() & 15) != 0",
         "s, masked = 1.0, x.untyped_storage().data_ptr() % 128 > 0",
         "s, masked = (2.0 if out.data_ptr() == x.data_ptr() else 1.0), False",
         "s, masked = 1.0, x.data_ptr() != out.data_ptr()",
@@ -58,7 +59,8 @@ def test_alignment_and_identity_tests_pass(line):
         "s, masked = 1.0, x.data_ptr() % 4096 == 0",  # bits the judge does not vary
         "s, masked = 1.0, x.data_ptr() % 24 == 0",  # not a power of two
         "p = x.data_ptr()\n        s, masked = 1.0, p % 16 == 0",  # the address kept
-        "s, masked = 1.0, x.data_ptr() & 15 == 0",
+        "s, masked = 1.0, x.data_ptr() & 4095 == 0",  # bits the judge does not vary
+        "s, masked = 1.0, x.data_ptr() & 12 == 0",  # not the low bits
         "s, masked = 1.0, torch.Tensor.data_ptr(x) % 16 == 0",
         "f = x.data_ptr\n        s, masked = 1.0, f() % 16 == 0",
         "s, masked = 1.0, x.data_ptr() < out.data_ptr()",  # which sits first
