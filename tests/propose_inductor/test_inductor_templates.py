@@ -58,7 +58,7 @@ def test_a_template_run_without_its_grid_is_refused():
     capture = _capture("mm_small_k")
     broken = capture.code.replace("buf0, 1024, 1, 1, stream=stream0", "buf0, stream=stream0")
     assert broken != capture.code
-    with pytest.raises(Unsupported, match="passes"):
+    with pytest.raises(Unsupported, match="passes 3 args for 3 parameters and a grid"):
         extract(
             capture_from_json(broken, _meta("mm_small_k")),
             _problem("mm_small_k"),

@@ -50,11 +50,14 @@ def launch_lines(
     fixed = []
     if config.grid_type == FIXED_GRID:
         # a template's launch: its runtime arguments, then the grid's three sizes
-        *arguments, x, y, z = call.args if len(call.args) >= 3 else (None, None, None)
+        if len(call.args) != len(runtime) + 3:
+            raise Unsupported(
+                f"{kernel}.run(...) passes {len(call.args)} args for {len(runtime)} "
+                "parameters and a grid of three"
+            )
+        *arguments, x, y, z = call.args
         call = ast.Call(call.func, arguments, call.keywords)
-        fixed = [ast.unparse(rewriter.visit(size)) for size in (x, y, z) if size is not None]
-        if len(fixed) != 3:
-            raise Unsupported(f"{kernel}.run(...) passes no grid for its FixedGrid")
+        fixed = [ast.unparse(rewriter.visit(size)) for size in (x, y, z)]
     if len(call.args) != len(runtime):
         raise Unsupported(
             f"{kernel}.run(...) passes {len(call.args)} args for {len(runtime)} parameters"
