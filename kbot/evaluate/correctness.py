@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -84,6 +85,7 @@ def check_case(
     scalar_positions: tuple[int, ...] = (),
     extern: frozenset[str] = frozenset(),
     coarser: tuple[int, ...] | None = None,
+    phases: dict[str, float] | None = None,
 ) -> CaseOutcome:
     """`call(inputs, poison_bytes, where, allowed, extern_counts, grad_mode, shift, train)` runs the
     candidate in its own process and returns its outputs and the inputs as they are after the
@@ -93,7 +95,10 @@ def check_case(
     more each mode is checked and none is predictable from the trial's number; the inputs'
     alignment is drawn per trial (input_shifts, with this case's part of the coarser
     alignments: `coarser`), and so is ModelNew's train or eval mode where the reference's
-    result does not depend on it (kbot.evaluate.module_modes)."""
+    result does not depend on it (kbot.evaluate.module_modes). `phases`, where given, gathers
+    the seconds the trials spend in each phase (PHASES), the device synchronised at each
+    boundary, so a slow judgement says where its time went."""
+    clock = _PhaseClock(phases, device)
     distributions = tuple(DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(trials))
     first_mode = secrets.randbelow(len(GRAD_MODES))
     shifts = input_shifts(trials, coarser)
@@ -115,6 +120,7 @@ def check_case(
             f"(trial {trial + 1}/{trials}, {distribution} inputs{placed}, seed {seed}, "
             f"forward called {mode}under {grad_mode})"
         )
+        clock.start("inputs")
         try:
             drawn = seeded_inputs(module, case, seed, device)
         except Exception as exc:
@@ -124,6 +130,7 @@ def check_case(
         _check_scalars(drawn, scalar_positions, case)
         pristine = apply_distribution(drawn, distribution, seed)
         reference_inputs = _clone(pristine)
+        clock.start("reference")
         counted, indexed = ExternCount(extern), IndexSources()
         with torch.no_grad(), counted if extern else contextlib.nullcontext(), indexed:
             try:
@@ -145,9 +152,11 @@ def check_case(
         counts = (
             (counted.calls, counted.fused_adds, counted.scaled, counted.flops) if extern else None
         )
+        clock.start("candidate call")
         outputs, after = call(
             pristine, poison, where, allowed, counts, grad_mode, shifts[trial], train[trial]
         )
+        clock.start("judgement")
         if len(after) != len(pristine):
             failure = Reason("input-mutated", f"the inputs came back changed in number {where}")
             break
@@ -189,6 +198,7 @@ def check_case(
         # released before the next trial's inputs and reference run: a multi-GB input, output
         # and reference are not held beside the next ones
         del pristine, outputs, references
+    clock.start(None)
     return CaseOutcome(
         CaseCorrectness(
             case=dict(case),
@@ -203,6 +213,31 @@ def check_case(
         ),
         failure,
     )
+
+
+# Where a correctness trial's time goes: drawing the inputs, the reference's run, the candidate's
+# call (the inputs and outputs crossing between the processes with it), and the judgement
+# (the comparisons, a run one precision up where one is needed, the input-independence check).
+PHASES = ("inputs", "reference", "candidate call", "judgement")
+
+
+class _PhaseClock:
+    """Adds the seconds between start() calls to the phase started before (none: nothing)."""
+
+    def __init__(self, phases: dict[str, float] | None, device: torch.device) -> None:
+        self.phases, self.device = phases, device
+        self.current: str | None = None
+        self.since = 0.0
+
+    def start(self, phase: str | None) -> None:
+        if self.phases is None:
+            return
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)  # the reference's kernels end in its phase
+        now = time.perf_counter()
+        if self.current is not None:
+            self.phases[self.current] = self.phases.get(self.current, 0.0) + now - self.since
+        self.current, self.since = phase, now
 
 
 def _tolerance_used(

@@ -264,6 +264,7 @@ def _check(
     """Each case's trials, a step each: the first also pays the candidate's compiles."""
 
     coarser = coarser_per_case(len(job.cases), job.seeds)
+    phases: dict[str, float] = {}  # seconds per phase of the trials (correctness.PHASES)
 
     def trials(index: int, case: dict, count: int):
         try:
@@ -281,6 +282,7 @@ def _check(
                 job.scalar_positions,
                 extern_aten(job.extern_ops),
                 coarser[index],
+                phases,
             )
         except ReferenceFailed as exc:
             raise _Rejected(Stage.INPUT, Reason("problem", str(exc))) from None
@@ -299,6 +301,8 @@ def _check(
         outcome = trials(index, case, job.seeds)
         results.append(CaseResult(case=dict(case), correctness=outcome.correctness, timing=None))
     _every_config(item.host, deadline, step, lambda extra: trials(*_nth(job.cases, extra), 1))
+    # a step of no duration whose name says where the trials' time went
+    step("correctness trials' phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
     return tuple(results)
 
 

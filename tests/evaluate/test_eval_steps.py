@@ -34,7 +34,12 @@ def test_a_verdict_says_where_its_evaluation_spent_its_time():
     assert labels[0] == "start"
     # a step per case: the first case's trials also pay the candidate's compiles
     trials = [label for label in labels if label.startswith("check candidate.py: correctness")]
-    assert trials == [f"check candidate.py: correctness trials, case {c}" for c in problem.cases]
+    *cases, phases = trials
+    assert cases == [f"check candidate.py: correctness trials, case {c}" for c in problem.cases]
+    # then where the trials' time went, phase by phase (a step of no duration of its own)
+    assert phases.startswith("check candidate.py: correctness trials' phases: inputs ")
+    for phase in ("reference", "candidate call", "judgement"):
+        assert f", {phase} " in phases
     assert all(seconds >= 0 for _, seconds in verdict.steps_s)
     total = sum(seconds for _, seconds in verdict.steps_s)
     assert 0 < total <= verdict.wall_s + 0.01  # the job's own time, within the call's
