@@ -26,7 +26,9 @@ from kbot.propose.codegen.emit_tiled import emit_tiled_reduction
 from kbot.propose.codegen.emitted import Emitted
 from kbot.propose.codegen.groups import grouped_variants
 from kbot.propose.codegen.lowering import ARG_REDUCTIONS, ONE_PASS_ONLY, SCANS, shape_of
+from kbot.propose.codegen.matmuls import FLAT_VIEWS
 from kbot.propose.codegen.size_classes import DECODE_MAX_ROWS, by_batch_size
+from kbot.propose.codegen.stages import ancestors
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
 
 Emit = Callable[..., Emitted]  # (traced, schedule, sizes, op[, extern_args]) -> Emitted
@@ -81,7 +83,7 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
     if schedule.kind == ScheduleKind.MATMUL_EPILOGUE:
         return gemm_variants(_hint(shape_of(schedule.matmul.args[0])[-1]))
     if schedule.stages:
-        return _with_extern(_staged(traced, schedule, spec), schedule, spec)
+        return _with_extern(_staged(traced, schedule, spec), schedule, spec, traced)
     if schedule.groups:
         widest = max(_hint(g.iter_shape[g.col_dim]) for g in schedule.groups)
         base = _with_pairs(_pointwise_variants(widest), traced, schedule)
@@ -121,7 +123,7 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         base = _with_pairs(base, traced, schedule)
     if _uses_tanh(traced):
         base = _with_gpu_math(base)
-    return _with_extern(base, schedule, spec)
+    return _with_extern(base, schedule, spec, traced)
 
 
 def _staged(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -> list[Variant]:
@@ -152,7 +154,9 @@ def _staged(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -> lis
     ]
 
 
-def _with_extern(base: list[Variant], schedule: Schedule, spec: ProblemSpec) -> list[Variant]:
+def _with_extern(
+    base: list[Variant], schedule: Schedule, spec: ProblemSpec, traced: TracedProblem
+) -> list[Variant]:
     """With a declared extern op, each variant runs it in the launcher first (emit_extern)."""
     if not schedule.extern:
         return base
@@ -175,9 +179,18 @@ def _with_extern(base: list[Variant], schedule: Schedule, spec: ProblemSpec) -> 
         # rows in (batch, spatial..., channel) order so that a program's CHANNELS_LAST_ROWS
         # rows are neighbouring channels: its tile reads whole cache lines of the channels-last
         # result and writes whole lines of the NCHW output. Measured against the NCHW variant,
-        # never in its place.
-        out.insert(1, _channels_last_variant(extern_ops))
+        # never in its place. First where the convolution is the whole op: the NCHW variant's
+        # kernel is then a copy after cuDNN, never faster than the reference, and channels-last
+        # is the one that can be (KernelBench L1/60 and 66 at 2.2x on the H100; 59, a bare
+        # conv3d too, had only the copy judged in 45 s: 0.61x).
+        out.insert(0 if _bare(schedule.matmul, traced) else 1, _channels_last_variant(extern_ops))
     return out
+
+
+def _bare(matmul: torch.fx.Node, traced: TracedProblem) -> bool:
+    """The extern op is the whole op: every other compute node feeds it or is a flat view."""
+    feeding = ancestors(matmul)
+    return all(n is matmul or n in feeding or n.target in FLAT_VIEWS for n in compute_nodes(traced))
 
 
 def _channels_last_variant(extern_ops: tuple[str, ...]) -> Variant:
