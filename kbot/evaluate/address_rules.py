@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from kbot.evaluate.names import parent_map
 from kbot.evaluate.verdict import Reason
 
 # bytes: the judge places inputs at every multiple of 16 below this past an aligned address
@@ -26,9 +27,9 @@ MESSAGE = (
 ADDRESS_METHODS = frozenset({"data_ptr"})
 
 
-def check(tree: ast.Module) -> list[Reason]:
-    """Every mention of `.data_ptr` outside the two tests above."""
-    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+def check(tree: ast.Module, parents: dict[int, ast.AST] | None = None) -> list[Reason]:
+    """Every mention of `.data_ptr` outside the two tests above (`parents`: parent_map)."""
+    parents = parent_map(tree) if parents is None else parents
     reasons = []
     for node in ast.walk(tree):
         mentioned = (isinstance(node, ast.Attribute) and node.attr in ADDRESS_METHODS) or (
@@ -39,19 +40,8 @@ def check(tree: ast.Module) -> list[Reason]:
     return reasons
 
 
-def _address_call(node: ast.AST | None, parents: dict[int, ast.AST]) -> bool:
-    """`<expr>.data_ptr()` with no arguments, where `node` is its `.data_ptr` attribute."""
-    call = parents.get(id(node)) if node is not None else None
-    return (
-        isinstance(node, ast.Attribute)
-        and isinstance(call, ast.Call)
-        and call.func is node
-        and not call.args
-        and not call.keywords
-    )
-
-
 def _is_address(node: ast.AST) -> bool:
+    """`<expr>.data_ptr()`, no arguments."""
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -62,9 +52,11 @@ def _is_address(node: ast.AST) -> bool:
 
 
 def _allowed(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    if not _address_call(node, parents):
+    """`node` (an attribute or string naming the method) is the callee of an address read in
+    one of the two tests."""
+    call = parents.get(id(node))
+    if not (isinstance(call, ast.Call) and call.func is node and _is_address(call)):
         return False
-    call = parents[id(node)]
     use = parents.get(id(call))
     if (
         isinstance(use, ast.BinOp)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import re
 
+from kbot.evaluate.names import parent_map
 from kbot.evaluate.verdict import Reason
 
 ADDRESS_RULE = "address-use"
@@ -71,10 +72,11 @@ def asm_refusal(asm: str) -> str | None:
 ASM_FUNCTION = "inline_asm_elementwise"
 
 
-def check(tree: ast.Module) -> list[Reason]:
+def check(tree: ast.Module, parents: dict[int, ast.AST] | None = None) -> list[Reason]:
     """Each inline asm call of the source: its asm a literal string that asm_refusal passes;
-    the function named anywhere but as the callee of such a call is refused too."""
-    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    the function named anywhere but as the callee of such a call is refused too (`parents`:
+    parent_map)."""
+    parents = parent_map(tree) if parents is None else parents
     reasons = []
     for node in ast.walk(tree):
         named = (isinstance(node, ast.Attribute) and node.attr == ASM_FUNCTION) or (

@@ -148,3 +148,8 @@ def _binds(node: ast.AST) -> list[str]:
     if isinstance(node, ast.MatchMapping) and node.rest:
         return [node.rest]
     return []
+
+
+def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
+    """Each node's parent, by the child's id (the static rules that judge a node by its use)."""
+    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}

@@ -16,6 +16,7 @@ from kbot.evaluate.names import (
     LOW_PRECISION_DTYPES,
     LOW_PRECISION_METHODS,
     Aliases,
+    parent_map,
 )
 from kbot.evaluate.verdict import Reason
 from kbot.problem.spec import ProblemOptions
@@ -79,8 +80,9 @@ def check_source(
     reasons += _check_structure(tree, aliases)
     reasons += module_rules.check(tree, aliases)
     reasons += forward_path.check(tree, aliases, options)
-    reasons += address_rules.check(tree)
-    reasons += kernel_escapes.check(tree)
+    parents = parent_map(tree)  # the two rules judge a name by its use
+    reasons += address_rules.check(tree, parents)
+    reasons += kernel_escapes.check(tree, parents)
     if problem_dtype_hint == "float32" and not options.allow_low_precision:
         reasons += _check_precision(tree, aliases)
     return _unique(reasons)
