@@ -8,8 +8,7 @@ buffers; at prefill the kernel must stream at copy bandwidth).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import torch
 
@@ -19,23 +18,21 @@ from kbot.propose.codegen.emit_flat import emit_flat, flat_fits
 from kbot.propose.codegen.emit_matmul import channels_last_conv, emit_extern, emit_gemm
 from kbot.propose.codegen.emit_pairs import cat_of_pieces, emit_pairs
 from kbot.propose.codegen.emit_pointwise import emit_pointwise
-from kbot.propose.codegen.emit_reduction import emit_reduction
-from kbot.propose.codegen.emit_split import emit_split, splittable
+from kbot.propose.codegen.emit_split import splittable
 from kbot.propose.codegen.emit_staged import emit_staged
-from kbot.propose.codegen.emit_tiled import emit_tiled_reduction
-from kbot.propose.codegen.emitted import Emitted
 from kbot.propose.codegen.groups import grouped_variants
 from kbot.propose.codegen.lowering import ARG_REDUCTIONS, ONE_PASS_ONLY, SCANS, shape_of
 from kbot.propose.codegen.matmuls import FLAT_VIEWS
+from kbot.propose.codegen.reduction_variants import (
+    ONE_PASS_MAX_COLS,
+    reduction_variants,
+    with_tiled,
+)
 from kbot.propose.codegen.size_classes import DECODE_MAX_ROWS, by_batch_size
 from kbot.propose.codegen.stages import ancestors
 from kbot.propose.codegen.trace import TracedProblem, Unsupported
+from kbot.propose.codegen.variant import Variant, hint, pow2
 
-Emit = Callable[..., Emitted]  # (traced, schedule, sizes, op[, extern_args]) -> Emitted
-
-# A row up to this many columns is held in registers in one pass; wider rows would spill,
-# so they loop (16k fp32 across 16 warps is 32 registers a thread).
-ONE_PASS_MAX_COLS = 16384
 # Scans have no chunked schedule: their one pass takes rows up to this wide (KernelBench's
 # 32768-column scans), 64 fp32 values a thread at 32 warps; argmax/argmin's one pass too,
 # beside their looped variants.
@@ -55,37 +52,16 @@ GEMM_TILES = (
 )
 
 
-@dataclass(frozen=True)
-class Variant:
-    label: str
-    emit: Emit
-    family: str = ""  # pointwise | flat | pairs | one pass | looped | split | tiled ("" for GEMM)
-    block: int = 0  # columns (inner elements) per program step; 0 when the row decides
-    warps: int = 0
-    rows: int = 1  # rows per program
-    optional: bool = False  # skipped, not fatal, when it cannot be emitted for the problem
-
-
-def _hint(size: object) -> int:
-    if isinstance(size, torch.SymInt):
-        return int(size.node.hint)
-    return int(size)
-
-
-def _pow2(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
-
-
 def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -> list[Variant]:
     n_cols = 1
     for dim in schedule.col_dims:
-        n_cols *= _hint(schedule.iter_shape[dim])
+        n_cols *= hint(schedule.iter_shape[dim])
     if schedule.kind == ScheduleKind.MATMUL_EPILOGUE:
-        return gemm_variants(_hint(shape_of(schedule.matmul.args[0])[-1]))
+        return gemm_variants(hint(shape_of(schedule.matmul.args[0])[-1]))
     if schedule.stages:
         return _with_extern(_staged(traced, schedule, spec), schedule, spec, traced)
     if schedule.groups:
-        widest = max(_hint(g.iter_shape[g.col_dim]) for g in schedule.groups)
+        widest = max(hint(g.iter_shape[g.col_dim]) for g in schedule.groups)
         base = _with_pairs(_pointwise_variants(widest), traced, schedule)
         return grouped_variants(schedule, base)
     if schedule.kind == ScheduleKind.POINTWISE:
@@ -96,10 +72,10 @@ def variants_for(traced: TracedProblem, schedule: Schedule, spec: ProblemSpec) -
         one_pass_only = any(r.kind in ONE_PASS_ONLY for r in schedule.reductions)
         widest = ONE_PASS_ONLY_MAX_COLS if one_pass_only else ONE_PASS_MAX_COLS
         rowless = len(schedule.col_dims) == len(schedule.iter_shape)
-        base = _reduction_variants(n_cols, splittable(schedule), middle, widest, rowless)
+        base = reduction_variants(n_cols, splittable(schedule), middle, widest, rowless)
         # The tiled schedule walks one reduced dim; several go through the row schedules.
         if middle and not schedule.red_dims:
-            base = _with_tiled(base, schedule)
+            base = with_tiled(base, schedule)
     if any(r.integer for r in schedule.reductions):
         # int64 accumulators: the one-pass and looped schedules carry them (split and tiled
         # partials are fp32)
@@ -289,7 +265,7 @@ def _with_pairs(base: list[Variant], traced: TracedProblem, schedule: Schedule) 
         shapes = [cat_of_pieces(traced, group).tile for group in schedule.groups or (schedule,)]
     except Unsupported:
         return base
-    shape = max(shapes, key=lambda s: _hint(s[-1]) * (_hint(s[-2]) if len(s) >= 3 else 1))
+    shape = max(shapes, key=lambda s: hint(s[-1]) * (hint(s[-2]) if len(s) >= 3 else 1))
     prefill, decode = (_pairs(shape, size, warps) for size, warps in PAIRS_TILES)
     if schedule.groups:
         return [prefill, *base]  # a decode launch per group: not yet
@@ -297,8 +273,8 @@ def _with_pairs(base: list[Variant], traced: TracedProblem, schedule: Schedule) 
 
 
 def _pairs(shape: tuple, size: int, warps: int) -> Variant:
-    block_n = min(_pow2(_hint(shape[-1])), size)
-    block_m = min(_pow2(_hint(shape[-2])), max(1, size // block_n)) if len(shape) >= 3 else 1
+    block_n = min(pow2(hint(shape[-1])), size)
+    block_m = min(pow2(hint(shape[-2])), max(1, size // block_n)) if len(shape) >= 3 else 1
     rows = max(1, min(16, size // (block_m * block_n)))
     label = f"pairs r{rows}{f' m{block_m}' if len(shape) >= 3 else ''} b{block_n} w{warps}"
     return Variant(
@@ -314,51 +290,6 @@ def _pairs(shape: tuple, size: int, warps: int) -> Variant:
     )
 
 
-# A reduced extent up to this is loaded as one [next_pow2(n_red), BLOCK] slab (a MoE top-k);
-# longer ones loop over it BLOCK_RED rows at a time.
-TILED_ONE_PASS_MAX_RED = 64
-TILED_LOOP_ROWS = 8
-# fp32 values one thread holds of the slab: 64 keeps it in registers without spilling.
-TILED_VALUES_PER_THREAD = 64
-
-
-def _with_tiled(base: list[Variant], schedule: Schedule) -> list[Variant]:
-    """Adds the tiled middle-dim schedule (emit_tiled.py): first when the inner dims are wide
-    enough for coalesced vectors, after the row variants otherwise."""
-    n_red = _hint(schedule.iter_shape[schedule.col_dim])
-    n_inner = 1
-    for size in schedule.iter_shape[schedule.col_dim + 1 :]:
-        n_inner *= _hint(size)
-    one_pass = _pow2(n_red) <= TILED_ONE_PASS_MAX_RED
-    rows = _pow2(n_red) if one_pass else TILED_LOOP_ROWS
-    inner = _pow2(n_inner)
-    block = max(64, TILED_VALUES_PER_THREAD * 32 * 4 // rows)  # at 4 warps
-    choices = [(block, 4), (2 * block, 8), (max(64, block // 4), 2)]
-    choices = list(dict.fromkeys((min(b, inner), w) for b, w in choices))
-    wide = n_inner >= 64
-    if not wide:
-        choices = choices[:1]
-    tiled = []
-    for b, warps in choices:
-        red = None if one_pass else TILED_LOOP_ROWS
-        label = f"tiled {'one pass' if one_pass else f'looped r{red}'} b{b} w{warps}"
-        tiled.append(
-            Variant(
-                label,
-                lambda t, s, z, op, ext=None, b=b, r=red, w=warps, **kw: emit_tiled_reduction(
-                    t, s, z, op, block=b, block_red=r, num_warps=w, extern_args=ext, **kw
-                ),
-                family="tiled",
-                block=b,
-                warps=warps,
-            )
-        )
-    if not wide:
-        return base + tiled
-    # The tiled variants lead (the search seeds from the first few), the best row variant third.
-    return tiled[:2] + base[:1] + tiled[2:] + base[1:]
-
-
 # Rows up to this wide are packed PACKED_ELEMENTS to a program (a power of two of rows) in the
 # first row variant. One 10-column row per program (`r1 b16 w4`) took 60.9 ms on the H100
 # against eager's 2.7 ms for the identity epilogue of KernelBench level-1 problem 59's conv3d,
@@ -372,7 +303,7 @@ FLAT_TILE = (4096, 8)
 def _pointwise_variants(n_cols: int, flat: bool = False) -> list[Variant]:
     """Row x column tiles; first, with `flat` (emit_flat.flat_fits), the flat kernel, which
     falls back to the first of them where an input is not contiguous."""
-    full = min(_pow2(n_cols), 4096)
+    full = min(pow2(n_cols), 4096)
     choices = [
         (1, full, 4 if full <= 1024 else 8),
         (1, min(full, 1024), 4),
@@ -412,95 +343,10 @@ def _flat(block: int, warps: int, strided: Variant) -> Variant:
     )
 
 
-# Split rows this wide across several programs: at decode sizes (1-64 rows) one program per
-# row would leave most of the H200's 132 SMs idle.
-SPLIT_MIN_COLS = 16384
-SPLIT_CHOICES = ((32, 2048, 4), (128, 1024, 4))
-
-
-# A row that is the whole op: programs of at least ROWLESS_MIN_CHUNK elements each, between 8
-# and ROWLESS_MAX_SPLITS of them (the finishing kernel holds every partial in registers).
-ROWLESS_MIN_CHUNK = 32768
-ROWLESS_MAX_SPLITS = 4096
-
-
-def rowless_splits(n_cols: int) -> int:
-    """Programs for one row of `n_cols` elements: a power of two."""
-    wanted = max(8, min(ROWLESS_MAX_SPLITS, n_cols // ROWLESS_MIN_CHUNK))
-    return 1 << (wanted.bit_length() - 1)
-
-
-def _reduction_variants(
-    n_cols: int,
-    can_split: bool,
-    middle: bool,
-    one_pass_max: int = ONE_PASS_MAX_COLS,
-    rowless: bool = False,
-) -> list[Variant]:
-    """`rowless`: every dim is reduced (one row), so one row per program: a value loaded at
-    no row index is `[1, BLOCK_N]`, which a `[ROWS, BLOCK_N]` mask does not fit."""
-    width = _pow2(n_cols)
-    choices: list[tuple[int, int | None, int]] = []
-    if middle and width <= 64:
-        # Reducing a short middle dim (MoE top-k): the rows run along the contiguous last dim,
-        # so many rows per program make each load a wide coalesced sweep.
-        choices += [(256, None, 4), (1024, None, 8)]
-    if width <= one_pass_max:
-        warps = 4 if width <= 1024 else 8 if width <= 4096 else 16 if width <= 16384 else 32
-        rows = max(1, min(16, 2048 // width))
-        choices += [(1, None, warps), (rows, None, warps), (1, None, max(4, warps // 2))]
-    for block, warps in ((4096, 8), (2048, 4), (8192, 16)):
-        if block < width:
-            choices.append((1, block, warps))
-    if rowless:
-        choices = [(1, block, warps) for _, block, warps in choices]
-    out = []
-    for rows, block, warps in dict.fromkeys(choices):
-        label = f"{'one pass' if block is None else f'looped b{block}'} r{rows} w{warps}"
-        out.append(
-            Variant(
-                label,
-                lambda t, s, z, op, ext=None, r=rows, b=block, w=warps, **kw: emit_reduction(
-                    t, s, z, op, rows=r, block_n=b, num_warps=w, extern_args=ext, **kw
-                ),
-                family="one pass" if block is None else "looped",
-                block=block or 0,
-                warps=warps,
-                rows=rows,
-            )
-        )
-    if can_split and n_cols >= SPLIT_MIN_COLS:
-        split_choices = SPLIT_CHOICES
-        if rowless:
-            # One row is the whole op (a loss, a norm of everything): split it over enough
-            # programs to fill the GPU at any size, first (KernelBench L1/94's mean over 2^30
-            # elements took 397 ms in one looped program, 1% of copy bandwidth).
-            split_choices = ((rowless_splits(n_cols), 1024, 4), *SPLIT_CHOICES)
-        splits_first = []
-        for splits, block, warps in split_choices:
-            splits_first.insert(
-                0,
-                Variant(
-                    f"split {splits} b{block} w{warps}",
-                    lambda t, s, z, op, ext=None, p=splits, b=block, w=warps, **kw: emit_split(
-                        t, s, z, op, splits=p, block_n=b, num_warps=w, extern_args=ext, **kw
-                    ),
-                    family="split",
-                    block=block,
-                    warps=warps,
-                ),
-            )
-        if rowless:  # the size-scaled split first, then the fixed ones as before
-            out = [splits_first[-1], *splits_first[:-1], *out]
-        else:
-            out[1:1] = splits_first
-    return out
-
-
 def gemm_variants(k: int) -> list[Variant]:
     """GEMM_TILES, their BLOCK_K no wider than K (at least tl.dot's 16): a K of 32 in a 64-wide
     step would load and multiply as many masked zeros as values."""
-    tiles = [(bm, bn, min(bk, max(16, _pow2(k))), *rest) for bm, bn, bk, *rest in GEMM_TILES]
+    tiles = [(bm, bn, min(bk, max(16, pow2(k))), *rest) for bm, bn, bk, *rest in GEMM_TILES]
     return [_gemm(*tile) for tile in dict.fromkeys(tiles)]
 
 
