@@ -24,6 +24,7 @@ from kbot.evaluate.roofline import (
     Work,
     bounding_peak,
     bytes_moved,
+    ceiling_fraction,
     count_work,
     device_peaks,
     roofline_fraction,
@@ -192,12 +193,16 @@ def time_outcomes(
                 rejected[i] = failure
                 continue
             timing = measured[i]
-            if timing.roofline_fraction > ROOFLINE_LIMIT:
+            us = timing.candidate_graph.median_us
+            ceiling = math.nan if peaks is None else ceiling_fraction(
+                bytes_count, work.flops, us, peaks, work
+            )  # fmt: skip
+            if ceiling > ROOFLINE_LIMIT:
                 rejected[i] = Reason(
                     "evaluator-error",
-                    f"case {case}: {100 * timing.roofline_fraction:.0f}% of the roofline "
-                    f"({timing.roofline_peak}; {bytes_count} bytes, {work.flops} FLOPs in "
-                    f"{timing.candidate_graph.median_us:.2f} us): "
+                    f"case {case}: {100 * ceiling:.0f}% of the ceiling ({peaks.streaming.label}, "
+                    f"{peaks.compute(work.arithmetic).label}; {bytes_count} bytes, "
+                    f"{work.flops} FLOPs in {us:.2f} us): "
                     "the measurement is wrong, not the kernel fast",
                 )
                 continue

@@ -66,7 +66,7 @@ def test_rope_at_decode_reads_one_row_of_its_cache():
     # before: the whole 4 MiB cache on every call
     assert tensor_bytes([model.cos_sin_cache]) == 8192 * row
     # a 2 us decode kernel on an H200-like device is far under the roofline, not above it
-    peaks = DevicePeaks("gpu", 4.2e12, 670e12, 400e12, 50e12)
+    peaks = DevicePeaks("gpu", 4.2e12, 4.6e12, 670e12, 400e12, 50e12)
     assert roofline_fraction(moved, 0, 2.0, peaks.copy, peaks.compute(None)) < 0.001
     # at prefill every position is read: T rows
     positions, q = torch.arange(4096), torch.randn(4096, 128)

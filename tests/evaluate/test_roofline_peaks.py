@@ -28,7 +28,7 @@ from kbot.evaluate.verdict import CaseResult, CaseTiming, Stage, Stat, Verdict, 
 from kbot.search.report import case_row
 
 # H200-like figures (bytes/s, FLOP/s)
-PEAKS = DevicePeaks("gpu", 4.2e12, 670e12, 380e12, 51.2e12)
+PEAKS = DevicePeaks("gpu", 4.2e12, 4.6e12, 670e12, 380e12, 51.2e12)
 
 
 @pytest.fixture
@@ -116,7 +116,12 @@ def measured(monkeypatch):
         calls.append((dtype, tf32))
         return {torch.bfloat16: 670e12}.get(dtype, 380e12 if tf32 else 51.2e12)
 
+    def read_bandwidth(device):
+        calls.append("read")
+        return 4.6e12
+
     monkeypatch.setattr(roofline, "_copy_bandwidth", copy_bandwidth)
+    monkeypatch.setattr(roofline, "_read_bandwidth", read_bandwidth)
     monkeypatch.setattr(roofline, "_matmul_rate", matmul_rate)
     return calls
 
@@ -124,11 +129,11 @@ def measured(monkeypatch):
 def test_peaks_are_measured_once_and_read_back(tmp_path, measured):
     path = tmp_path / "peaks.json"
     first = device_peaks(torch.device("cuda"), path)
-    assert first == DevicePeaks("NVIDIA Fake", 4.2e12, 670e12, 380e12, 51.2e12)
-    assert measured == ["copy", (torch.bfloat16, False), (torch.float32, True),
+    assert first == DevicePeaks("NVIDIA Fake", 4.2e12, 4.6e12, 670e12, 380e12, 51.2e12)
+    assert measured == ["copy", "read", (torch.bfloat16, False), (torch.float32, True),
                         (torch.float32, False)]  # fmt: skip
     assert device_peaks(torch.device("cuda"), path) == first
-    assert len(measured) == 4  # read from the cache, not measured again
+    assert len(measured) == 5  # read from the cache, not measured again
     (key,) = json.loads(path.read_text())
     assert key.startswith(f"schema {roofline.CACHE_SCHEMA} | NVIDIA Fake | torch ")
 
@@ -141,6 +146,8 @@ def test_peaks_are_measured_once_and_read_back(tmp_path, measured):
          "tf32_flops_per_s": 3e14, "fp32_flops_per_s": 5e13},
         {"device_name": "NVIDIA Fake", "copy_bytes_per_s": 4e12, "bf16_flops_per_s": 6e14,
          "tf32_flops_per_s": 0.0, "fp32_flops_per_s": 5e13},
+        {"device_name": "NVIDIA Fake", "copy_bytes_per_s": 4e12, "bf16_flops_per_s": 6e14,
+         "tf32_flops_per_s": 3e14, "fp32_flops_per_s": 5e13},
         ["not", "an", "object"],
     ],
 )  # fmt: skip
@@ -150,7 +157,8 @@ def test_old_or_malformed_entries_are_measured_again(tmp_path, measured, entry):
     path.write_text(
         json.dumps(
             {
-                # schema 1's key and fields: copy and bf16 only
+                # schema 1's key and fields: copy and bf16 only (schema 2's, without the read
+                # rate, is the first entry below)
                 f"NVIDIA Fake | torch {version}": {
                     "device_name": "NVIDIA Fake",
                     "copy_bytes_per_s": 4e12,
@@ -161,15 +169,15 @@ def test_old_or_malformed_entries_are_measured_again(tmp_path, measured, entry):
         )
     )
     peaks = device_peaks(torch.device("cuda"), path)
-    assert peaks.fp32_flops_per_s == 51.2e12 and len(measured) == 4
-    assert device_peaks(torch.device("cuda"), path) == peaks and len(measured) == 4
+    assert peaks.fp32_flops_per_s == 51.2e12 and len(measured) == 5
+    assert device_peaks(torch.device("cuda"), path) == peaks and len(measured) == 5
 
 
 def test_a_broken_cache_file_is_measured_again(tmp_path, measured):
     path = tmp_path / "peaks.json"
     path.write_text("{not json")
     assert device_peaks(torch.device("cuda"), path).bf16_flops_per_s == 670e12
-    assert len(measured) == 4
+    assert len(measured) == 5
 
 
 def test_the_cache_path_honours_xdg_and_is_resolved_when_used(tmp_path, monkeypatch):
@@ -244,6 +252,6 @@ def test_the_texts_name_the_peak():
 @pytest.mark.gpu
 def test_measured_peaks_are_ordered_fma_tf32_bf16(tmp_path):
     peaks = device_peaks(torch.device("cuda"), tmp_path / "peaks.json")
-    assert peaks.copy_bytes_per_s > 0
+    assert peaks.copy_bytes_per_s > 0 and peaks.read_bytes_per_s > 0
     assert 0 < peaks.fp32_flops_per_s < peaks.tf32_flops_per_s < peaks.bf16_flops_per_s
     assert torch.get_float32_matmul_precision() == "highest"  # the measurement restored it

@@ -99,7 +99,9 @@ def fakes(monkeypatch):
     monkeypatch.setattr(timing_job, "measure", fake_measure)
     monkeypatch.setattr(timing_job, "l2_flush_buffer", lambda device: torch.empty(1 << 16))
     monkeypatch.setattr(
-        timing_job, "device_peaks", lambda device: DevicePeaks("fake", 4e12, 600e12, 300e12, 50e12)
+        timing_job,
+        "device_peaks",
+        lambda device: DevicePeaks("fake", 4e12, 4.4e12, 600e12, 300e12, 50e12),
     )
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
 
@@ -186,10 +188,39 @@ def test_a_timed_graph_that_computes_only_its_first_copy_is_rejected(problem, fa
 
 def test_above_the_roofline_is_an_evaluator_error(problem, fakes, monkeypatch):
     monkeypatch.setattr(
-        timing_job, "device_peaks", lambda device: DevicePeaks("slow", 1e3, 1e3, 1e3, 1e3)
+        timing_job, "device_peaks", lambda device: DevicePeaks("slow", 1e3, 1e3, 1e3, 1e3, 1e3)
     )
     (outcome,) = _run(problem("quick_gelu"), [FakeHost])
     assert not outcome.accepted and outcome.reasons[0].rule == "evaluator-error"
+
+
+@pytest.mark.parametrize(
+    "copy_fraction, read_fraction, accepted",
+    [(1.06, 0.97, True), (1.06, 1.06, True), (1.30, 1.15, False)],
+)
+def test_the_ceiling_is_the_faster_of_copy_and_read(
+    problem, fakes, monkeypatch, copy_fraction, read_fraction, accepted
+):
+    """A reduction reads faster than a copy moves bytes (KernelBench L1/94 read 8.6 GB at 106%
+    of the H100's copy rate): past the copy rate is not an evaluator error until the faster of
+    the copy and read-only rates is passed by ROOFLINE_LIMIT."""
+    moved = 10**6
+    rate = moved / 10.5e-6  # the fake candidate's median call: 10.5 us
+    monkeypatch.setattr(timing_job, "bytes_moved", lambda *a: moved)
+    monkeypatch.setattr(
+        timing_job,
+        "device_peaks",
+        lambda device: DevicePeaks(
+            "reads", rate / copy_fraction, rate / read_fraction, 600e12, 300e12, 50e12
+        ),
+    )
+    (outcome,) = _run(problem("quick_gelu"), [FakeHost])
+    assert outcome.accepted is accepted, outcome.reasons
+    if not accepted:
+        assert outcome.reasons[0].rule == "evaluator-error"
+        assert "of the ceiling (streaming" in outcome.reasons[0].message
+    else:
+        assert outcome.cases[0].timing.roofline_fraction > 1.0  # the report's copy roofline
 
 
 def test_uncapturable_candidate_is_rejected(problem, fakes):

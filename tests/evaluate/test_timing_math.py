@@ -49,7 +49,7 @@ def test_a_consistent_small_gain_over_many_runs_is_kept():
 
 
 def test_roofline_fraction_uses_the_tighter_bound():
-    peaks = DevicePeaks("gpu", 4e12, 600e12, 300e12, 50e12)
+    peaks = DevicePeaks("gpu", 4e12, 4.4e12, 600e12, 300e12, 50e12)
     copy, bf16 = peaks.copy, peaks.compute(Arithmetic.BF16)
     assert math.isclose(roofline_fraction(4_000_000, 0, 1.0, copy, bf16), 1.0)
     assert math.isclose(roofline_fraction(0, 600_000_000, 1.0, copy, bf16), 1.0)
