@@ -9,6 +9,7 @@ import copy
 from dataclasses import replace
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from kbot.evaluate.compare import (
     Comparison,
@@ -75,16 +76,27 @@ def judge_outputs(
     jitter = precise.jitter_norms(inputs, references)
     if jitter is not None:
         noise = tuple(max(a, b) for a, b in zip(noise, jitter))
-    retry = compare_outputs(
-        outputs, exact, atol, rtol,
-        atol_per_rms=True,
-        truncating_casts=truncating,
-        rounded_to=rounded_to,
-        reference_noise=noise,
-        reference_max_error=_coarse_reference(references, exact, atol, rtol, rounded_to),
-        constant_ok=constant_ok,
-        index_sources=index_sources,
+    worst = _coarse_reference(references, exact, atol, rtol, rounded_to)
+    retry = _against_exact(
+        outputs, exact, atol, rtol, truncating, rounded_to, noise, worst, constant_ok,
+        index_sources,
     )  # fmt: skip
+    if retry.failure is not None:
+        # PyTorch's own other implementation of a fused op (the math SDPA, which is what an
+        # extern bmm + softmax + bmm candidate computes) is as correct as the one the reference
+        # ran: its error is noise too (KernelBench L1/97 on the H100: the efficient-attention
+        # reference 0.0044 from float64 at its worst element, a math-path candidate 0.0099).
+        backend = precise.backend_outputs(inputs)
+        if backend is not None and len(backend) == len(exact):
+            noise = tuple(max(a, b) for a, b in zip(noise, error_norms(backend, exact)))
+            worst = tuple(
+                max(a, b)
+                for a, b in zip(worst, _coarse_reference(backend, exact, atol, rtol, rounded_to))
+            )
+            retry = _against_exact(
+                outputs, exact, atol, rtol, truncating, rounded_to, noise, worst, constant_ok,
+                index_sources,
+            )  # fmt: skip
     if retry.failure is None:
         return retry, True
     # Both judgements say why: the float64 one is what a reviewer of a near miss needs (the
@@ -96,6 +108,21 @@ def judge_outputs(
         result.failure.line,
     )
     return replace(result, failure=why), False
+
+
+def _against_exact(
+    outputs, exact, atol, rtol, truncating, rounded_to, noise, worst, constant_ok, index_sources
+) -> Comparison:
+    return compare_outputs(
+        outputs, exact, atol, rtol,
+        atol_per_rms=True,
+        truncating_casts=truncating,
+        rounded_to=rounded_to,
+        reference_noise=noise,
+        reference_max_error=worst,
+        constant_ok=constant_ok,
+        index_sources=index_sources,
+    )  # fmt: skip
 
 
 def _coarse_reference(
@@ -111,6 +138,19 @@ def _coarse_reference(
                               rounded_to=rounded_to)  # fmt: skip
         allowance.append(worst[index] if own.failure is not None else 0.0)
     return tuple(allowance)
+
+
+class _AttentionCalls(TorchFunctionMode):
+    """Whether the reference called F.scaled_dot_product_attention."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.called = False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") == "scaled_dot_product_attention":
+            self.called = True
+        return func(*args, **(kwargs or {}))
 
 
 _LOW_PRECISION = (torch.bfloat16, torch.float16)
@@ -179,6 +219,23 @@ class PreciseReference:
         except Exception:  # the reference's own failure: the allowance stays as it was
             return None
         return tuple(worst or ())
+
+    def backend_outputs(self, inputs: list) -> tuple | None:
+        """The reference as written, its fused attention run by PyTorch's math backend (the
+        matmuls, softmax and matmul it is defined as); None where it calls no
+        scaled_dot_product_attention or the run fails. Once per inputs, on a failing retry
+        only."""
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        try:
+            if self._as_written is None:
+                self._as_written = copy.deepcopy(self._reference)
+            seen = _AttentionCalls()
+            with seen, sdpa_kernel(SDPBackend.MATH), torch.no_grad():
+                outputs = as_outputs(self._as_written(*inputs))
+        except Exception:  # the reference's own failure: no other allowance
+            return None
+        return outputs if seen.called else None
 
     def outputs(self, inputs: list, references: tuple) -> tuple | None:
         floats = [
