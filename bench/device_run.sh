@@ -20,6 +20,11 @@
 #   bash bench/device_run.sh kernelbench   # kbot bench kernelbench over .device/kb (KB_LEVEL,
 #       KB_PROBLEMS, KB_BUDGET, KB_LIMIT; KB_RERUN=L1/7,L1/9 runs those again, their old rows
 #       dropped from the log), resumed from .device/kb-work (KB_WORK names another)
+#   bash bench/device_run.sh optimize      # issue 15's suite timing, bench/optimize_suite.py op by
+#       op, continuing bench/results/optimize_suite_log.jsonl (OPT_LOG) with --resume; OPT_OPS
+#       (default: all 16), OPT_BUDGET (s an op, default 180), OPT_LIMIT (default 560 s),
+#       OPT_RERUN=op,op (their records leave the log first); it returns the log, to be copied
+#       over the committed one, and the runs' reports
 #   bash bench/device_run.sh real-repos    # bench/real_repos.py --run over .device/ext.tgz
 #       (the checkouts, carried; never committed), resumed from .device/rr-work (RR_ONLY,
 #       RR_BUDGET, RR_LIMIT, RR_PER_REPO); it returns rr-state.tgz, which a fresh machine
@@ -50,7 +55,7 @@ set -o pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT="${OUT:-$PWD/device-out}"
 mkdir -p "$OUT"
-part="${1:?usage: bash bench/device_run.sh gpu-tests|suite|tests|pytest|budget|redteam|judge|soak|isolation|launch|kernelbench|real-repos|multi-gpu}"
+part="${1:?usage: bash bench/device_run.sh gpu-tests|suite|tests|pytest|budget|redteam|judge|soak|isolation|launch|kernelbench|optimize|real-repos|multi-gpu}"
 if compgen -G ".whl/*.whl" > /dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl > "$OUT/pip.txt" 2>&1 || echo "installing .whl/ failed"
@@ -252,6 +257,23 @@ PY
     tail -5 "$OUT/kb.log"
     rm -f "$OUT/kb.log"
     sed -n '/^| problem/,/^$/p' "$OUT/kernelbench.md" 2> /dev/null | head -60
+    ;;
+optimize)
+    # An op starts only while the command's limit leaves room for it (its budget, the evaluator's
+    # start and baselines, the finalists' re-measure: budget + 150 s); one cut by the limit
+    # leaves no record and runs again next time.
+    log="${OPT_LOG:-bench/results/optimize_suite_log.jsonl}"
+    budget="${OPT_BUDGET:-180}"
+    limit="${OPT_LIMIT:-560}"
+    $stop "$limit" python3 bench/optimize_suite.py --out "$OUT/optimize.md" --log "$log" --resume \
+        ${OPT_OPS:+--ops "$OPT_OPS"} ${OPT_RERUN:+--rerun "$OPT_RERUN"} --time-budget "$budget" \
+        --time-limit $((limit - budget - 150)) --work-dir "$scratch/suite" \
+        > "$OUT/optimize.log" 2>&1
+    echo "optimize_suite exit $?"
+    cp "$log" "$OUT/"
+    (cd "$scratch/suite" 2> /dev/null && find . \( -name report.md -o -name report.json \
+        -o -name by_size.svg \) -print0 | tar -czf "$OUT/optimize-reports.tgz" --null -T -)
+    sed -n '/^## Summary/,$p' "$OUT/optimize.md" 2> /dev/null | head -60
     ;;
 real-repos)
     # kbot's children must not import a stale copy: the tree's kbot comes first on PYTHONPATH.

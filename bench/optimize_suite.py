@@ -12,6 +12,13 @@ bandwidth (the evaluator's roofline). The summary gives geomean speedups over al
 time to the first accepted candidate per op. Every number comes from the evaluator's verdicts;
 nothing is estimated. Results are appended op by op, so a run stopped by --time-limit keeps
 what it measured and says which ops it did not reach.
+
+The suite does not fit one device command (16 ops at minutes each): with `--log PATH` each op's
+record (bench/suite_records.py, built from its run's report.json) is appended as it ends, and
+`--resume` skips the ops the log already holds with the same settings on the same GPU, so
+commands, sessions and machines continue one log (`bash bench/device_run.sh optimize`);
+`--report-only` renders the markdown from the log without a GPU, `--rerun OPS` drops ops'
+records first, `--add-report report.json ...` adds runs made elsewhere.
 """
 
 from __future__ import annotations
@@ -19,8 +26,8 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import math
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -30,13 +37,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "bench" / "problems"
+sys.path.insert(0, str(ROOT / "bench"))
 
-# The issue's targets (issue 4): each op's row in "Against the targets" says how far it is.
-TARGET_VS_COMPILE = 1.10  # geomean over the op's cases, CUDA-graph time
-TARGET_VS_EAGER = 3.0
-TARGET_BANDWIDTH = 0.90  # of measured copy bandwidth, memory-bound ops at the largest case
-TARGET_FIRST_ACCEPTED_S = 60.0
-TARGET_DEFAULT_WALL_S = 600.0  # a default `kbot optimize`; the suite's budgets are smaller
+import suite_records as records  # noqa: E402  (bench/, beside this script)
 
 
 def main() -> int:
@@ -51,17 +54,61 @@ def main() -> int:
     )
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--proposers", default="codegen,tune,inductor", help="comma-separated")
+    parser.add_argument(
+        "--log", type=Path, default=None,
+        help="JSON lines, one per op run, appended as each op ends (a later command continues it)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="skip the ops the log holds with these settings on this GPU; report their records",
+    )  # fmt: skip
+    parser.add_argument("--rerun", default="", help="ops whose records leave the log first")
+    parser.add_argument(
+        "--add-report", type=Path, nargs="*", default=[],
+        help="report.json files of runs made elsewhere: their records join the log (no GPU)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--report-only", action="store_true",
+        help="no GPU: write the markdown from the log's latest record of each op",
+    )  # fmt: skip
     args = parser.parse_args()
+    names = [n for n in args.ops.split(",") if n] or sorted(p.stem for p in PROBLEMS.glob("*.py"))
+    unknown = [n for n in names if not (PROBLEMS / f"{n}.py").is_file()]
+    if unknown:
+        print(f"optimize_suite: no problem {', '.join(unknown)} in {PROBLEMS}", file=sys.stderr)
+        return 2
+    if (args.resume or args.report_only or args.rerun or args.add_report) and args.log is None:
+        print(
+            "optimize_suite: --resume, --rerun, --add-report and --report-only need --log PATH",
+            file=sys.stderr,
+        )
+        return 2
+    if args.add_report:
+        return add_reports(args.add_report, args.log)
+    if args.rerun:
+        dropped = records.drop(args.log, {n for n in args.rerun.split(",") if n})
+        print(f"--rerun: {dropped} records left {args.log}", flush=True)
+    if args.report_only:
+        chosen = records.latest(records.read_log(args.log), names)
+        lines = ["# kbot optimize: serving-op suite", "", f"From `{args.log}` (no GPU run)", ""]
+        missing = [n for n in names if n not in _ops(chosen)]
+        _write_report(args.out, lines, chosen, missing, skipped_as="ops not in the log")
+        return 0
 
     import torch
 
     from kbot.problem import load_problem
-    from kbot.search import Budget, OptimizeOptions, optimize
 
     if not torch.cuda.is_available():
         print("optimize_suite: needs a CUDA GPU", file=sys.stderr)
         return 2
-    names = [n for n in args.ops.split(",") if n] or sorted(p.stem for p in PROBLEMS.glob("*.py"))
+    device = torch.cuda.get_device_name()
+    settings = {
+        "proposers": args.proposers,
+        "generations": args.generations,
+        "max_candidates": args.max_candidates,
+        "budget_s": args.time_budget,
+    }
     work_dir = args.work_dir or Path(tempfile.mkdtemp(prefix="kbot-suite-"))
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
     lines = header(command, torch) + [
@@ -72,109 +119,122 @@ def main() -> int:
         "measured spread) against eager and against the faster torch.compile mode (default or",
         "max-autotune-no-cudagraphs). `% bw`: bytes moved / kbot graph time / measured copy bandwidth.",
         "",
-        "| op | T | eager graph | compile graph | kbot graph | eager plain | compile plain | kbot plain | x eager | x compile | % bw |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n")
     started = time.perf_counter()
-    summary: list[str] = []
-    speedups_compile: list[float] = []
-    speedups_eager: list[float] = []
+    logged = records.read_log(args.log) if args.log is not None else []
+    results: list[dict] = []
     skipped: list[str] = []
-    targets: list[str] = []
-    lineages: list[str] = []  # of the ops with a winner
     for name in names:
+        earlier = records.done(logged, name, settings, device) if args.resume else None
+        if earlier is not None:
+            print(f"{name}: resumed from {args.log} ({earlier.get('date')})", flush=True)
+            results.append(earlier)
+            continue
         if time.perf_counter() - started > args.time_limit:
             skipped.append(name)
             continue
         problem = load_problem(PROBLEMS / f"{name}.py")
-        options = OptimizeOptions(
-            proposers=tuple(p for p in args.proposers.split(",") if p),
-            device="cuda",
-            budget=Budget(
-                generations=args.generations,
-                time_s=args.time_budget,
-                max_candidates=args.max_candidates,
-            ),
-            islands=2,
-            patience=2,
-        )
-        op_started = time.perf_counter()
-        try:
-            result = optimize(problem, options, work_dir)
-        except Exception as exc:  # one op's failure is a row, not the end of the suite
-            summary.append(f"| {name} | error: {type(exc).__name__}: {str(exc)[:160]} | | | |")
-            continue
-        wall_s = time.perf_counter() - op_started
-        first_s = first_accepted_s(result.report_json_path)
-        lineage = winner_lineage(result.report_json_path)
-        verdict = result.verdict
-        if verdict is None or not verdict.accepted:
-            summary.append(f"| {name} | no winner: {result.message[:160]} | {wall_s:.0f} | – | – |")
-            print(f"{name}: no winner: {result.message}", flush=True)
-            for note in report_notes(result.report_json_path):
-                print(f"  note: {note}", flush=True)
-            print(f"{name}: rejections from {result.report_md_path}:", flush=True)
-            print(rejections(result.report_md_path), flush=True)
-            continue
-        lineages.append(lineage)
-        rows = []
-        for case in verdict.cases:
-            t = case.timing
-            if t is None:
-                rows.append(f"| {name} | {case_label(case.case)} | not timed | | | | | | | | |")
-                continue
-            compile_graph = best(t.compile_graph, t.compile_max_autotune_graph)
-            rows.append(
-                f"| {name} | {case_label(case.case)} | {us(t.eager_graph)} | {us(compile_graph)} | "
-                f"{us(t.candidate_graph)} | {us(t.eager_plain)} | {us(t.compile_plain)} | "
-                f"{us(t.candidate_plain)} | {ratio(t.speedup_vs_eager)} | {ratio(t.speedup_vs_compile)} | "
-                f"{pct(t.roofline_fraction)} |"
-            )
-            if t.speedup_vs_compile and t.speedup_vs_compile > 0:
-                speedups_compile.append(t.speedup_vs_compile)
-            if t.speedup_vs_eager and t.speedup_vs_eager > 0:
-                speedups_eager.append(t.speedup_vs_eager)
-        with args.out.open("a") as out:
-            out.write("\n".join(rows) + "\n")
-        print("\n".join(rows), flush=True)
-        summary.append(
-            f"| {name} | {result.status.value}: {result.fitness} | {wall_s:.0f} | "
-            f"{'–' if first_s is None else f'{first_s:.0f}'} | {lineage} |"
-        )
-        targets.append(targets_row(name, verdict, first_s))
-    tail = [
-        "",
-        "## Summary",
-        "",
-        f"- geomean speedup over torch.compile (graph time, {len(speedups_compile)} cases): "
-        f"{geomean(speedups_compile)}",
-        f"- geomean speedup over eager (graph time, {len(speedups_eager)} cases): {geomean(speedups_eager)}",
-        f"- ops not reached within --time-limit: {', '.join(skipped) or 'none'}",
-        f"- winners derived from an inductor extraction: {inductor_share(lineages)}",
-        f"- total wall time: {time.perf_counter() - started:.0f} s",
-        "",
-        "| op | outcome | optimize wall s | first accepted s | winner's lineage |",
-        "|---|---|---|---|---|",
-        *summary,
-        "",
-        "## Against the targets",
-        "",
-        f"Per op with a winner: geomean over its cases (target x compile >= {TARGET_VS_COMPILE}, "
-        f"x eager >= {TARGET_VS_EAGER}), % of copy bandwidth at the largest case (target "
-        f">= {TARGET_BANDWIDTH:.0%} for memory-bound ops: no matmul flops), first accepted "
-        f"(target <= {TARGET_FIRST_ACCEPTED_S:.0f} s). The default-budget wall time "
-        f"(<= {TARGET_DEFAULT_WALL_S:.0f} s) is not measured here: see bench/default_run.sh.",
-        "",
-        "| op | x compile | x eager | % bw at largest case | first accepted s | short of |",
-        "|---|---|---|---|---|---|",
-        *targets,
-    ]
-    with args.out.open("a") as out:
-        out.write("\n".join(tail) + "\n")
-    print("\n".join(tail))
+        record = run_op(name, problem, args, settings, device, work_dir)
+        if args.log is not None:
+            records.append(args.log, record)
+        print("\n".join(records.case_rows(record)), flush=True)
+        results.append(record)
+    _write_report(args.out, lines, results, skipped, started)
     return 0
+
+
+def run_op(name: str, problem, args, settings: dict, device: str, work_dir: Path) -> dict:
+    """One op's `kbot optimize`, as a record built from its run report; a failure is a record
+    too."""
+    from kbot.search import Budget, OptimizeOptions, optimize
+
+    options = OptimizeOptions(
+        proposers=tuple(p for p in args.proposers.split(",") if p),
+        device="cuda",
+        budget=Budget(
+            generations=args.generations,
+            time_s=args.time_budget,
+            max_candidates=args.max_candidates,
+        ),
+        islands=2,
+        patience=2,
+    )
+    op_started = time.perf_counter()
+    try:
+        result = optimize(problem, options, work_dir)
+    except Exception as exc:  # one op's failure is a row, not the end of the suite
+        failure = f"error: {type(exc).__name__}: {str(exc)[:160]}"
+        return records.op_record(name, settings, device, _now(), _tree(), status="error",
+                                 outcome=failure, lineage="–", cases=[])  # fmt: skip
+    wall_s = round(time.perf_counter() - op_started, 1)
+    report_path = result.report_json_path
+    if report_path is None or not Path(report_path).is_file():
+        return records.op_record(name, settings, device, _now(), _tree(), status="error",
+                                 outcome=f"no report: {result.message[:160]}", wall_s=wall_s,
+                                 lineage="–", cases=[])  # fmt: skip
+    record = records.record_from_report(
+        json.loads(Path(report_path).read_text()), settings, _now(), _tree(), wall_s
+    )
+    if not record["cases"]:
+        print(f"{name}: no winner: {result.message}", flush=True)
+        for note in report_notes(report_path):
+            print(f"  note: {note}", flush=True)
+        print(f"{name}: rejections from {result.report_md_path}:", flush=True)
+        print(rejections(result.report_md_path), flush=True)
+    return record
+
+
+def add_reports(paths: list[Path], log: Path) -> int:
+    """Records of runs made elsewhere (their report.json), appended to the log."""
+    for path in paths:
+        report = json.loads(path.read_text())
+        stamp = re.search(r"-(\d{8})-(\d{4})\d{2}-", str(report.get("run_id", "")))
+        date = "?"
+        if stamp:
+            day, hm = stamp.groups()
+            date = f"{day[:4]}-{day[4:6]}-{day[6:]} {hm[:2]}:{hm[2:]} UTC"
+        record = records.record_from_report(report, records.settings_of(report), date, "")
+        records.append(log, record)
+        print(f"{record['op']}: added from {path} ({date}, {record['device']})")
+    return 0
+
+
+def _write_report(
+    out: Path,
+    lines: list[str],
+    results: list[dict],
+    skipped: list[str],
+    started: float | None = None,
+    skipped_as: str = "ops not reached within --time-limit",
+) -> None:
+    rows = [row for r in results for row in records.case_rows(r)]
+    wall = None if started is None else time.perf_counter() - started
+    tail = records.summary_lines(results, skipped, wall, skipped_as)
+    text = lines + records.CASE_HEADER + rows + tail + records.targets_lines(results)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(text) + "\n")
+    print("\n".join(tail + records.targets_lines(results)), flush=True)
+
+
+def _ops(results: list[dict]) -> set[str]:
+    return {r["op"] for r in results}
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _tree() -> str:
+    """The commit the tree was at, and how many paths differ (the device's copy may carry an
+    older .git than its files)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=30).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True,
+                               text=True, timeout=30).stdout.splitlines()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return f"{head} (+{len(dirty)} paths)" if head else ""
 
 
 def header(command: str, torch) -> list[str]:
@@ -187,50 +247,15 @@ def header(command: str, torch) -> list[str]:
         ).stdout.strip()  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         driver = "unknown"
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return [
         "# kbot optimize: serving-op suite",
         "",
-        f"- date: {now}",
+        f"- date: {_now()}",
         f"- GPU: {torch.cuda.get_device_name()} (driver {driver}, CUDA {torch.version.cuda})",
         f"- torch {torch.__version__}, Triton {triton.__version__}, Python {platform.python_version()}",
         f"- command: `{command}`",
         "",
     ]
-
-
-def targets_row(name: str, verdict, first_s: float | None) -> str:
-    """One op against the issue's targets; `short of` names each missed target and by how much."""
-    timings = [c.timing for c in verdict.cases if c.timing is not None]
-    vs_compile = [t.speedup_vs_compile for t in timings if t.speedup_vs_compile]
-    vs_eager = [t.speedup_vs_eager for t in timings if t.speedup_vs_eager]
-    largest = max(timings, key=lambda t: t.bytes_moved, default=None)
-    misses = []
-    g_compile = _geomean_value(vs_compile)
-    g_eager = _geomean_value(vs_eager)
-    if g_compile is not None and g_compile < TARGET_VS_COMPILE:
-        misses.append(f"x compile by {TARGET_VS_COMPILE / g_compile - 1:.0%}")
-    if g_eager is not None and g_eager < TARGET_VS_EAGER:
-        misses.append(f"x eager by {TARGET_VS_EAGER / g_eager - 1:.0%}")
-    memory_bound = largest is not None and largest.flops == 0
-    bandwidth = "–"
-    if largest is not None:
-        bandwidth = pct(largest.roofline_fraction) + ("" if memory_bound else " (matmul roofline)")
-        if memory_bound and largest.roofline_fraction < TARGET_BANDWIDTH:
-            misses.append(
-                f"bandwidth by {100 * (TARGET_BANDWIDTH - largest.roofline_fraction):.0f} points"
-            )
-    if first_s is not None and first_s > TARGET_FIRST_ACCEPTED_S:
-        misses.append(f"first accepted by {first_s - TARGET_FIRST_ACCEPTED_S:.0f} s")
-    first = "–" if first_s is None else f"{first_s:.0f}"
-    return (
-        f"| {name} | {geomean(vs_compile)} | {geomean(vs_eager)} | {bandwidth} | {first} | "
-        f"{'; '.join(misses) or 'none'} |"
-    )
-
-
-def _geomean_value(values: list[float]) -> float | None:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
 def report_notes(report_json: Path | None) -> list[str]:
@@ -239,16 +264,6 @@ def report_notes(report_json: Path | None) -> list[str]:
     if report_json is None or not Path(report_json).is_file():
         return []
     return [str(n) for n in json.loads(Path(report_json).read_text()).get("notes", [])]
-
-
-def inductor_share(lineages: list[str]) -> str:
-    """How many winners an inductor-extracted candidate started (issue 15: does the inductor
-    proposer earn its place), of the ops that had a winner."""
-    won = [lineage for lineage in lineages if lineage != "–"]
-    derived = sum(
-        1 for lineage in won if any(p.startswith("inductor") for p in lineage.split(" > "))
-    )
-    return f"{derived} of {len(won)} ops with a winner" if won else "no op had a winner"
 
 
 def first_accepted_s(report_json: Path | None) -> float | None:
@@ -279,35 +294,6 @@ def rejections(report_md: Path | None) -> str:
     text = report_md.read_text()
     start = text.find("## Most common rejections")
     return text[start:].split("\n## ", 2)[0][:3000] if start >= 0 else "(no rejections recorded)"
-
-
-def best(*stats):
-    present = [s for s in stats if s is not None]
-    return min(present, key=lambda s: s.median_us) if present else None
-
-
-def us(stat) -> str:
-    return "–" if stat is None else f"{stat.median_us:.2f}"
-
-
-def ratio(value) -> str:
-    return (
-        "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"
-    )
-
-
-def pct(fraction: float) -> str:
-    return "–" if fraction is None or math.isnan(fraction) else f"{100 * fraction:.0f}%"
-
-
-def case_label(case: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in case.items()) or "default"
-
-
-def geomean(values: list[float]) -> str:
-    if not values:
-        return "– (nothing timed)"
-    return f"{math.exp(sum(math.log(v) for v in values) / len(values)):.2f}"
 
 
 if __name__ == "__main__":
