@@ -88,7 +88,7 @@ def test_the_capture_child_takes_the_compile_mode(tmp_path, monkeypatch):
     problem = _failing_problem(tmp_path)
     with pytest.raises(CaptureFailed, match=r"RuntimeError: no weights at /nowhere"):
         capture_in_child(problem, timeout_s=120, compile_mode="max-autotune")
-    assert commands and commands[0][-2:] == ["--mode", "max-autotune"]
+    assert commands and commands[0][-4:] == ["--mode", "max-autotune", "--at", "largest"]
     monkeypatch.undo()
     done = subprocess.run(
         [sys.executable, "-m", "kbot.propose.inductor.capture", str(problem), str(tmp_path / "o"),
@@ -111,7 +111,7 @@ def test_the_max_autotune_capture_starts_when_the_default_ones_ends(monkeypatch)
 
     spans: dict[str, list[float]] = {}
 
-    def fake_capture(path, timeout_s, cancelled=None, compile_mode="default"):
+    def fake_capture(path, timeout_s, cancelled=None, compile_mode="default", at="largest"):
         spans[compile_mode] = [time.monotonic()]
         time.sleep(0.5 if compile_mode == "default" else 0.05)
         spans[compile_mode].append(time.monotonic())
@@ -134,3 +134,93 @@ def test_the_max_autotune_capture_starts_when_the_default_ones_ends(monkeypatch)
     assert outcomes["inductor-max-autotune"].skipped_reason == (
         "inductor-max-autotune: torch.compile failed (stand-in)"
     )
+
+
+# -- a second capture at the smallest case: decode's own launch configs
+
+
+def _fake_captures(monkeypatch, smallest):
+    """capture_in_child standing in with the rmsnorm fixture at the largest case and
+    `smallest(meta)` at the smallest; records the `at` of each call."""
+    import copy
+    import json
+
+    import kbot.propose.inductor.proposer as module
+
+    fixture = Path(__file__).parent / "fixtures" / "rmsnorm__dynamic"
+    meta = json.loads(fixture.with_suffix(".json").read_text())
+    meta["code"] = fixture.with_suffix(".txt").read_text()
+    calls = []
+
+    def fake_capture(path, timeout_s, cancelled=None, compile_mode="default", at="largest"):
+        calls.append(at)
+        return copy.deepcopy(meta) if at == "largest" else smallest(copy.deepcopy(meta))
+
+    monkeypatch.setattr(module, "capture_in_child", fake_capture)
+    return calls
+
+
+def _propose(problem_of):
+    from kbot.propose.base import ProposeContext
+    from kbot.propose.inductor import InductorProposer
+
+    context = ProposeContext(problem=problem_of("rmsnorm"), parents=(), device="cuda", seed=0)
+    return InductorProposer().propose(context)
+
+
+def test_the_smallest_cases_capture_is_a_second_candidate(monkeypatch, problem_of):
+    def at_decode(meta):
+        meta["case"] = {"T": 16}
+        for entry in meta["kernels"].values():
+            for config in entry["launch_configs"]:
+                config["num_warps"] = 1  # what inductor picks for 16 rows, say
+        return meta
+
+    calls = _fake_captures(monkeypatch, at_decode)
+    outcome = _propose(problem_of)
+    assert calls == ["largest", "smallest"]
+    prefill, decode = outcome.proposals
+    assert prefill.params["case"] != decode.params["case"] == {"T": 16}
+    assert "launches tuned at T=16" in decode.note and "num_warps=1" in decode.source
+    assert "launch configs are those inductor's autotuner chose at T=16" in decode.source
+
+
+def test_one_candidate_where_the_smallest_case_adds_nothing(monkeypatch, problem_of):
+    _fake_captures(monkeypatch, lambda meta: {"same_case": True, "case": meta["case"]})
+    assert len(_propose(problem_of).proposals) == 1
+    _fake_captures(monkeypatch, lambda meta: meta)  # the same kernels, the same launches
+    assert len(_propose(problem_of).proposals) == 1
+
+    def failing(meta):
+        raise CaptureFailed("torch.compile did not finish within 300 s")
+
+    _fake_captures(monkeypatch, failing)
+    (only,) = _propose(problem_of).proposals
+    assert only.note.endswith("; at the smallest case: torch.compile did not finish within 300 s")
+
+
+def test_a_capture_at_the_smallest_case_that_is_the_largest_compiles_nothing(tmp_path):
+    # One case: the child says so before anything is built (this runs without a GPU).
+    import json
+    import subprocess
+    import sys
+
+    problem = tmp_path / "one_case.py"
+    problem.write_text(PROBLEM.read_text().replace("CASES = [", "CASES = [dict(T=64)]\n_ALL = ["))
+    out = tmp_path / "capture.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "kbot.propose.inductor.capture", str(problem), str(out),
+         "--at", "smallest"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text()) == {"same_case": True, "case": {"T": 64}}
+
+
+def test_the_capture_case_at_the_smallest_skips_sizes_dynamo_specialises():
+    from kbot.propose.inductor.capture import capture_case, varying_dims
+
+    shapes = [[(t, 4096)] for t in (1, 16, 4096, 16384)]
+    dims = varying_dims(shapes)
+    assert capture_case(shapes, dims) == 3
+    assert capture_case(shapes, dims, smallest=True) == 1  # T=1 is specialised: T=16

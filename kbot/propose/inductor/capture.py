@@ -95,9 +95,13 @@ def varying_dims(shapes: list[list[tuple[int, ...] | None]]) -> set[tuple[int, i
     return dims
 
 
-def capture_case(shapes: list[list[tuple[int, ...] | None]], dims: set[tuple[int, int]]) -> int:
-    """The largest case whose varying sizes are above 1, unequal to every fixed size and to
-    each other (unless always equal): dynamo specialises 0 and 1 and may tie equal sizes."""
+def capture_case(
+    shapes: list[list[tuple[int, ...] | None]], dims: set[tuple[int, int]], smallest: bool = False
+) -> int:
+    """The largest case (`smallest`: the smallest) whose varying sizes are above 1, unequal to
+    every fixed size and to each other (unless always equal): dynamo specialises 0 and 1 and
+    may tie equal sizes. Inductor tunes a kernel's launch for the sizes it compiles at, so the
+    largest case gives prefill's configs and the smallest decode's."""
 
     # Dims equal in every case (rope's positions and query rows) may share a symbol.
     groups = {key: tuple(case[key[0]][key[1]] for case in shapes) for key in dims}
@@ -116,7 +120,7 @@ def capture_case(shapes: list[list[tuple[int, ...] | None]], dims: set[tuple[int
     def numel(case: list[tuple[int, ...] | None]) -> int:
         return sum(math.prod(s) for s in case if s is not None)
 
-    order = sorted(range(len(shapes)), key=lambda c: numel(shapes[c]), reverse=True)
+    order = sorted(range(len(shapes)), key=lambda c: numel(shapes[c]), reverse=not smallest)
     return next((c for c in order if clean(shapes[c])), order[0])
 
 
@@ -142,9 +146,10 @@ COMPILE_MODES: dict[str, dict[str, bool]] = {
 }
 
 
-def capture_problem(problem_path: Path, compile_mode: str = "default") -> dict:
+def capture_problem(problem_path: Path, compile_mode: str = "default", at: str = "largest") -> dict:
     """Compiles the problem's Model on CUDA (inductor's options for `compile_mode`, one of
-    COMPILE_MODES) and returns the capture's JSON form, with the output code under "code".
+    COMPILE_MODES) at its largest case (`at="smallest"`: its smallest, for decode's launch
+    configs) and returns the capture's JSON form, with the output code under "code".
 
     `dynamic=True` lets dynamo tie sizes that happen to be equal (T=4096 and hidden 4096) and
     bake them in, so instead exactly the input dims that vary across CASES are marked
@@ -160,14 +165,16 @@ def capture_problem(problem_path: Path, compile_mode: str = "default") -> dict:
     from kbot.problem import load_problem
     from kbot.problem.runtime import build_on, case_inputs, import_file, init_inputs
 
-    # The capture may run beside the evaluator's measurements: its autotuning waits for them.
-    benchmarks_locked = lock_inductor_benchmarks(torch.device("cuda"))
     spec = load_problem(problem_path)
     module = import_file(problem_path, prefix="kbot_inductor_capture")
     shapes = _shapes(module, spec.cases)
     dims = varying_dims(shapes)
-    index = capture_case(shapes, dims)
+    index = capture_case(shapes, dims, smallest=at == "smallest")
     case = dict(spec.cases[index])
+    if at == "smallest" and index == capture_case(shapes, dims):
+        return {"same_case": True, "case": case}  # the largest case's capture serves every size
+    # The capture may run beside the evaluator's measurements: its autotuning waits for them.
+    benchmarks_locked = lock_inductor_benchmarks(torch.device("cuda"))
     init = init_inputs(module)
     model = build_on("cuda", lambda: module.Model(*init), seed=0).cuda().eval()
     inputs = [v.cuda() if isinstance(v, torch.Tensor) else v for v in case_inputs(module, case)]
@@ -209,6 +216,7 @@ def capture_problem(problem_path: Path, compile_mode: str = "default") -> dict:
         "kernels": kernels,
         "benchmarks_locked": benchmarks_locked,
         "compile_mode": compile_mode,
+        "at": at,
         "code": GRAPH_SEPARATOR.join(codes),
     }
 
@@ -225,9 +233,10 @@ def _no_duck_sizing():
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m kbot.propose.inductor.capture PROBLEM OUT.json [--mode max-autotune]`: the
-    capture in a child process of its own, so a torch.compile that hangs or crashes costs the
-    proposer, not the search."""
+    """`python -m kbot.propose.inductor.capture PROBLEM OUT.json [--mode max-autotune]
+    [--at smallest]`: the capture in a child process of its own, so a torch.compile that hangs
+    or crashes costs the proposer, not the search. At the smallest case, where that is the
+    largest too, nothing is compiled: the JSON says `same_case`."""
     import argparse
     import json
 
@@ -235,8 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("problem")
     parser.add_argument("out")
     parser.add_argument("--mode", choices=sorted(COMPILE_MODES), default="default")
+    parser.add_argument("--at", choices=("largest", "smallest"), default="largest")
     args = parser.parse_args(argv)
-    meta = capture_problem(Path(args.problem), args.mode)
+    meta = capture_problem(Path(args.problem), args.mode, args.at)
     Path(args.out).write_text(json.dumps(meta))
     return 0
 
