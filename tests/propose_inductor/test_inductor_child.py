@@ -224,3 +224,40 @@ def test_the_capture_case_at_the_smallest_skips_sizes_dynamo_specialises():
     dims = varying_dims(shapes)
     assert capture_case(shapes, dims) == 3
     assert capture_case(shapes, dims, smallest=True) == 1  # T=1 is specialised: T=16
+
+
+def test_the_next_modes_capture_waits_for_the_first_capture_only(monkeypatch, problem_of):
+    # The default mode's capture at the largest case is what the first evaluations wait for;
+    # its second capture (the smallest case) runs beside max-autotune's.
+    import copy
+    import json
+    import threading
+    import time
+
+    import kbot.propose.inductor.proposer as module
+    from kbot.propose.base import ProposeContext
+    from kbot.propose.registry import make_proposers
+
+    fixture = Path(__file__).parent / "fixtures" / "rmsnorm__dynamic"
+    meta = json.loads(fixture.with_suffix(".json").read_text())
+    meta["code"] = fixture.with_suffix(".txt").read_text()
+    spans: dict[tuple[str, str], list[float]] = {}
+
+    def fake_capture(path, timeout_s, cancelled=None, compile_mode="default", at="largest"):
+        spans[(compile_mode, at)] = [time.monotonic()]
+        time.sleep(0.3 if at == "largest" else 1.0)
+        spans[(compile_mode, at)].append(time.monotonic())
+        if compile_mode == "default":
+            return copy.deepcopy(meta) if at == "largest" else {"same_case": True}
+        raise CaptureFailed("torch.compile failed (stand-in)")
+
+    monkeypatch.setattr(module, "capture_in_child", fake_capture)
+    default, max_autotune = make_proposers(["inductor"])
+    context = ProposeContext(problem=problem_of("rmsnorm"), parents=(), device="cuda", seed=0)
+    threads = [threading.Thread(target=p.propose, args=(context,)) for p in (max_autotune, default)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    started = spans[("max-autotune", "largest")][0]
+    assert spans[("default", "largest")][1] <= started < spans[("default", "smallest")][1]

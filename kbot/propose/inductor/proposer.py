@@ -122,7 +122,7 @@ class InductorProposer:
         # Another mode's proposer whose capture comes first: max-autotune's benchmarks then do not
         # slow the default mode's compile, which the first evaluations wait for.
         self.after = after
-        self.captured = threading.Event()  # this proposer's capture ended (either way)
+        self.captured = threading.Event()  # its first capture (the largest case) ended, either way
 
     @functools.cached_property
     def overlaps_evaluation(self) -> bool:
@@ -148,6 +148,9 @@ class InductorProposer:
                 prefill = self._extracted(context, "largest")
             except (CaptureFailed, Unsupported) as exc:
                 return ProposeOutcome((), skipped_reason=f"{self.name}: {exc}")
+            finally:
+                # the next mode's capture need not wait for this one's second
+                self.captured.set()
             assert prefill is not None  # only a capture at the smallest case can be skipped
             proposals = [prefill]
             if len(context.problem.cases) > 1:
