@@ -98,7 +98,7 @@ def check_case(
     result does not depend on it (kbot.evaluate.module_modes). `phases`, where given, gathers
     the seconds the trials spend in each phase (PHASES), the device synchronised at each
     boundary, so a slow judgement says where its time went."""
-    clock = _PhaseClock(phases, device)
+    clock = PhaseClock(phases, device)
     distributions = tuple(DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(trials))
     first_mode = secrets.randbelow(len(GRAD_MODES))
     shifts = input_shifts(trials, coarser)
@@ -221,7 +221,7 @@ def check_case(
 PHASES = ("inputs", "reference", "candidate call", "judgement")
 
 
-class _PhaseClock:
+class PhaseClock:
     """Adds the seconds between start() calls to the phase started before (none: nothing)."""
 
     def __init__(self, phases: dict[str, float] | None, device: torch.device) -> None:

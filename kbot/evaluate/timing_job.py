@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from kbot.evaluate.compare import as_outputs
+from kbot.evaluate.correctness import PhaseClock
 from kbot.evaluate.gpu_lock import lock_inductor_benchmarks
 from kbot.evaluate.index_outputs import IndexSources
 from kbot.evaluate.judgement import PreciseReference, casts_truncate, judge_outputs
@@ -125,13 +126,18 @@ def time_outcomes(
     timings: dict[int, list[CaseTiming | None]] = {i: [] for i in timed}
     rejected: dict[int, Reason] = {}
     notes = list(baselines.notes) + notes_peaks
+    # seconds per phase, every case together: inputs, the graphs, measurement, accounting, recheck
+    phases: dict[str, float] = {}
+    clock = PhaseClock(phases, state.device)
     for index, case in enumerate(job.cases):
         live = [i for i in timed if i not in rejected]
         if not live:
             break
+        clock.start("inputs")
         inputs = seeded_inputs(problem, case, job.base_seed, state.device)
         written = _output_bytes(baselines.model, inputs, job.mutates_inputs)
         copies = _rotated_copies(inputs, flush.numel(), written)
+        clock.start("references' graphs")
         try:
             references = _reference_impls(baselines, inputs, copies, notes, case)
         except CaptureError as exc:
@@ -146,6 +152,7 @@ def time_outcomes(
             continue
         candidates: dict[int, RemoteImplementation] = {}
         expected = as_outputs(references["eager"].keep_alive)
+        clock.start("candidates' graphs")
         for i in live:
             loaded[i].host.max_reply_bytes = (
                 tensor_bytes(inputs) + 2 * tensor_bytes(expected) + (64 << 20)
@@ -156,6 +163,7 @@ def time_outcomes(
                 )
             except (CandidateFailed, CandidateLost) as exc:
                 rejected[i] = _timing_reason(exc.reason, case, "cuda-graph")
+        clock.start("measurement")
         try:
             measure(
                 list(references.values()) + list(candidates.values()), flush, job.timing_budget_s
@@ -166,6 +174,7 @@ def time_outcomes(
             for i in candidates:  # the others' samples are incomplete: not timed this case
                 timings[i].append(None)
             continue
+        clock.start("bytes and FLOPs")
         bytes_count = bytes_moved(
             inputs, baselines.model, as_outputs(references["eager"].keep_alive)
         )
@@ -184,6 +193,7 @@ def time_outcomes(
         # an input) they would sit beside the audit's fresh inputs and both runs' outputs.
         del references, expected
         free_cached(state.device)
+        clock.start("recheck")
         for i, impl in candidates.items():
             failure = _audit_candidate(
                 impl, inputs, loaded[i].reference, problem, case, job,
@@ -210,6 +220,11 @@ def time_outcomes(
         for impl in candidates.values():
             impl.release()
         del candidates
+    clock.start(None)
+    # a step of no duration whose name says where the timing's time went
+    send({"event": "step", "name": "timing's phases: " + ", ".join(
+        f"{k} {v:.1f} s" for k, v in phases.items()
+    )})  # fmt: skip
     return _merge(outcomes, timed, timings, rejected, notes)
 
 
