@@ -261,3 +261,23 @@ def test_the_next_modes_capture_waits_for_the_first_capture_only(monkeypatch, pr
         thread.join(10)
     started = spans[("max-autotune", "largest")][0]
     assert spans[("default", "largest")][1] <= started < spans[("default", "smallest")][1]
+
+
+def test_a_mode_waiting_on_the_first_is_stopped_with_the_run(problem_of):
+    # The run ends while max-autotune waits for the default mode's capture: a skipped reason,
+    # not an exception in the search.
+    import threading
+
+    from kbot.propose.base import ProposeContext
+    from kbot.propose.registry import make_proposers
+
+    _, max_autotune = make_proposers(["inductor"])  # the default one never captures here
+    cancelled = threading.Event()
+    cancelled.set()
+    context = ProposeContext(
+        problem=problem_of("rmsnorm"), parents=(), device="cuda", seed=0, cancelled=cancelled
+    )
+    outcome = max_autotune.propose(context)
+    assert outcome.proposals == ()
+    assert outcome.skipped_reason == "inductor-max-autotune: stopped: the run no longer needed it"
+    assert max_autotune.captured.is_set()

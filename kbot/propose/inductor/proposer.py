@@ -144,32 +144,28 @@ class InductorProposer:
             )
         try:
             self._wait_for_the_first_mode(context.cancelled)
-            try:
-                prefill = self._extracted(context, "largest")
-            except (CaptureFailed, Unsupported) as exc:
-                return ProposeOutcome((), skipped_reason=f"{self.name}: {exc}")
-            finally:
-                # the next mode's capture need not wait for this one's second
-                self.captured.set()
-            assert prefill is not None  # only a capture at the smallest case can be skipped
-            proposals = [prefill]
-            if len(context.problem.cases) > 1:
-                # Inductor tunes each kernel's launch for the sizes it compiles at; compiled at
-                # the largest case only, every size ran prefill's launches. The smallest case's
-                # capture offers the per-size module decode's own (H100, swiglu_clamped at
-                # T=1: the extraction took 1.25 us where torch.compile's graph took 1.17; that
-                # this closes the gap is not measured yet).
-                try:
-                    decode = self._extracted(context, "smallest")
-                except (CaptureFailed, Unsupported) as exc:
-                    note = f"{prefill.note}; at the smallest case: {exc}"
-                    proposals = [replace(prefill, note=note)]
-                else:
-                    if decode is not None and decode.source_sha256 != prefill.source_sha256:
-                        proposals.append(decode)
+            prefill = self._extracted(context, "largest")
+        except (CaptureFailed, Unsupported) as exc:
+            return ProposeOutcome((), skipped_reason=f"{self.name}: {exc}")
         finally:
+            # the next mode's capture waits for this one (the first evaluations wait for it),
+            # not for the second below
             self.captured.set()
-        return ProposeOutcome(tuple(proposals))
+        if prefill is None or len(context.problem.cases) < 2:
+            return ProposeOutcome(() if prefill is None else (prefill,))
+        # Inductor tunes each kernel's launch for the sizes it compiles at; compiled at the
+        # largest case only, every size ran prefill's launches. The smallest case's capture
+        # offers the per-size module decode's own (H100, swiglu_clamped at T=1: the extraction
+        # took 1.25 us where torch.compile's graph took 1.17; that this closes the gap is not
+        # measured yet).
+        try:
+            decode = self._extracted(context, "smallest")
+        except (CaptureFailed, Unsupported) as exc:
+            note = f"{prefill.note}; at the smallest case: {exc}"
+            return ProposeOutcome((replace(prefill, note=note),))
+        if decode is None or decode.source_sha256 == prefill.source_sha256:
+            return ProposeOutcome((prefill,))
+        return ProposeOutcome((prefill, decode))
 
     def _extracted(self, context: ProposeContext, at: str) -> Proposal | None:
         """torch.compile's kernels compiled at the problem's largest or smallest case; None
