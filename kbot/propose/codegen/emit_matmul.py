@@ -55,8 +55,9 @@ def view_source(
 
 
 def channels_last_conv(matmul: torch.fx.Node) -> bool:
-    """A 2-d or 3-d convolution (not transposed), which cuDNN may run faster in channels-last."""
-    if matmul.target != aten.convolution.default or matmul.args[6]:
+    """A 2-d or 3-d convolution, transposed or not, which cuDNN may run faster in
+    channels-last (its NHWC kernels; a transposed one is the backward-data convolution)."""
+    if matmul.target != aten.convolution.default:
         return False
     return len(shape_of(matmul)) in (4, 5)
 
@@ -97,8 +98,8 @@ def extern_call(  # type: ignore[no-untyped-def]
         w_src = f"{w_src}.contiguous(memory_format={layout})"
     if transposed:  # torch's argument order differs: output_padding, groups, then dilation
         return (
-            f"torch.nn.functional.conv_transpose{rank}d({src(x)}, "
-            f"{src(w)}, {bias_src}, {list(stride)}, {list(padding)}, "
+            f"torch.nn.functional.conv_transpose{rank}d({x_src}, "
+            f"{w_src}, {bias_src}, {list(stride)}, {list(padding)}, "
             f"{list(output_padding)}, {groups}, {list(dilation)})"
         )
     return (

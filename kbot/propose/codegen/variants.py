@@ -158,7 +158,9 @@ def _with_extern(
         # never in its place. First where the convolution is the whole op: the NCHW variant's
         # kernel is then a copy after cuDNN, never faster than the reference, and channels-last
         # is the one that can be (KernelBench L1/60 and 66 at 2.2x on the H100; 59, a bare
-        # conv3d too, had only the copy judged in 45 s: 0.61x).
+        # conv3d too, had only the copy judged in 45 s: 0.61x). Transposed convolutions too
+        # (cuDNN's NHWC backward-data kernels), not measured yet: their NCHW copies took
+        # 0.52-0.98x on level 1 (77, 73, 72, 58).
         out.insert(0 if _bare(schedule.matmul, traced) else 1, _channels_last_variant(extern_ops))
     return out
 
