@@ -75,7 +75,7 @@ def judge_outputs(
     noise = error_norms(references, exact)
     jitter = precise.jitter_norms(inputs, references)
     if jitter is not None:
-        noise = tuple(max(a, b) for a, b in zip(noise, jitter))
+        noise = _larger(noise, jitter)
     worst = _coarse_reference(references, exact, atol, rtol, rounded_to)
     retry = _against_exact(
         outputs, exact, atol, rtol, truncating, rounded_to, noise, worst, constant_ok,
@@ -88,11 +88,8 @@ def judge_outputs(
         # reference 0.0044 from float64 at its worst element, a math-path candidate 0.0099).
         backend = precise.backend_outputs(inputs)
         if backend is not None and len(backend) == len(exact):
-            noise = tuple(max(a, b) for a, b in zip(noise, error_norms(backend, exact)))
-            worst = tuple(
-                max(a, b)
-                for a, b in zip(worst, _coarse_reference(backend, exact, atol, rtol, rounded_to))
-            )
+            noise = _larger(noise, error_norms(backend, exact))
+            worst = _larger(worst, _coarse_reference(backend, exact, atol, rtol, rounded_to))
             retry = _against_exact(
                 outputs, exact, atol, rtol, truncating, rounded_to, noise, worst, constant_ok,
                 index_sources,
@@ -108,6 +105,11 @@ def judge_outputs(
         result.failure.line,
     )
     return replace(result, failure=why), False
+
+
+def _larger(first: tuple[float, ...], second: tuple[float, ...]) -> tuple[float, ...]:
+    """Per output, the larger of two allowances."""
+    return tuple(max(a, b) for a, b in zip(first, second))
 
 
 def _against_exact(

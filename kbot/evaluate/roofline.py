@@ -174,7 +174,8 @@ def _peaks_from_json(entry) -> DevicePeaks | None:
     return DevicePeaks(entry["device_name"], *(float(r) for r in rates))
 
 
-def _median_ms(call, repeats: int) -> float:
+def _times_ms(call, repeats: int) -> list[float]:
+    """Each of `repeats` calls' milliseconds on the device's clock, after three warm-up calls."""
     for _ in range(3):
         call()
     torch.cuda.synchronize()
@@ -186,7 +187,12 @@ def _median_ms(call, repeats: int) -> float:
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
+    return times
+
+
+def _median_ms(call, repeats: int) -> float:
+    times = sorted(_times_ms(call, repeats))
+    return times[len(times) // 2]
 
 
 def _copy_bandwidth(device: torch.device) -> float:
@@ -200,17 +206,7 @@ def _read_bandwidth(device: torch.device) -> float:
     """Bytes per second of a sum over 1 GiB of fp32: the fastest of its calls, as a ceiling
     wants (the copy rate's median is the reports' roofline, which this one is not)."""
     source = torch.ones(_COPY_BYTES // 4, dtype=torch.float32, device=device)
-    for _ in range(3):
-        source.sum()
-    torch.cuda.synchronize()
-    fastest = math.inf
-    for _ in range(20):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        source.sum()
-        end.record()
-        end.synchronize()
-        fastest = min(fastest, start.elapsed_time(end))
+    fastest = min(_times_ms(source.sum, 20))
     return _COPY_BYTES / (fastest / 1000.0)
 
 
@@ -331,13 +327,11 @@ def roofline_fraction(
     return max(bytes_count / copy.rate_per_s, flops / compute.rate_per_s) / seconds
 
 
-def ceiling_fraction(
-    bytes_count: int, flops: int, median_us: float, peaks: DevicePeaks, work: Work
-) -> float:
+def ceiling_fraction(bytes_count: int, work: Work, median_us: float, peaks: DevicePeaks) -> float:
     """The fraction of the ceiling (bytes at the streaming rate, FLOPs at their arithmetic's
     peak) a timing claims: above ROOFLINE_LIMIT the measurement is wrong."""
     return roofline_fraction(
-        bytes_count, flops, median_us, peaks.streaming, peaks.compute(work.arithmetic)
+        bytes_count, work.flops, median_us, peaks.streaming, peaks.compute(work.arithmetic)
     )
 
 

@@ -204,9 +204,7 @@ def time_outcomes(
                 continue
             timing = measured[i]
             us = timing.candidate_graph.median_us
-            ceiling = math.nan if peaks is None else ceiling_fraction(
-                bytes_count, work.flops, us, peaks, work
-            )  # fmt: skip
+            ceiling = math.nan if peaks is None else ceiling_fraction(bytes_count, work, us, peaks)
             if ceiling > ROOFLINE_LIMIT:
                 rejected[i] = Reason(
                     "evaluator-error",
