@@ -24,7 +24,7 @@
 #       op, continuing bench/results/optimize_suite_log.jsonl (OPT_LOG) with --resume; OPT_OPS
 #       (default: all 16), OPT_BUDGET (s an op, default 180), OPT_LIMIT (default 560 s),
 #       OPT_RERUN=op,op (their records leave the log first); it returns the log, to be copied
-#       over the committed one, and the runs' reports
+#       over the committed one, and the runs' reports and stores
 #   bash bench/device_run.sh real-repos    # bench/real_repos.py --run over .device/ext.tgz
 #       (the checkouts, carried; never committed), resumed from .device/rr-work (RR_ONLY,
 #       RR_BUDGET, RR_LIMIT, RR_PER_REPO); it returns rr-state.tgz, which a fresh machine
@@ -271,8 +271,11 @@ optimize)
         > "$OUT/optimize.log" 2>&1
     echo "optimize_suite exit $?"
     cp "$log" "$OUT/"
+    # The stores too: each candidate's source and verdict, per case (which one was evaluated,
+    # and how fast it was at each size), where the report shows the winner's alone.
     (cd "$scratch/suite" 2> /dev/null && find . \( -name report.md -o -name report.json \
-        -o -name by_size.svg \) -print0 | tar -czf "$OUT/optimize-reports.tgz" --null -T -)
+        -o -name by_size.svg -o -name kbot.sqlite \) -print0 \
+        | tar -czf "$OUT/optimize-reports.tgz" --null -T -)
     sed -n '/^## Summary/,$p' "$OUT/optimize.md" 2> /dev/null | head -60
     ;;
 real-repos)

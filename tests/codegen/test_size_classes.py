@@ -1,6 +1,7 @@
 """Launch by batch size (codegen/size_classes.py): a candidate with a decode launch up to
 DECODE_MAX_ROWS rows and the prefill launch above, each with its own kernels and tunables.
-On the CPU: offered second for each family, accepted by the evaluator with cases on both sides
+On the CPU: offered first for each family where the problem has cases of several sizes
+(second with one case), accepted by the evaluator with cases on both sides
 of the threshold, each branch matching eager on its own, and tuned apart by `tune`."""
 
 from __future__ import annotations
@@ -69,10 +70,10 @@ def evaluator():
 
 
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
-def test_the_second_variant_launches_by_batch_size_and_is_accepted(name, tmp_path, evaluator):
+def test_the_first_variant_launches_by_batch_size_and_is_accepted(name, tmp_path, evaluator):
     spec = load_problem(_problem(tmp_path, name))
     candidates = generate(spec)
-    composite = candidates[1]
+    composite = candidates[0]
     assert composite.note.split(": ", 1)[1] == PROBLEMS[name][3]
     source = composite.source
     assert "if n_rows <= DECODE_MAX_ROWS:" in source or "if n_outer <= DECODE_MAX_ROWS:" in source
@@ -90,7 +91,7 @@ def test_each_branch_matches_eager_on_its_own(name, tmp_path, load_candidate, de
     both sizes correctly, so the branch taken is a matter of speed only."""
     path = _problem(tmp_path, name)
     model = import_file(path).Model().to(device)
-    module = load_candidate(generate(load_problem(path))[1].source)
+    module = load_candidate(generate(load_problem(path))[0].source)
     for threshold in (0, 1000):
         module.DECODE_MAX_ROWS = threshold
         for rows in (2, 70):
@@ -105,12 +106,24 @@ PROBLEMS_SHAPES = {"gated_silu": (2560,), "log_softmax_wide": (16384,)}
 
 def test_tune_mutates_the_decode_launch_apart_from_the_prefill_one(tmp_path):
     spec = load_problem(_problem(tmp_path, "log_softmax_wide"))
-    tunables = {t.name: t for t in find_tunables(generate(spec)[1].source)}
+    tunables = {t.name: t for t in find_tunables(generate(spec)[0].source)}
     assert tunables["DECODE_MAX_ROWS"].kind == "rows"
     assert tunables["DECODE_SPLITS"].kind == "splits"
     assert tunables["DECODE_NUM_WARPS"].kind == "warps"
     assert tunables["DECODE_BLOCK_N"].kind == "block"
     assert tunables["NUM_WARPS"].kind == "warps" and tunables["ROWS_PER_PROGRAM"].kind == "rows"
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_with_one_case_the_plain_variant_stays_first(name, tmp_path):
+    """A problem of one size (a KernelBench file) has no decode and prefill batches to tell
+    apart: the composite stays second, behind the variant it launches above the threshold."""
+    path = _problem(tmp_path, name)
+    path.write_text(path.read_text().replace(CASES, "CASES = [dict(T=70)]"))
+    candidates = generate(load_problem(path))
+    prefill = PROBLEMS[name][3].split(", else ")[1]
+    assert candidates[0].note.split(": ", 1)[1] == prefill
+    assert candidates[1].note.split(": ", 1)[1] == PROBLEMS[name][3]
 
 
 def test_launcher_constants_are_renamed_but_kernel_keywords_keep_their_names():

@@ -12,7 +12,7 @@ from kbot.propose.codegen.classify import Schedule, ScheduleKind, classify
 from kbot.propose.codegen.emitted import Emitted
 from kbot.propose.codegen.sizes import SizeNames
 from kbot.propose.codegen.trace import TracedProblem, Unsupported, trace_problem
-from kbot.propose.codegen.variants import variants_for
+from kbot.propose.codegen.variants import decode_launch_first, variants_for
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,10 @@ def generate(spec: ProblemSpec, limit: int = 8) -> list[Candidate]:
     schedules = classify(traced, spec.options.extern_ops)
     op = op_name(spec)
     # Interleave the schedules' variants so a small limit still sees every schedule.
-    per_schedule = [[(s, v) for v in variants_for(traced, s, spec)] for s in schedules]
+    per_schedule = [
+        [(s, v) for v in decode_launch_first(variants_for(traced, s, spec), spec.cases)]
+        for s in schedules
+    ]
     ordered = [pair for group in zip_longest(*per_schedule) for pair in group if pair]
     candidates: list[Candidate] = []
     for schedule, variant in ordered:

@@ -22,6 +22,7 @@ class Variant:
     warps: int = 0
     rows: int = 1  # rows per program
     optional: bool = False  # skipped, not fatal, when it cannot be emitted for the problem
+    by_size: bool = False  # a decode launch up to DECODE_MAX_ROWS rows and a prefill one above
 
 
 def hint(size: object) -> int:

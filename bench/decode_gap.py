@@ -1,0 +1,164 @@
+"""Where torch.compile's own kernel loses 0.1-0.2 µs at decode when kbot runs it (GPU only).
+
+On the H100 (bench/results/optimize.md, 2026-12-06 11:03 UTC) gelu_tanh_and_mul's and
+swiglu_clamped's winners were max-autotune's kernels, extracted by the inductor proposer from a
+compile with the token dim dynamic at the largest case, and they measured 1.70 and 1.25 µs at
+T=1 where torch.compile's graph took 1.50 and 1.18. The baseline compiles each case with static
+shapes. This script times, per op and case, in one process and by one clock (CUDA-graph
+replays, triton.testing.do_bench_cudagraph, median of --rep ms of replays):
+
+    eager                      the problem's Model
+    compile static             torch.compile(dynamic=False) compiled at this case (the baseline)
+    compile dynamic            the varying dims marked dynamic, compiled once at the largest
+                               case as the inductor proposer captures (dynamo still
+                               specialises a size of 1: T=1 recompiles)
+    kbot largest / smallest    the inductor proposer's extractions (capture_problem at the
+                               largest and the smallest clean case, then extract), run as
+                               candidate modules
+
+so a gap that torch.compile's own dynamic compile shows too is the dynamic shapes', and one only
+the extraction shows is the extraction's. One --mode a run (default or max-autotune).
+
+    python bench/decode_gap.py --ops gelu_tanh_and_mul,swiglu_clamped --out $OUT/decode_gap.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBLEMS = ROOT / "bench" / "problems"
+sys.path.insert(0, str(ROOT))
+
+COLUMNS = ("eager", "compile static", "compile dynamic", "kbot largest", "kbot smallest")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", default="gelu_tanh_and_mul,swiglu_clamped")
+    parser.add_argument("--mode", default="max-autotune", choices=("default", "max-autotune"))
+    parser.add_argument("--max-rows", type=int, default=64, help="cases up to this T only")
+    parser.add_argument("--rep", type=int, default=200, help="ms of replays per measurement")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+
+    import torch
+    import triton
+
+    if not torch.cuda.is_available():
+        print("decode_gap.py needs a GPU", file=sys.stderr)
+        return 2
+    lines = [
+        f"# torch.compile's kernel at decode: {args.mode} mode",
+        "",
+        f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
+        f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}",
+        "",
+        "CUDA-graph medians in µs (do_bench_cudagraph, one process):",
+        "",
+        f"| op | case | {' | '.join(COLUMNS)} |",
+        "|---|---|" + "---|" * len(COLUMNS),
+    ]
+    for op in [o for o in args.ops.split(",") if o]:
+        for case, row in op_rows(PROBLEMS / f"{op}.py", args.mode, args.max_rows, args.rep):
+            cells = " | ".join(row.get(c, "—") for c in COLUMNS)
+            lines.append(f"| {op} | {case} | {cells} |")
+            print(lines[-1], flush=True)
+    args.out.write_text("\n".join(lines) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+def op_rows(path: Path, mode: str, max_rows: int, rep: int):
+    """(case label, {column: µs as text}) for each case of the problem up to `max_rows`."""
+    import torch
+    from torch._inductor import config as inductor_config
+
+    from kbot.problem import load_problem
+    from kbot.problem.runtime import build_on, case_inputs, import_file, init_inputs
+    from kbot.propose.inductor.capture import (
+        COMPILE_MODES,
+        _no_duck_sizing,
+        _shapes,
+        capture_case,
+        capture_problem,
+        varying_dims,
+    )
+    from kbot.propose.inductor.extract import extract
+    from kbot.propose.inductor.records import capture_from_json
+
+    spec = load_problem(path)
+    module = import_file(path, prefix="decode_gap")
+    init = init_inputs(module)
+    model = build_on("cuda", lambda: module.Model(*init), seed=0).cuda().eval()
+    shapes = _shapes(module, spec.cases)
+    dims = varying_dims(shapes)
+    largest = capture_case(shapes, dims)
+    options = COMPILE_MODES[mode]
+
+    def inputs_of(case: dict) -> list:
+        torch.manual_seed(0)
+        return [v.cuda() if isinstance(v, torch.Tensor) else v for v in case_inputs(module, case)]
+
+    extracted = {}
+    for at in ("largest", "smallest"):
+        meta = capture_problem(path, mode, at)
+        if meta.get("same_case"):
+            continue
+        source = extract(capture_from_json(meta.pop("code"), meta), spec)
+        folder = Path(tempfile.mkdtemp(prefix="decode_gap_"))
+        (folder / "candidate.py").write_text(source)
+        candidate = import_file(folder / "candidate.py", prefix="decode_gap_candidate")
+        new = build_on("cuda", lambda c=candidate: c.ModelNew(*init), seed=0).cuda().eval()
+        new.load_state_dict(model.state_dict(), strict=False)
+        extracted[f"kbot {at}"] = new
+
+    decode = [
+        (index, case)
+        for index, case in enumerate(spec.cases)
+        if shapes[index] and shapes[index][0] and shapes[index][0][0] <= max_rows
+    ]
+    rows = {index: {} for index, _ in decode}
+    for index, case in decode:
+        inputs = inputs_of(case)
+        rows[index]["eager"] = _us(lambda x=inputs: model(*x), rep)
+        for name, new in extracted.items():
+            rows[index][name] = _us(lambda new=new, x=inputs: new(*x), rep)
+    # Dynamo caches by the forward's code, so each compile below starts from a reset.
+    with torch.no_grad(), _no_duck_sizing(), inductor_config.patch(options):
+        torch._dynamo.reset()
+        dynamic = torch.compile(model, dynamic=False)
+        warm = inputs_of(spec.cases[largest])
+        for i, dim in sorted(dims):
+            torch._dynamo.mark_dynamic(warm[i], dim)
+        dynamic(*warm)
+        for index, case in decode:
+            inputs = inputs_of(case)
+            rows[index]["compile dynamic"] = _us(lambda x=inputs: dynamic(*x), rep)
+        for index, case in decode:
+            torch._dynamo.reset()
+            static = torch.compile(model, dynamic=False)
+            inputs = inputs_of(case)
+            rows[index]["compile static"] = _us(lambda f=static, x=inputs: f(*x), rep)
+        torch._dynamo.reset()
+    for index, case in decode:
+        yield ", ".join(f"{k}={v}" for k, v in case.items()), rows[index]
+
+
+def _us(call, rep: int) -> str:
+    import torch
+    import triton
+
+    with torch.no_grad():
+        call()  # compile and warm outside the graph
+        torch.cuda.synchronize()
+        ms = triton.testing.do_bench_cudagraph(call, rep=rep)
+    return f"{ms * 1000:.2f}"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
