@@ -12,11 +12,15 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
+import secrets
 import selectors
 import shutil
+import stat
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +75,13 @@ class CandidateProcess:
         self.startup: dict[str, float] = {}
         for sub in ("exchange", "home", "tmp", "triton-cache", "source"):
             (folder / sub).mkdir(parents=True, exist_ok=True)
+        # Opened now, before the candidate's process exists: every payload file the judge
+        # writes or reads is named in this folder, whatever the process later puts in its
+        # place or in it (wire.Outbox, wire.open_payload).
+        self._exchange_fd = os.open(
+            folder / "exchange", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        )
+        self._close_exchange = weakref.finalize(self, os.close, self._exchange_fd)
 
     # --- life ----------------------------------------------------------------------------
 
@@ -157,6 +168,7 @@ class CandidateProcess:
 
     def close(self) -> None:
         self.kill()
+        self._close_exchange()
         shutil.rmtree(self.folder, ignore_errors=True)
         shutil.rmtree(self.folder.parent / f"{self.folder.name}-root", ignore_errors=True)
 
@@ -164,11 +176,7 @@ class CandidateProcess:
         """What the process printed, trimmed to its head and tail."""
         text = ""
         for name in ("startup.txt", "output.txt"):
-            try:
-                with open(self.folder / name, "rb") as handle:
-                    text += handle.read(1 << 20).decode("utf-8", "replace")
-            except OSError:
-                pass
+            text += _read_own_file(self.folder / name, 1 << 20)
         if len(text) <= OUTPUT_LIMIT_CHARS:
             return text
         half = OUTPUT_LIMIT_CHARS // 2
@@ -179,17 +187,24 @@ class CandidateProcess:
     def request(self, op: str, timeout_s: float, **fields: Any) -> dict[str, Any]:
         """Sends one request; returns the reply's fields with its tensors decoded. Raises
         CandidateFailed for an answered failure, CandidateLost for a lost process."""
-        outbox = wire.Outbox.at(self.folder / "exchange" / f"request-{next(self._names)}.bin")
+        # A name the process cannot predict (it could only make a planted one fail).
+        name = f"request-{next(self._names)}-{secrets.token_hex(8)}.bin"
+        outbox = wire.Outbox.at(self.folder / "exchange" / name, self._exchange_fd)
         message: dict[str, Any] = {"op": op}
         for key, value in fields.items():
             message[key] = wire.encode(value, outbox) if key in _TENSOR_FIELDS else value
         if outbox.chunks:
-            message["payload"] = outbox.write()
+            try:
+                message["payload"] = outbox.write()
+            except OSError as exc:
+                raise CandidateLost(
+                    Reason("protocol", f"the request's payload could not be written ({exc})")
+                ) from None
         started = time.monotonic()
         self._send(message)
         reply = self._read(started + timeout_s)
         if outbox.chunks:
-            os.unlink(outbox.path)
+            self._unlink(name)
         self.refused = [str(r) for r in reply.get("refused", [])][:20]
         if not reply.get("ok"):
             rule = str(reply.get("rule", "protocol"))
@@ -202,31 +217,37 @@ class CandidateProcess:
         return self._decoded(reply)
 
     def _decoded(self, reply: dict[str, Any]) -> dict[str, Any]:
-        payload = reply.get("payload")
-        if payload is not None:
-            path = Path(str(payload)).resolve()
-            if self.folder.resolve() not in path.parents:
-                raise CandidateLost(Reason("protocol", "a reply named a file outside its folder"))
-            size = path.stat().st_size if path.is_file() else 0
-            if size > self.max_reply_bytes:
-                path.unlink(missing_ok=True)
-                raise CandidateLost(
-                    Reason(
-                        "protocol",
-                        f"a reply of {size} bytes where at most {self.max_reply_bytes} were due",
-                    )
-                )
-            payload = str(path)
+        payload, fd = reply.get("payload"), None
         values = {}
         try:
+            if payload is not None:
+                fd = wire.open_payload(
+                    self._exchange_fd, self._reply_name(payload), self.max_reply_bytes
+                )
             for key in _TENSOR_FIELDS & set(reply):
-                values[key] = wire.decode(reply[key], payload, self.device)
+                values[key] = wire.decode(reply[key], fd, self.device)
         except (wire.WireError, OSError) as exc:
             raise CandidateLost(Reason("protocol", f"an unreadable reply: {exc}")) from None
         finally:
-            if payload is not None and os.path.exists(payload):
-                os.unlink(payload)
+            if fd is not None:
+                os.close(fd)
+            if payload is not None and _REPLY_NAME.fullmatch(Path(str(payload)).name):
+                self._unlink(Path(str(payload)).name)
         return {**{k: v for k, v in reply.items() if k not in _TENSOR_FIELDS}, **values}
+
+    def _reply_name(self, payload: Any) -> str:
+        """The reply's payload file, by name in the exchange folder: the path the process
+        sends must be that folder's, as the judge spells it, and the name its host writes."""
+        path = Path(str(payload))
+        if path.parent != self.folder / "exchange" or not _REPLY_NAME.fullmatch(path.name):
+            raise CandidateLost(Reason("protocol", "a reply named a file outside its folder"))
+        return path.name
+
+    def _unlink(self, name: str) -> None:
+        try:
+            os.unlink(name, dir_fd=self._exchange_fd)
+        except OSError:
+            pass
 
     def _send(self, message: dict[str, Any]) -> None:
         assert self._process is not None and self._process.stdin is not None
@@ -287,6 +308,28 @@ class CandidateProcess:
 
 
 _TENSOR_FIELDS = frozenset({"init", "state", "inputs", "outputs", "inputs_after"})
+
+
+def _read_own_file(path: Path, limit: int) -> str:
+    """The head of a file in the process's folder, where it can write: only a regular file,
+    never through a link (a link there once named `/proc/self/cwd/../x`, a file outside the
+    sandbox for the judge) and never waiting on a pipe; "" for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, limit).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+
+# The names kbot.evaluate.host_session gives its replies' payload files.
+_REPLY_NAME = re.compile(r"reply-\d+\.bin")
 
 
 def _libcuda_dir() -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import stat
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +49,8 @@ MAX_TENSOR_BYTES = 64 << 30
 MAX_DEPTH = 8
 # Tensors at least this large cross between host and GPU through pinned memory.
 _PINNED_MIN_BYTES = 16 << 20
+# A payload file is created, never opened: a name that exists (a planted file or link) fails.
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class WireError(ValueError):
@@ -55,15 +59,22 @@ class WireError(ValueError):
 
 @dataclass
 class Outbox:
-    """Collects the tensors of one message into one payload file."""
+    """Collects the tensors of one message into one payload file.
+
+    `folder_fd`: the folder, opened by the judge before the candidate's process started, that
+    the file is created in by name. The candidate's process can write in that folder: a path
+    walked again at each write would follow a link it planted there (a request file named
+    `/proc/self/cwd/../x`, which resolves inside the sandbox for the candidate and outside it
+    for the judge, made the judge write its payload outside the sandbox)."""
 
     path: Path
     chunks: list[Any]  # numpy uint8 arrays, written in order
     offset: int = 0
+    folder_fd: int | None = None
 
     @classmethod
-    def at(cls, path: Path) -> Outbox:
-        return cls(path, [])
+    def at(cls, path: Path, folder_fd: int | None = None) -> Outbox:
+        return cls(path, [], folder_fd=folder_fd)
 
     def add(self, tensor: torch.Tensor) -> dict[str, Any]:
         span, _ = storage_span(tensor)
@@ -86,7 +97,11 @@ class Outbox:
         return entry
 
     def write(self) -> str:
-        with open(self.path, "wb") as handle:
+        """Writes the payload to a file that did not exist (never through a link), returns
+        its path."""
+        name = self.path.name if self.folder_fd is not None else self.path
+        fd = os.open(name, _NEW_FILE, 0o600, dir_fd=self.folder_fd)
+        with os.fdopen(fd, "wb") as handle:
             for chunk in self.chunks:
                 chunk.tofile(handle)
         return str(self.path)
@@ -118,7 +133,7 @@ def encode(value: Any, outbox: Outbox, depth: int = 0) -> Any:
     raise WireError(f"a {type(value).__name__} cannot be sent between processes")
 
 
-def decode(data: Any, payload: str | None, device: torch.device, depth: int = 0) -> Any:
+def decode(data: Any, payload: str | int | None, device: torch.device, depth: int = 0) -> Any:
     """The value `encode` described, its tensors read from `payload` onto `device` (a tensor
     declared on the CPU stays there, so a wrong output device is still seen)."""
     if depth > MAX_DEPTH:
@@ -156,7 +171,7 @@ def _attributes(value: Any) -> dict[str, Any] | None:
     return None
 
 
-def _read_tensor(body: Any, payload: str | None, device: torch.device) -> torch.Tensor:
+def _read_tensor(body: Any, payload: str | int | None, device: torch.device) -> torch.Tensor:
     if payload is None or not isinstance(body, dict):
         raise WireError("a tensor without its payload")
     dtype = DTYPES.get(body.get("dtype"))
@@ -178,14 +193,46 @@ def _read_tensor(body: Any, payload: str | None, device: torch.device) -> torch.
     # KernelBench input of 6 GB crosses three times per trial.
     target = torch.device("cpu") if body.get("device") == "cpu" else device
     flat = _host_buffer(nbytes, staged=target.type == "cuda")
-    with open(payload, "rb") as handle:
-        handle.seek(at)
-        arrived = handle.readinto(memoryview(flat.numpy())) if nbytes else 0
+    arrived = _read_at(payload, at, memoryview(flat.numpy())) if nbytes else 0
     if arrived != nbytes:
         raise WireError("a tensor's bytes are missing from the payload")
     flat = flat.view(dtype) if nbytes else torch.empty(0, dtype=dtype)
     flat = flat.to(target) if target.type != "cpu" else flat
     return torch.as_strided(flat, tuple(shape), tuple(stride), 0)
+
+
+def open_payload(folder_fd: int, name: str, max_bytes: int) -> int:
+    """A reply's payload file in the folder `folder_fd`, opened for reading: a regular file of
+    at most `max_bytes`, never through a link and never waiting on a pipe (O_NONBLOCK: a FIFO
+    in its place once held the judge in `open` for good). The caller closes it."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=folder_fd)  # fmt: skip
+    except OSError as exc:
+        raise WireError(f"the reply's payload {name!r} cannot be opened ({exc.strerror})") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise WireError(f"the reply's payload {name!r} is not a regular file")
+    if info.st_size > max_bytes:
+        os.close(fd)
+        raise WireError(f"a reply of {info.st_size} bytes where at most {max_bytes} were due")
+    return fd
+
+
+def _read_at(payload: str | int, at: int, into: memoryview) -> int:
+    """Bytes read from `payload` (a path, or a descriptor open_payload gave) at offset `at`."""
+    if isinstance(payload, int):
+        done = 0
+        while done < len(into):
+            got = os.preadv(payload, [into[done:]], at + done)
+            if got == 0:
+                break
+            done += got
+        return done
+    with open(payload, "rb") as handle:
+        handle.seek(at)
+        return handle.readinto(into) or 0
 
 
 def _host_bytes(data: torch.Tensor) -> torch.Tensor:
