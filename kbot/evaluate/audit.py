@@ -102,6 +102,11 @@ class Policy:
         if event in ("subprocess.Popen", "os.posix_spawn"):
             program = args[0] if args[0] else (args[1][0] if args[1] else "")
             return None if self._program(program) else f"starting {program}"
+        if event in ("os.symlink", "os.link") and args and not _local_link(args[0]):
+            # A link is followed by whoever opens it, in their own namespace: `/proc/self/cwd`
+            # is the candidate's private folder here and the judge's folder there. Only a link
+            # to a neighbouring name, which means the same to both.
+            return f"{event} to {os.fsdecode(args[0])}"
         if event in _PATH_EVENTS_WRITE:
             paths = [a for a in args if isinstance(a, (str, bytes, os.PathLike))]
             bad = [p for p in paths if not _under(p, self.writable)]
@@ -132,6 +137,15 @@ class Policy:
         except (TypeError, ValueError):
             return False
         return real in self.programs
+
+
+def _local_link(target) -> bool:
+    """A link target that names something beside the link: relative, no `..`."""
+    try:
+        text = os.fsdecode(target)
+    except TypeError:
+        return False
+    return bool(text) and not os.path.isabs(text) and ".." not in text.split(os.sep)
 
 
 def _under(path, roots: Iterable[str]) -> bool:

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from kbot.evaluate import wire
+from kbot.evaluate.audit import Policy
 from kbot.evaluate.remote import CandidateLost, CandidateProcess
 
 
@@ -134,3 +135,28 @@ def test_what_the_process_printed_is_read_only_from_its_own_regular_files(tmp_pa
         assert not reader.is_alive(), "the judge waited on a FIFO"
     finally:
         process.close()
+
+
+@pytest.mark.parametrize(
+    "target, refused",
+    [
+        ("/proc/self/cwd/../kbot-x", True),
+        ("/tmp/x", True),
+        ("../x", True),
+        ("sub/../../x", True),
+        ("neighbour.bin", False),
+        ("sub/neighbour.bin", False),
+    ],
+)
+def test_the_audit_hook_lets_a_candidate_link_only_to_a_neighbouring_name(
+    target, refused, tmp_path, monkeypatch
+):
+    """The second wall: a link's target means what it resolves to in the process that follows
+    it, so only one beside the link (the same for the judge and the candidate) is allowed."""
+    monkeypatch.chdir(tmp_path)  # the candidate's process runs in its private folder
+    policy = Policy(readable=(str(tmp_path),), writable=(str(tmp_path),), programs=(),
+                    imports=frozenset())  # fmt: skip
+    why = policy.check("os.symlink", (target, str(tmp_path / "link"), None))
+    assert (why is not None) is refused
+    if refused:
+        assert why == f"os.symlink to {target}"

@@ -2,7 +2,10 @@
 At import, plants symlinks in its process's exchange folder at the names the judge's next
 request files would take (`request-0.bin` ...), pointing at `/tmp/kbot-redteam-cheat-*` outside
 the sandbox: a judge that opens its payload by name follows them and writes (creates or
-truncates) a file the candidate cannot reach itself.
+truncates) a file the candidate cannot reach itself. The audit hook's realpath saw the link
+inside the private folder (`/proc/self/cwd` is the candidate's there); it now allows a link only
+to a neighbouring name, and the judge creates its files by name in the folder it opened first,
+never through a link (tests/evaluate/test_exchange_files.py).
 
 PROBLEM: quick_gelu
 CLASS: reach
