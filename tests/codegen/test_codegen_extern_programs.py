@@ -26,7 +26,9 @@ PROGRAMS = [
 def _launcher_steps(name: str) -> list[str]:
     """The launcher's extern calls and kernel launches, in order, as `call NAME = ...` and
     `kernel NAME`."""
-    source = generate(load_problem(PROBLEMS / f"{name}.py"), limit=1)[0].source
+    # the one-launch variant (a problem of several sizes has its decode composite first)
+    candidates = generate(load_problem(PROBLEMS / f"{name}.py"), limit=2)
+    source = next(c for c in candidates if " up to " not in c.note).source
     steps = []
     for line in source.splitlines():  # only the launcher launches kernels and calls ops
         line = line.strip()

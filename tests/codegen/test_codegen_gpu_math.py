@@ -45,6 +45,8 @@ def test_tanh_graphs_get_gpu_math_twins_right_after_each_variant():
     candidates = generate(load_problem(SOFTCAP))
     flags = [bool(c.params.get("gpu_math")) for c in candidates]
     assert flags == [False, True] * (len(candidates) // 2)
+    # several sizes: the decode composite and its twin lead, the twins still paired
+    assert " up to 64 rows" in candidates[0].note and " up to 64 rows" in candidates[1].note
     for plain, twin in zip(candidates[::2], candidates[1::2]):
         assert twin.note == f"{plain.note} gpu-math"
         assert "from triton.language.extra import libdevice" in twin.source

@@ -259,10 +259,13 @@ def decode_launch_first(variants: list[Variant], cases: tuple[dict, ...]) -> lis
     KernelBench problem): the order stands."""
     if len(cases) < 2:
         return variants
-    index = next((i for i, v in enumerate(variants) if v.by_size), None)
-    if not index:
+    start = next((i for i, v in enumerate(variants) if v.by_size), None)
+    if not start:
         return variants
-    return [variants[index], *variants[:index], *variants[index + 1 :]]
+    end = start  # with its twins right behind it (the gpu-math one), which are by size too
+    while end < len(variants) and variants[end].by_size:
+        end += 1
+    return [*variants[start:end], *variants[:start], *variants[end:]]
 
 
 # The pairs schedule's tiles (emit_pairs.py) as (elements of each piece, warps) a program: at
