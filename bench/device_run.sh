@@ -30,6 +30,8 @@
 #       RR_BUDGET, RR_LIMIT, RR_PER_REPO); it returns rr-state.tgz, which a fresh machine
 #       resumes from when carried as .device/rr-state.tgz; the repositories' requirements that
 #       the machine lacks go in .device/rr-deps/*.whl (carried), installed for this part only
+#   bash bench/device_run.sh diagnose      # bench/wire_cost.py in /tmp and /dev/shm, then
+#       bench/decode_gap.py (DIAG_OPS, DIAG_MODE, DIAG_LIMIT)
 #   bash bench/device_run.sh multi-gpu     # issue 19 on nvidia-h200-x2: bench/multi_gpu.py, the
 #       pool's pinning, one kernel on both GPUs, faults on one worker, then kbot optimize with
 #       --gpus 0,1 and --gpus 0 (MG_PROBLEMS, MG_BUDGET s per run, MG_LIMIT s in all)
@@ -55,7 +57,7 @@ set -o pipefail
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT="${OUT:-$PWD/device-out}"
 mkdir -p "$OUT"
-part="${1:?usage: bash bench/device_run.sh gpu-tests|suite|tests|pytest|budget|redteam|judge|soak|isolation|launch|kernelbench|optimize|real-repos|multi-gpu}"
+part="${1:?usage: bash bench/device_run.sh gpu-tests|suite|tests|pytest|budget|redteam|judge|soak|isolation|launch|kernelbench|optimize|real-repos|diagnose|multi-gpu}"
 if compgen -G ".whl/*.whl" > /dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl > "$OUT/pip.txt" 2>&1 || echo "installing .whl/ failed"
@@ -339,6 +341,20 @@ multi-gpu)
     [ -d "$scratch/mg-work" ] && tar -C "$scratch/mg-work" -czf "$OUT/multi_gpu_runs.tgz" \
         --exclude='*.sqlite' --exclude='*.sqlite-*' .
     grep -v '^|---' "$OUT/multi_gpu.log" | tail -14
+    ;;
+diagnose)
+    # Two measurements that decide the next changes (2026-12-06): what one large tensor's
+    # crossing between the judge and a candidate costs, step by step, in /tmp and /dev/shm
+    # (bench/wire_cost.py), and where torch.compile's extracted kernel loses 0.1-0.2 us at
+    # decode (bench/decode_gap.py; DIAG_OPS, DIAG_MODE).
+    for folder in /tmp /dev/shm; do
+        $stop 120 python3 bench/wire_cost.py --gib 2 --device cuda --folder "$folder" \
+            --threads 8 2>&1 | tee -a "$OUT/wire_cost.txt"
+    done
+    $stop "${DIAG_LIMIT:-400}" python3 bench/decode_gap.py --ops "${DIAG_OPS:-gelu_tanh_and_mul,swiglu_clamped}" \
+        --mode "${DIAG_MODE:-max-autotune}" --out "$OUT/decode_gap.md" > "$OUT/decode_gap.log" 2>&1
+    echo "decode_gap exit $?"
+    cat "$OUT/decode_gap.md" 2> /dev/null || tail -20 "$OUT/decode_gap.log"
     ;;
 *)
     echo "unknown part: $part" >&2
