@@ -1,6 +1,7 @@
 """apply_distribution edits inputs in place, also a non-contiguous one (a transposed view),
 whose rows cannot be edited through a reshape of the view itself."""
 
+import pytest
 import torch
 
 from kbot.problem.runtime import DISTRIBUTIONS, apply_distribution
@@ -73,3 +74,35 @@ def test_grid_rounds_an_eighth_of_the_rows_to_whole_numbers_keeping_signs():
     apply_distribution([first], "grid", seed=5)
     apply_distribution([second], "grid", seed=5)
     assert torch.equal(first, second)
+
+
+def _grid_values(x: torch.Tensor) -> bool:
+    """Every value a multiple of 2^-10 (the grid's fine step; the coarse one is 2^-3)."""
+    return bool(torch.equal(x.float() * 1024, torch.round(x.float() * 1024)))
+
+
+def test_grid_inputs_lie_on_the_grid_and_repeat_under_one_seed():
+    draws = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        x = torch.randn(64, 48)
+        apply_distribution([x], "grid", seed=7)
+        draws.append(x)
+    assert torch.equal(draws[0], draws[1])
+    assert _grid_values(draws[0])
+
+
+@pytest.mark.gpu
+def test_grid_inputs_on_a_gpu_are_drawn_there_on_the_grid_and_repeat_under_one_seed():
+    """The grid's per-element draws come from a generator on the input's device (drawn on the
+    CPU and copied over, 2^30 elements cost the judge seconds a trial)."""
+    draws = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        x = torch.randn(64, 4096, device="cuda", dtype=torch.bfloat16)
+        apply_distribution([x], "grid", seed=7)
+        draws.append(x)
+    assert draws[0].is_cuda and torch.equal(draws[0], draws[1])
+    assert _grid_values(draws[0])
+    coarse = (draws[0].float() * 8 == torch.round(draws[0].float() * 8)).float().mean()
+    assert 0.3 < float(coarse) < 0.9  # about half the values on the coarse step
