@@ -16,7 +16,6 @@ import re
 import secrets
 import selectors
 import shutil
-import stat
 import subprocess
 import sys
 import time
@@ -217,13 +216,12 @@ class CandidateProcess:
         return self._decoded(reply)
 
     def _decoded(self, reply: dict[str, Any]) -> dict[str, Any]:
-        payload, fd = reply.get("payload"), None
-        values = {}
+        payload = reply.get("payload")
+        name = None if payload is None else self._reply_name(payload)
+        fd, values = None, {}
         try:
-            if payload is not None:
-                fd = wire.open_payload(
-                    self._exchange_fd, self._reply_name(payload), self.max_reply_bytes
-                )
+            if name is not None:
+                fd = wire.open_payload(self._exchange_fd, name, self.max_reply_bytes)
             for key in _TENSOR_FIELDS & set(reply):
                 values[key] = wire.decode(reply[key], fd, self.device)
         except (wire.WireError, OSError) as exc:
@@ -231,8 +229,8 @@ class CandidateProcess:
         finally:
             if fd is not None:
                 os.close(fd)
-            if payload is not None and _REPLY_NAME.fullmatch(Path(str(payload)).name):
-                self._unlink(Path(str(payload)).name)
+            if name is not None:
+                self._unlink(name)
         return {**{k: v for k, v in reply.items() if k not in _TENSOR_FIELDS}, **values}
 
     def _reply_name(self, payload: Any) -> str:
@@ -311,16 +309,14 @@ _TENSOR_FIELDS = frozenset({"init", "state", "inputs", "outputs", "inputs_after"
 
 
 def _read_own_file(path: Path, limit: int) -> str:
-    """The head of a file in the process's folder, where it can write: only a regular file,
-    never through a link (a link there once named `/proc/self/cwd/../x`, a file outside the
-    sandbox for the judge) and never waiting on a pipe; "" for anything else."""
+    """The head of a file in the process's folder, where it can write (wire.open_regular: a
+    link there once named `/proc/self/cwd/../x`, a file outside the sandbox for the judge);
+    "" for anything but a regular file."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        fd = wire.open_regular(path)
+    except wire.WireError:
         return ""
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
         return os.read(fd, limit).decode("utf-8", "replace")
     except OSError:
         return ""

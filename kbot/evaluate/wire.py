@@ -201,22 +201,30 @@ def _read_tensor(body: Any, payload: str | int | None, device: torch.device) -> 
     return torch.as_strided(flat, tuple(shape), tuple(stride), 0)
 
 
-def open_payload(folder_fd: int, name: str, max_bytes: int) -> int:
-    """A reply's payload file in the folder `folder_fd`, opened for reading: a regular file of
-    at most `max_bytes`, never through a link and never waiting on a pipe (O_NONBLOCK: a FIFO
-    in its place once held the judge in `open` for good). The caller closes it."""
+def open_regular(name: str | Path, folder_fd: int | None = None) -> int:
+    """A file the candidate's process can write over, opened for reading: only a regular file,
+    never through a link and never waiting on a pipe (O_NONBLOCK: a FIFO in a reply's place once
+    held the judge in `open` for good). Relative to `folder_fd` where given. The caller closes
+    it."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
                      dir_fd=folder_fd)  # fmt: skip
     except OSError as exc:
-        raise WireError(f"the reply's payload {name!r} cannot be opened ({exc.strerror})") from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
+        raise WireError(f"{str(name)!r} cannot be opened ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise WireError(f"the reply's payload {name!r} is not a regular file")
-    if info.st_size > max_bytes:
+        raise WireError(f"{str(name)!r} is not a regular file")
+    return fd
+
+
+def open_payload(folder_fd: int, name: str, max_bytes: int) -> int:
+    """A reply's payload file in the folder `folder_fd` (open_regular), of at most
+    `max_bytes`."""
+    fd = open_regular(name, folder_fd)
+    size = os.fstat(fd).st_size
+    if size > max_bytes:
         os.close(fd)
-        raise WireError(f"a reply of {info.st_size} bytes where at most {max_bytes} were due")
+        raise WireError(f"a reply of {size} bytes where at most {max_bytes} were due")
     return fd
 
 
