@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 import yaml
-from real_repos_run import git_copy, run_stage, write_config
+from real_repos_run import LATE, UNCHECKABLE, git_copy, run_stage, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every problem's first case, in one child (one torch import: on the H200 host a child per
@@ -181,23 +181,29 @@ def _run_cells(counts: dict) -> list:
         return [counts["error"][:80], "—", "—", "—"]
     drafts = counts.get("drafts", [])
     # A draft whose patched module's original does not import on this machine either (a
-    # dependency at another version) cannot be checked here: it counts on neither side.
-    open_ = [d for d in drafts if not any(m == UNCHECKABLE for m in d["modules"].values())]
+    # dependency at another version) cannot be checked here, and one the call's time limit
+    # came before was not checked: each counts on neither side, with its reason.
+    def unjudged(draft: dict) -> list[str]:
+        states = [draft["parity"], *draft["modules"].values()]
+        return [state for state in (UNCHECKABLE, LATE) if state in states]
+
+    open_ = [d for d in drafts if not unjudged(d)]
     passed = sum(1 for d in open_ if d["parity"] == "passed")
     modules = [m for d in drafts for m in d["modules"].values()]
     imports = sum(1 for m in modules if m == "imports")
-    checkable = sum(1 for m in modules if m != UNCHECKABLE)
+    judged = [m for m in modules if m not in (UNCHECKABLE, LATE)]
     late = "" if counts.get("finished") else " (stopped at the time limit)"
     return [f"{counts['accepted']}{late}", len(drafts),
-            f"{passed} of {len(open_)}{_unchecked(len(drafts) - len(open_))}",
-            f"{imports} of {checkable}{_unchecked(len(modules) - checkable)}"]  # fmt: skip
+            f"{passed} of {len(open_)}{_unchecked([s for d in drafts for s in unjudged(d)[:1]])}",
+            f"{imports} of {len(judged)}{_unchecked([m for m in modules if m not in judged])}"]  # fmt: skip
 
 
-UNCHECKABLE = "the original does not import here either"
-
-
-def _unchecked(count: int) -> str:
-    return f" ({count} not checkable here: the original does not import)" if count else ""
+def _unchecked(states: list[str]) -> str:
+    """Why the drafts or modules outside a count were not judged, with how many of each."""
+    reasons = {UNCHECKABLE: "not checkable here: the original does not import",
+               LATE: "not checked: the call's time limit came first"}  # fmt: skip
+    parts = [f"{states.count(s)} {reason}" for s, reason in reasons.items() if s in states]
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _run_details(row: dict) -> list[str]:

@@ -113,13 +113,20 @@ def _module_name(path: str) -> str | None:
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
 
+# What a patched module's check says where it could not judge the module: its original does not
+# import on this machine either, or the call's time limit came before the check ran.
+UNCHECKABLE = "the original does not import here either"
+LATE = "not run: the call's time limit came first (run again with --resume)"
+
+
 def _child(
     cmd: list[str], cwd: Path, env: dict, timeout_s: float = 900, deadline: float = math.inf
 ) -> tuple[int, str]:
-    """(exit code, output) of a check, stopped at `timeout_s` or at the call's deadline."""
+    """(exit code, output) of a check, stopped at `timeout_s` or at the call's deadline; a
+    check the deadline leaves no time for is not run: (-1, LATE)."""
     timeout_s = min(timeout_s, deadline - time.time())
     if timeout_s < 5:
-        return -1, "not run: the call's time limit came first (run again with --resume)"
+        return -1, LATE
     env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH")]))}
     env.pop("TRITON_INTERPRET", None)
     try:
@@ -231,16 +238,21 @@ def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path, seen: BaseF
         patched, why = _child(
             [sys.executable, "-c", IMPORT_CHECK, name, created], tree, env, 300, seen.deadline
         )
-        if patched != 0 and name not in seen.originals:
-            original, _ = _child(
+        if patched != 0 and why != LATE and name not in seen.originals:
+            original, late = _child(
                 [sys.executable, "-c", IMPORT_CHECK, name], base, env, 300, seen.deadline
             )
-            seen.originals[name] = original
+            if late == LATE:  # not known yet: a later call checks it again
+                why = LATE
+            else:
+                seen.originals[name] = original
         original = seen.originals.get(name, 0)
         if patched == 0:
             modules[name] = "imports"
+        elif why == LATE:
+            modules[name] = LATE
         elif original != 0:
-            modules[name] = "the original does not import here either"
+            modules[name] = UNCHECKABLE
         else:
             modules[name] = f"fails: {_tail(why)}"
     row["modules"] = modules

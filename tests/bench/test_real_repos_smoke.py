@@ -94,6 +94,59 @@ def test_a_draft_whose_original_does_not_import_here_counts_on_neither_side():
     assert cells == ["3", 3, f"1 of 2{unchecked}", f"2 of 2{unchecked}"]
 
 
+def test_a_draft_the_time_limit_left_unchecked_says_so_and_counts_on_neither_side():
+    module = _bench("real_repos")
+    drafts = [
+        {"op": "a", "parity": "passed", "modules": {"pkg.a": "imports"}},
+        {"op": "b", "parity": module.LATE, "modules": {"pkg.b": module.LATE}},
+        {"op": "c", "parity": module.LATE, "modules": {"pkg.c": module.UNCHECKABLE}},
+    ]
+    cells = module._run_cells({"accepted": 3, "finished": False, "drafts": drafts})
+    assert cells == [
+        "3 (stopped at the time limit)",
+        3,
+        "1 of 1 (1 not checkable here: the original does not import; "
+        "1 not checked: the call's time limit came first)",
+        "1 of 1 (1 not checkable here: the original does not import; "
+        "1 not checked: the call's time limit came first)",
+    ]
+
+
+def test_a_module_check_after_the_time_limit_is_not_called_a_broken_original(tmp_path):
+    # On the H100 (2026-12-06) the five lightllm drafts' checks came after the call's limit:
+    # none ran, and each patched module was reported as one whose original does not import.
+    import json
+    import time
+
+    module = _bench("real_repos_run")
+    clone = tmp_path / "clone"
+    (clone / "pkg").mkdir(parents=True)
+    (clone / "pkg" / "__init__.py").write_text("")
+    (clone / "pkg" / "norm.py").write_text("def norm(x):\n    return x\n")
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(clone), *args], capture_output=True, text=True,
+                              check=True)  # fmt: skip
+        return done.stdout.strip()
+
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    base = git("rev-parse", "HEAD")
+    (clone / "pkg" / "norm.py").write_text("def norm(x):\n    return x * 1\n")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "kbot")
+    drafts = tmp_path / "drafts"
+    drafts.mkdir()
+    record = {"branch": "kbot/norm", "commit": git("rev-parse", "HEAD"), "base_sha": base,
+              "files": [{"path": "pkg/norm.py", "created": False}]}  # fmt: skip
+    (drafts / "pr.json").write_text(json.dumps(record))
+    seen = module.BaseFacts(deadline=time.time())
+    row = module.check_draft(clone, drafts, {}, tmp_path / "checks", seen)
+    assert row["modules"] == {"pkg.norm": module.LATE}
+    assert row["parity"] == "no parity test in the PR"
+    assert seen.originals == {}  # a later call checks the original again
+
+
 def test_every_stage_ends_by_the_calls_time_limit(tmp_path, monkeypatch):
     # A device command is killed at its own limit and then returns nothing: kbot run gets
     # SIGINT its grace before the limit and SIGKILL at it; checks after the limit are not run.
