@@ -180,6 +180,7 @@ def _run_cells(counts: dict) -> list:
     if "error" in counts:
         return [counts["error"][:80], "—", "—", "—"]
     drafts = counts.get("drafts", [])
+
     # A draft whose patched module's original does not import on this machine either (a
     # dependency at another version) cannot be checked here, and one the call's time limit
     # came before was not checked: each counts on neither side, with its reason.

@@ -140,7 +140,7 @@ def neighbours(tunable: Tunable) -> list[Any]:
         return [w for w in WARPS if w != value and 0.25 <= w / value <= 4]
     if kind == "stages":
         return [s for s in range(1, 7) if s != value and abs(s - value) <= 2]
-    bounds = {"block": (16, 65536), "rows": (1, 128), "group": (1, 16), "splits": (2, 512)}
+    bounds = {"block": (16, 65536), "rows": (1, 128), "group": (1, 16), "splits": (2, 8192)}
     low, high = bounds[kind]
     base = 1 << max(0, value.bit_length() - 1)  # round a stray size down to a power of two
     steps = [base // 4, base // 2, base, base * 2, base * 4]

@@ -18,7 +18,7 @@ from kbot.propose.codegen import generate
 from kbot.propose.codegen.emitted import Emitted, Tunable
 from kbot.propose.codegen.size_classes import DECODE_MAX_ROWS, _rename, by_batch_size
 from kbot.propose.codegen.trace import Unsupported
-from kbot.propose.tune import find_tunables
+from kbot.propose.tune import find_tunables, neighbours
 
 # Cases below and above DECODE_MAX_ROWS (64): both branches run in every evaluation.
 CASES = "CASES = [dict(T=2), dict(T=70)]"
@@ -104,11 +104,40 @@ def test_each_branch_matches_eager_on_its_own(name, tmp_path, load_candidate, de
 PROBLEMS_SHAPES = {"gated_silu": (2560,), "log_softmax_wide": (16384,)}
 
 
+def test_the_split_launch_gives_each_row_fewer_programs_as_rows_grow(
+    tmp_path, load_candidate, device
+):
+    """SPLITS programs a row while the launch stays within TOTAL_SPLITS programs, halved past
+    it (on the H100, 128 a row at 64 rows made 8192 programs and lost to torch.compile); the
+    result does not depend on how many."""
+    path = _problem(tmp_path, "log_softmax_wide")
+    model = import_file(path).Model().to(device)
+    module = load_candidate(generate(load_problem(path))[0].source)
+    assert (module.DECODE_SPLITS, module.DECODE_TOTAL_SPLITS) == (128, 2048)
+    module.DECODE_TOTAL_SPLITS = 256
+    kernel = module._log_softmax_wide_decode_kernel
+    grids = []
+
+    class Recorder:
+        def __getitem__(self, grid):
+            grids.append(grid)
+            return kernel[grid]
+
+    module._log_softmax_wide_decode_kernel = Recorder()
+    for rows in (1, 2, 3, 8):
+        torch.manual_seed(rows)
+        x = (torch.randn(rows, 16384, dtype=torch.bfloat16) * 3).to(device)
+        got = module.ModelNew().to(device)(x)
+        torch.testing.assert_close(got, model(x), atol=2e-2, rtol=2e-2)
+    assert grids == [(1, 128), (2, 128), (3, 64), (8, 32)]
+
+
 def test_tune_mutates_the_decode_launch_apart_from_the_prefill_one(tmp_path):
     spec = load_problem(_problem(tmp_path, "log_softmax_wide"))
     tunables = {t.name: t for t in find_tunables(generate(spec)[0].source)}
     assert tunables["DECODE_MAX_ROWS"].kind == "rows"
     assert tunables["DECODE_SPLITS"].kind == "splits"
+    assert neighbours(tunables["DECODE_TOTAL_SPLITS"]) == [512, 1024, 4096, 8192]
     assert tunables["DECODE_NUM_WARPS"].kind == "warps"
     assert tunables["DECODE_BLOCK_N"].kind == "block"
     assert tunables["NUM_WARPS"].kind == "warps" and tunables["ROWS_PER_PROGRAM"].kind == "rows"
