@@ -291,8 +291,10 @@ real-repos)
     fi
     # The repositories' own requirements that kbot's environment lacks (tqdm, tyro,
     # spmd_types for torchtitan; psutil, mmengine, addict, yapf, termcolor, platformdirs,
-    # pillow, pybase64 for lmdeploy: wheels in .device/rr-deps, carried), as a maintainer's
-    # machine has them; for the repositories' children only, not for kbot's tests.
+    # pillow, pybase64 for lmdeploy; transformers==4.51.2 with its tokenizers and
+    # huggingface-hub for lightllm, whose requirements pin it (the machine's newer transformers
+    # lacks `VideoInput`): wheels in .device/rr-deps, carried), as a maintainer's machine has
+    # them; for the repositories' children only, not for kbot's tests.
     rr_site=""
     if compgen -G ".device/rr-deps/*.whl" > /dev/null; then
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \

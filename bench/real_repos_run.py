@@ -262,6 +262,19 @@ def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path, seen: BaseF
     return row
 
 
+# Of a call's time left, what `kbot run` leaves for checking the drafts it made: on the H100
+# (2026-12-06) lightllm's run took a call's 470 s whole and its five drafts went unchecked.
+# A stopped `kbot run` continues where it stopped on the next call; checks are redone there.
+CHECK_RESERVE_S = 120
+
+
+def search_until(deadline: float) -> float:
+    """When `kbot run` is stopped: CHECK_RESERVE_S before the call's deadline, or a third of
+    the time left before it where less than three times that is left."""
+    left = deadline - time.time()
+    return deadline - min(CHECK_RESERVE_S, max(0.0, left) / 3)
+
+
 def run_stage(copy: Path, path: Path, work: Path, env: dict, deadline: float) -> dict:
     """`kbot run --dry-run` on `path` inside the git copy (its .kbot.yml already written), then
     every drafted PR checked."""
@@ -269,7 +282,7 @@ def run_stage(copy: Path, path: Path, work: Path, env: dict, deadline: float) ->
     cmd = [sys.executable, "-m", "kbot", "run", str(path), "--dry-run", "--json",
            "--work-dir", str(kbot_work)]  # fmt: skip
     began = time.time()
-    code, out, err = run_until(cmd, copy, env, deadline)
+    code, out, err = run_until(cmd, copy, env, search_until(deadline))
     (work / "run.log").write_text(err, encoding="utf-8")
     result: dict = {"wall_s": round(time.time() - began, 1), "finished": code is not None}
     try:

@@ -147,6 +147,18 @@ def test_a_module_check_after_the_time_limit_is_not_called_a_broken_original(tmp
     assert seen.originals == {}  # a later call checks the original again
 
 
+def test_kbot_run_leaves_time_to_check_its_drafts():
+    import math
+    import time
+
+    module = _bench("real_repos_run")
+    now = time.time()
+    assert module.search_until(math.inf) == math.inf
+    assert abs(module.search_until(now + 600) - (now + 600 - module.CHECK_RESERVE_S)) < 1
+    assert abs(module.search_until(now + 90) - (now + 60)) < 1  # a third of a short call
+    assert module.search_until(now - 5) == now - 5
+
+
 def test_every_stage_ends_by_the_calls_time_limit(tmp_path, monkeypatch):
     # A device command is killed at its own limit and then returns nothing: kbot run gets
     # SIGINT its grace before the limit and SIGKILL at it; checks after the limit are not run.
