@@ -265,13 +265,14 @@ def _check(
 
     coarser = coarser_per_case(len(job.cases), job.seeds)
     phases: dict[str, float] = {}  # seconds per phase of the trials (correctness.PHASES)
+    host_steps: dict[str, float] = {}  # the same by the candidate's process (HOST_STEPS)
 
     def trials(index: int, case: dict, count: int):
         try:
             outcome = check_case(
                 problem,
                 item.reference,
-                _remote_call(item.host, index, deadline),
+                _remote_call(item.host, index, deadline, host_steps),
                 case,
                 count,
                 state.device,
@@ -303,6 +304,11 @@ def _check(
     _every_config(item.host, deadline, step, lambda extra: trials(*_nth(job.cases, extra), 1))
     # a step of no duration whose name says where the trials' time went
     step("correctness trials' phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
+    if host_steps:
+        step(
+            "the candidate call's steps by its process's clock (its word, not checked): "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in host_steps.items())
+        )
     return tuple(results)
 
 
@@ -344,9 +350,14 @@ def _unrun(host: CandidateProcess, deadline) -> int:
         raise CandidateCrashed(failed.reason, failed.fatal) from None
 
 
-def _remote_call(host: CandidateProcess, case_index: int, deadline):
+# The steps of a call the candidate's process times (host_session.StepClock), in its order.
+HOST_STEPS = ("inputs in", "placing", "poison", "forward", "checks", "outputs out")
+
+
+def _remote_call(host: CandidateProcess, case_index: int, deadline, host_steps: dict[str, float]):
     """The candidate's forward as the correctness check calls it: inputs out, outputs and the
-    inputs as they are after the call back."""
+    inputs as they are after the call back. The seconds the process says each of its steps
+    took add up in `host_steps` (numbers only, for the report)."""
 
     def call(
         inputs: list,
@@ -383,6 +394,11 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline):
         except CandidateFailed as failed:
             reason = Reason(failed.reason.rule, f"{failed.reason.message} {where}".strip())
             raise CandidateCrashed(reason, failed.fatal) from None
+        said = reply.get("steps")
+        for name in HOST_STEPS:
+            value = said.get(name) if isinstance(said, dict) else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e6:
+                host_steps[name] = host_steps.get(name, 0.0) + float(value)
         return tuple(reply["outputs"]), list(reply["inputs_after"])
 
     return call

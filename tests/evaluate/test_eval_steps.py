@@ -40,8 +40,40 @@ def test_a_verdict_says_where_its_evaluation_spent_its_time():
     assert phases.startswith("check candidate.py: correctness trials' phases: inputs ")
     for phase in ("reference", "candidate call", "judgement"):
         assert f", {phase} " in phases
+    # and the candidate call's own steps as its process timed them, in their order
+    own = labels[labels.index(phases) + 1]
+    head = "check candidate.py: the candidate call's steps by its process's clock (its word, "
+    assert own.startswith(head + "not checked): inputs in ")
+    steps = [part.rsplit(" ", 2)[0] for part in own.split("): ", 1)[1].split(", ")]
+    assert steps == ["inputs in", "placing", "poison", "forward", "checks", "outputs out"]
     assert all(seconds >= 0 for _, seconds in verdict.steps_s)
     total = sum(seconds for _, seconds in verdict.steps_s)
     assert 0 < total <= verdict.wall_s + 0.01  # the job's own time, within the call's
     again = Verdict.from_json(json.loads(json.dumps(verdict.to_json())))
     assert again.steps_s == verdict.steps_s
+
+
+def test_the_steps_a_candidate_reports_are_numbers_for_the_report_only():
+    # The candidate's process says how long its steps took; a cheat may say anything there,
+    # so only the known steps' plain, sane numbers are added up, for the report to show.
+    import torch
+
+    from kbot.evaluate.jobs import Deadline, _remote_call
+
+    said = {"inputs in": 1.5, "placing": -1, "poison": True, "forward": "2", "checks": 1e9,
+            "outputs out": 0.25, "extra": 3.0, "forward ": 1.0}  # fmt: skip
+
+    class Host:
+        max_reply_bytes = 0
+
+        def request(self, op, timeout_s, **fields):
+            return {"outputs": [torch.ones(1)], "inputs_after": [], "steps": said}
+
+    steps: dict[str, float] = {}
+    call = _remote_call(Host(), 0, Deadline(60), steps)
+    call([], [], "")
+    call([], [], "")
+    assert steps == {"inputs in": 3.0, "outputs out": 0.5}
+    said.clear()
+    call([], [], "")
+    assert steps == {"inputs in": 3.0, "outputs out": 0.5}
