@@ -223,7 +223,7 @@ class CandidateProcess:
             if name is not None:
                 fd = wire.open_payload(self._exchange_fd, name, self.max_reply_bytes)
             for key in _TENSOR_FIELDS & set(reply):
-                values[key] = wire.decode(reply[key], fd, self.device)
+                values[key] = wire.decode(reply[key], fd, self.device, readers=REPLY_READERS)
         except (wire.WireError, OSError) as exc:
             raise CandidateLost(Reason("protocol", f"an unreadable reply: {exc}")) from None
         finally:
@@ -306,6 +306,9 @@ class CandidateProcess:
 
 
 _TENSOR_FIELDS = frozenset({"init", "state", "inputs", "outputs", "inputs_after"})
+# Threads that read a reply's large tensors (wire.PARALLEL_MIN_BYTES and up): a 2 GiB case's
+# outputs and inputs come back every trial.
+REPLY_READERS = 8
 
 
 def _read_own_file(path: Path, limit: int) -> str:

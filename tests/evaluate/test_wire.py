@@ -76,6 +76,28 @@ def test_a_payload_cut_short_is_refused(tmp_path):
         wire.decode(encoded, path, torch.device("cpu"))
 
 
+def test_large_tensors_read_in_slices_side_by_side_arrive_whole(tmp_path, monkeypatch):
+    # The judge reads a reply's large tensors with several threads (one read a 2 GiB payload at
+    # 7-9 GB/s on the H100, eight at 38 GB/s); every byte lands where it belongs, an odd size
+    # included, and a payload cut short inside any slice is still refused.
+    monkeypatch.setattr(wire, "PARALLEL_MIN_BYTES", 1024)
+    values = [torch.randn(3001), torch.arange(777, dtype=torch.int16), torch.randn(10)]
+    outbox = wire.Outbox.at(tmp_path / "payload.bin")
+    encoded = wire.encode(values, outbox)
+    path = outbox.write()
+    for readers in (1, 3, 8):
+        with open(path, "rb") as handle:
+            fd = handle.fileno()
+            back = wire.decode(encoded, fd, torch.device("cpu"), readers=readers)
+        assert all(torch.equal(got, sent) for got, sent in zip(back, values))
+    first = 3001 * 4
+    with open(path, "r+b") as handle:
+        handle.truncate(first // 2)  # the first tensor's middle slices and the rest are gone
+    for readers in (1, 8):
+        with pytest.raises(wire.WireError, match="missing from the payload"):
+            wire.decode(encoded, path, torch.device("cpu"), readers=readers)
+
+
 def test_a_declared_extent_that_does_not_match_its_bytes_is_refused(tmp_path):
     outbox = wire.Outbox.at(tmp_path / "payload.bin")
     encoded = wire.encode([torch.randn(10)], outbox)
