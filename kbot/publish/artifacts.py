@@ -4,7 +4,9 @@ the hidden marker."""
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
+import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -12,7 +14,7 @@ from typing import Any
 
 from kbot import __version__
 from kbot.evaluate.verdict import NOT_TIMED, Verdict
-from kbot.publish.adapters import AdapterInput, FileChange, Integration
+from kbot.publish.adapters import AdapterInput, EntryPoint, FileChange, Integration
 from kbot.publish.callsite import KernelCall
 from kbot.publish.marker import Marker
 from kbot.publish.plan import Layout, PublishPlan, plan_publication
@@ -26,6 +28,7 @@ from kbot.publish.reference import (
     reimport,
     size_keyword,
     split_reference,
+    top_level_names,
 )
 from kbot.publish.render import render
 from kbot.publish.rundir import RunDir
@@ -64,15 +67,25 @@ def render_publication(plan: PublishPlan) -> Publication:
     run, call, layout, integration = plan.run, plan.call, plan.layout, plan.integration
     context = _code_context(run, call, layout, plan.kernel_import, plan.dtypes)
     package = plan.kernel_import.split(".")[0]
-    kernel_line = f"from {plan.kernel_import} import {call.launcher}"
+    # The kernel's launcher, the patched op and the reference's copy may share one name (a
+    # plain function target: lightllm's `rotate_half`); each gets its own in these files.
+    taken = top_level_names(context["reference_body"])
+    entry = integration.entry
+    kernel_name = call.launcher
+    if kernel_name in taken or (entry is not None and _imported_name(entry) == kernel_name):
+        kernel_name = _free_name(f"triton_{call.launcher}", taken)
+    entry = None if entry is None else _entry_named(entry, taken | {kernel_name})
+    kernel_line = f"from {plan.kernel_import} import {call.launcher}" + (
+        f" as {kernel_name}" if kernel_name != call.launcher else ""
+    )
+    context["kernel_call"] = call.render({"self": "model"}, launcher=kernel_name)
     parity = render(
         "parity_test.py.j2",
         **context,
-        entry=integration.entry,
+        entry=entry,
         **_imports(
             ["import os", "import pytest", "import torch", *context["reference_imports"],
-             *context["package_imports"], kernel_line,
-             *([integration.entry.import_line] if integration.entry else [])],
+             *context["package_imports"], kernel_line, *([entry.import_line] if entry else [])],
             package, layout, layout.parity_path,
         ),
     )  # fmt: skip
@@ -192,6 +205,43 @@ def _imports(lines: list[str], package: str, layout: Layout, path: str) -> dict[
         "path_setup": {"root": root, "relative": relative},
         "late_imports": [f"{line}  # noqa: E402" for line in late],
     }
+
+
+_FROM_IMPORT = re.compile(r"from (\S+) import (\w+)")
+
+
+def _imported_name(entry: EntryPoint) -> str | None:
+    """The name the entry's import binds ("from m import X" binds X)."""
+    match = _FROM_IMPORT.fullmatch(entry.import_line)
+    return match.group(2) if match else None
+
+
+def _entry_named(entry: EntryPoint, taken: set[str]) -> EntryPoint:
+    """The entry, its import bound to a name none of `taken` uses: `patched_X` where the
+    reference's copy (or the kernel's import) binds X."""
+    name = _imported_name(entry)
+    if name is None or name not in taken:
+        return entry
+    alias = _free_name(f"patched_{name}", taken)
+
+    def renamed(text: str | None) -> str | None:
+        return None if text is None else re.sub(rf"^{name}\b", alias, text)
+
+    return dataclasses.replace(
+        entry,
+        import_line=f"{entry.import_line} as {alias}",
+        construct=renamed(entry.construct),
+        call=renamed(entry.call),
+    )
+
+
+def _free_name(name: str, taken: set[str]) -> str:
+    """`name`, or `name_2`, `name_3`, ... where it is taken."""
+    free, count = name, 1
+    while free in taken:
+        count += 1
+        free = f"{name}_{count}"
+    return free
 
 
 def _case_key(case: Any) -> str:

@@ -122,7 +122,8 @@ def check_names(rendered: str, body: str, path: str, rebinds: tuple[str, ...] = 
     top-level name (a problem's `_reference` once met the parity test's helper of that name,
     and the test called the wrong one). `rebinds` are names the template rebinds on purpose."""
     template = rendered.replace(body, "\n", 1) if body.strip() else rendered
-    clash = (_top_level_names(body) & _top_level_names(template)) - set(rebinds)
+    bound = top_level_names(template) | _imported_names(template)
+    clash = (top_level_names(body) & bound) - set(rebinds)
     if clash:
         raise AdapterError(
             f"{path}: the problem's reference binds {', '.join(sorted(clash))}, which kbot's "
@@ -130,7 +131,8 @@ def check_names(rendered: str, body: str, path: str, rebinds: tuple[str, ...] = 
         )
 
 
-def _top_level_names(source: str) -> set[str]:
+def top_level_names(source: str) -> set[str]:
+    """The names a module's own definitions and assignments bind (not its imports)."""
     names: set[str] = set()
     for node in ast.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -138,6 +140,16 @@ def _top_level_names(source: str) -> set[str]:
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
+
+
+def _imported_names(source: str) -> set[str]:
+    """The names a module's top-level imports bind (a copied function of the kernel's name once
+    shadowed the kernel's import, and the PR's parity test compared the original with itself)."""
+    names: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
     return names
 
 

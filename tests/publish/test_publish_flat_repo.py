@@ -102,3 +102,89 @@ def test_a_reference_name_the_template_defines_too_is_refused_with_the_name():
     with pytest.raises(AdapterError, match=r"tests/test_op\.py: .* binds _kernel"):
         check_names(rendered, body, "tests/test_op.py")
     check_names(rendered.replace("def _kernel(model", "def _launch(model"), body, "t.py")
+
+
+def test_a_function_target_named_as_its_kernel_is_tested_against_the_kernel(
+    tmp_path, monkeypatch, draft_emitted
+):
+    # lightllm's `rotate_half` (H100, 2026-12-06): the kernel's launcher, the patched function
+    # and the reference's copy all had one name, and the name bound last won: there the copy,
+    # so the parity test compared the original with itself and the benchmark's kbot column
+    # timed the original; here the kernel's import, so the patched-op test called the kernel.
+    # Each now has its own name, and a kernel that returns garbage fails the parity test.
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    repo = _flat_repo(tmp_path / "fastlm")
+    options = ScanOptions(cases=({"T": 1}, {"T": 3}), model_config=load_model_config("llama-3-8b"))
+    (emitted,) = emit_problems(scan(repo, options), tmp_path / "problems", options)
+    outcome = draft_emitted(emitted, "apply_rotary_emb")
+    clone = outcome.clone_dir
+    parity = next(f for f in outcome.files if Path(f).name.startswith("test_"))
+    kernel = next(f for f in outcome.files if Path(f).name.startswith("triton_"))
+    text = (clone / parity).read_text()
+    assert "import apply_rotary_emb as triton_apply_rotary_emb" in text
+    assert "return triton_apply_rotary_emb(" in text
+    done = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", parity], clone)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    launcher = (clone / kernel).read_text()
+    (clone / kernel).write_text(
+        launcher + "\n\ndef apply_rotary_emb(x, *args, **kwargs):\n    return x * 0 + 7\n"
+    )
+    done = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", parity], clone)
+    assert done.returncode != 0 and " failed" in done.stdout, done.stdout[-3000:]
+
+
+def test_names_a_reference_shares_with_an_import_are_found():
+    body = "def rotate_half(x):\n    return x\n"
+    rendered = f"import torch\nfrom pkg.triton_rotate_half import rotate_half\n\n{body}\n"
+    with pytest.raises(AdapterError, match="binds rotate_half"):
+        check_names(rendered, body, "tests/test_op.py")
+    check_names(rendered.replace("rotate_half\n\n", "rotate_half as triton_rotate_half\n\n", 1),
+                body, "tests/test_op.py")  # fmt: skip
+
+
+def test_a_copied_function_named_as_its_kernel_does_not_shadow_the_kernel(
+    tmp_path, monkeypatch, draft_emitted
+):
+    # As lightllm's was: the module does not import where kbot scans it (a package missing
+    # there), so the problem carries a copy of the function under its own name; the PR's
+    # parity test runs where the package is installed (a stand-in module here).
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    repo = tmp_path / "fastlm"
+    (repo / "moe-scripts").mkdir(parents=True)
+    (repo / "moe-scripts" / "model.py").write_text("import kbot_absent_package\n" + MODEL)
+    _git(repo, "init", "-q")
+    _git(repo, "symbolic-ref", "HEAD", "refs/heads/main")
+    _git(repo, "add", "--all")
+    _git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "base")
+    options = ScanOptions(cases=({"T": 1}, {"T": 3}), model_config=load_model_config("llama-3-8b"))
+    (emitted,) = emit_problems(scan(repo, options), tmp_path / "problems", options)
+    assert "def apply_rotary_emb(" in emitted.path.read_text()  # a copy, not an import
+    outcome = draft_emitted(emitted, "apply_rotary_emb")
+    clone = outcome.clone_dir
+    parity = next(f for f in outcome.files if Path(f).name.startswith("test_"))
+    kernel = next(f for f in outcome.files if Path(f).name.startswith("triton_"))
+    text = (clone / parity).read_text()
+    assert "def apply_rotary_emb(" in text and "return triton_apply_rotary_emb(" in text
+    assert "import apply_rotary_emb as patched_apply_rotary_emb" in text
+    stand_in = tmp_path / "site"
+    stand_in.mkdir()
+    (stand_in / "kbot_absent_package.py").write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(TRITON_INTERPRET="1", PYTHONPATH=str(stand_in))
+    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", parity]
+
+    def run_parity() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            pytest_cmd, cwd=clone, capture_output=True, text=True, timeout=900, env=env
+        )
+
+    done = run_parity()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    launcher = (clone / kernel).read_text()
+    (clone / kernel).write_text(
+        launcher + "\n\ndef apply_rotary_emb(x, *args, **kwargs):\n    return x * 0 + 7\n"
+    )
+    done = run_parity()
+    assert done.returncode != 0 and " failed" in done.stdout, done.stdout[-3000:]
