@@ -147,6 +147,18 @@ def test_a_module_check_after_the_time_limit_is_not_called_a_broken_original(tmp
     assert seen.originals == {}  # a later call checks the original again
 
 
+def test_a_parity_run_in_which_no_test_passed_is_not_a_pass():
+    # A CPU dry run once counted parity tests as passed whose every test had skipped (the
+    # kernel test needs CUDA or the interpreter, which the check had switched off).
+    module = _bench("real_repos_run")
+    assert module.parity_result(0, "....                [100%]\n4 passed in 2.1s") == "passed"
+    skipped = module.parity_result(0, "ssss [100%]\n4 skipped in 0.5s")
+    assert skipped == "no test ran here: 4 skipped in 0.5s"
+    assert module.parity_result(5, "no tests ran in 0.1s").startswith("no test ran here")
+    failed = "E   AssertionError: Tensor-likes are not close!\n1 failed, 3 passed in 3s"
+    assert module.parity_result(1, failed) == "AssertionError: Tensor-likes are not close!"
+
+
 def test_kbot_run_leaves_time_to_check_its_drafts():
     import math
     import time
