@@ -47,30 +47,44 @@ def main() -> int:
     args = parser.parse_args()
 
     import torch
-    import triton
 
     if not torch.cuda.is_available():
         print("decode_gap.py needs a GPU", file=sys.stderr)
         return 2
+    rows = (
+        (op, case, row)
+        for op in [o for o in args.ops.split(",") if o]
+        for case, row in op_rows(PROBLEMS / f"{op}.py", args.mode, args.max_rows, args.rep)
+    )
+    title = f"torch.compile's kernel at decode: {args.mode} mode"
+    write_table(args.out, title, ["CUDA-graph medians in µs (do_bench_cudagraph, one process):"],
+                COLUMNS, rows)  # fmt: skip
+    return 0
+
+
+def write_table(out: Path, title: str, notes: list[str], columns, rows) -> None:
+    """A markdown table of µs per op and case, with the date, GPU and versions, each row
+    printed as it comes (a command stopped at its limit still shows the rows it measured)."""
+    import torch
+    import triton
+
     lines = [
-        f"# torch.compile's kernel at decode: {args.mode} mode",
+        f"# {title}",
         "",
         f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
         f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}",
         "",
-        "CUDA-graph medians in µs (do_bench_cudagraph, one process):",
+        *notes,
         "",
-        f"| op | case | {' | '.join(COLUMNS)} |",
-        "|---|---|" + "---|" * len(COLUMNS),
+        f"| op | case | {' | '.join(columns)} |",
+        "|---|---|" + "---|" * len(columns),
     ]
-    for op in [o for o in args.ops.split(",") if o]:
-        for case, row in op_rows(PROBLEMS / f"{op}.py", args.mode, args.max_rows, args.rep):
-            cells = " | ".join(row.get(c, "—") for c in COLUMNS)
-            lines.append(f"| {op} | {case} | {cells} |")
-            print(lines[-1], flush=True)
-    args.out.write_text("\n".join(lines) + "\n")
-    print(f"wrote {args.out}")
-    return 0
+    for op, case, row in rows:
+        cells = " | ".join(row.get(c, "—") for c in columns)
+        lines.append(f"| {op} | {case} | {cells} |")
+        print(lines[-1], flush=True)
+    out.write_text("\n".join(lines) + "\n")
+    print(f"wrote {out}")
 
 
 def op_rows(path: Path, mode: str, max_rows: int, rep: int):
@@ -125,9 +139,9 @@ def op_rows(path: Path, mode: str, max_rows: int, rep: int):
     rows = {index: {} for index, _ in decode}
     for index, case in decode:
         inputs = inputs_of(case)
-        rows[index]["eager"] = _us(lambda x=inputs: model(*x), rep)
+        rows[index]["eager"] = graph_us(lambda x=inputs: model(*x), rep)
         for name, new in extracted.items():
-            rows[index][name] = _us(lambda new=new, x=inputs: new(*x), rep)
+            rows[index][name] = graph_us(lambda new=new, x=inputs: new(*x), rep)
     # Dynamo caches by the forward's code, so each compile below starts from a reset.
     with torch.no_grad(), _no_duck_sizing(), inductor_config.patch(options):
         torch._dynamo.reset()
@@ -138,18 +152,19 @@ def op_rows(path: Path, mode: str, max_rows: int, rep: int):
         dynamic(*warm)
         for index, case in decode:
             inputs = inputs_of(case)
-            rows[index]["compile dynamic"] = _us(lambda x=inputs: dynamic(*x), rep)
+            rows[index]["compile dynamic"] = graph_us(lambda x=inputs: dynamic(*x), rep)
         for index, case in decode:
             torch._dynamo.reset()
             static = torch.compile(model, dynamic=False)
             inputs = inputs_of(case)
-            rows[index]["compile static"] = _us(lambda f=static, x=inputs: f(*x), rep)
+            rows[index]["compile static"] = graph_us(lambda f=static, x=inputs: f(*x), rep)
         torch._dynamo.reset()
     for index, case in decode:
         yield ", ".join(f"{k}={v}" for k, v in case.items()), rows[index]
 
 
-def _us(call, rep: int) -> str:
+def graph_us(call, rep: int) -> str:
+    """µs per call as text: the median of do_bench_cudagraph, compiled and warmed first."""
     import torch
     import triton
 

@@ -14,7 +14,6 @@ triton.testing.do_bench_cudagraph):
 from __future__ import annotations
 
 import argparse
-import datetime
 import sys
 import tempfile
 import time
@@ -23,6 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "bench" / "problems"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from decode_gap import graph_us, write_table  # noqa: E402  (bench/'s scripts import each other by name)
 
 
 def main() -> int:
@@ -36,33 +38,23 @@ def main() -> int:
     args = parser.parse_args()
 
     import torch
-    import triton
 
     if not torch.cuda.is_available():
         print("split_count.py needs a GPU", file=sys.stderr)
         return 2
     deadline = time.time() + args.time_limit if args.time_limit else float("inf")
     totals = [int(t) for t in args.totals.split(",") if t]
-    columns = ["eager", "torch.compile", *(f"total {t}" for t in totals)]
-    lines = [
-        "# Programs of the split launch at decode sizes",
-        "",
-        f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
-        f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}",
-        "",
+    rows = (
+        (op, case, row)
+        for op in [o for o in args.ops.split(",") if o]
+        for case, row in op_rows(PROBLEMS / f"{op}.py", totals, args.max_rows, args.rep, deadline)
+    )
+    notes = [
         "CUDA-graph medians in µs (do_bench_cudagraph, one process); `total N`: codegen's",
         "decode composite with DECODE_TOTAL_SPLITS = N (splits a row in brackets).",
-        "",
-        f"| op | case | {' | '.join(columns)} |",
-        "|---|---|" + "---|" * len(columns),
     ]
-    for op in [o for o in args.ops.split(",") if o]:
-        for case, row in op_rows(PROBLEMS / f"{op}.py", totals, args.max_rows, args.rep, deadline):
-            cells = " | ".join(row.get(c, "—") for c in columns)
-            lines.append(f"| {op} | {case} | {cells} |")
-            print(lines[-1], flush=True)
-    args.out.write_text("\n".join(lines) + "\n")
-    print(f"wrote {args.out}")
+    columns = ["eager", "torch.compile", *(f"total {t}" for t in totals)]
+    write_table(args.out, "Programs of the split launch at decode sizes", notes, columns, rows)
     return 0
 
 
@@ -96,10 +88,10 @@ def op_rows(path: Path, totals: list[int], max_rows: int, rep: int, deadline: fl
             continue
         with torch.no_grad():
             expected = model(*inputs)
-        row = {"eager": _us(lambda x=inputs: model(*x), rep)}
+        row = {"eager": graph_us(lambda x=inputs: model(*x), rep)}
         torch._dynamo.reset()
         static = torch.compile(model, dynamic=False)
-        row["torch.compile"] = _us(lambda f=static, x=inputs: f(*x), rep)
+        row["torch.compile"] = graph_us(lambda f=static, x=inputs: f(*x), rep)
         for total in totals:
             candidate.DECODE_TOTAL_SPLITS = total
             splits = candidate.DECODE_SPLITS
@@ -107,19 +99,8 @@ def op_rows(path: Path, totals: list[int], max_rows: int, rep: int, deadline: fl
                 splits //= 2
             with torch.no_grad():
                 torch.testing.assert_close(new(*inputs), expected, atol=2e-2, rtol=2e-2)
-            row[f"total {total}"] = f"{_us(lambda x=inputs: new(*x), rep)} ({splits})"
+            row[f"total {total}"] = f"{graph_us(lambda x=inputs: new(*x), rep)} ({splits})"
         yield ", ".join(f"{k}={v}" for k, v in case.items()), row
-
-
-def _us(call, rep: int) -> str:
-    import torch
-    import triton
-
-    with torch.no_grad():
-        call()  # compile and warm outside the graph
-        torch.cuda.synchronize()
-        ms = triton.testing.do_bench_cudagraph(call, rep=rep)
-    return f"{ms * 1000:.2f}"
 
 
 if __name__ == "__main__":

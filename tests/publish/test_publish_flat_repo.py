@@ -37,9 +37,9 @@ def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
-def _flat_repo(root: Path) -> Path:
+def _flat_repo(root: Path, model: str = MODEL) -> Path:
     (root / "moe-scripts").mkdir(parents=True)
-    (root / "moe-scripts" / "model.py").write_text(MODEL)
+    (root / "moe-scripts" / "model.py").write_text(model)
     (root / "README.md").write_text("scripts, run from their folder\n")
     _git(root, "init", "-q")
     _git(root, "symbolic-ref", "HEAD", "refs/heads/main")
@@ -48,11 +48,11 @@ def _flat_repo(root: Path) -> Path:
     return root
 
 
-def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
+def _run(cmd: list[str], cwd: Path, extra: dict | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.run(
         cmd, cwd=cwd, capture_output=True, text=True, timeout=900,
-        env={**env, "TRITON_INTERPRET": "1"},
+        env={**env, "TRITON_INTERPRET": "1", **(extra or {})},
     )  # fmt: skip
 
 
@@ -112,9 +112,33 @@ def test_a_function_target_named_as_its_kernel_is_tested_against_the_kernel(
     # so the parity test compared the original with itself and the benchmark's kbot column
     # timed the original; here the kernel's import, so the patched-op test called the kernel.
     # Each now has its own name, and a kernel that returns garbage fails the parity test.
+    text = _kernel_must_fail_parity(tmp_path, monkeypatch, draft_emitted, MODEL, {})
+    assert "import apply_rotary_emb as triton_apply_rotary_emb" in text
+
+
+def test_a_copied_function_named_as_its_kernel_does_not_shadow_the_kernel(
+    tmp_path, monkeypatch, draft_emitted
+):
+    # As lightllm's was: the module does not import where kbot scans it (a package missing
+    # there), so the problem carries a copy of the function under its own name; the PR's
+    # parity test runs where the package is installed (a stand-in module here).
+    stand_in = tmp_path / "site"
+    stand_in.mkdir()
+    (stand_in / "kbot_absent_package.py").write_text("")
+    model = "import kbot_absent_package\n" + MODEL
+    text = _kernel_must_fail_parity(
+        tmp_path, monkeypatch, draft_emitted, model, {"PYTHONPATH": str(stand_in)}
+    )
+    assert "def apply_rotary_emb(" in text  # the reference's copy keeps its name
+    assert "import apply_rotary_emb as patched_apply_rotary_emb" in text
+
+
+def _kernel_must_fail_parity(tmp_path, monkeypatch, draft_emitted, model, env) -> str:
+    """Drafts `model`'s apply_rotary_emb as an op of the same name; its parity test passes, and
+    fails once the kernel module's launcher returns garbage. Returns the parity test's text."""
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-    repo = _flat_repo(tmp_path / "fastlm")
+    repo = _flat_repo(tmp_path / "fastlm", model)
     options = ScanOptions(cases=({"T": 1}, {"T": 3}), model_config=load_model_config("llama-3-8b"))
     (emitted,) = emit_problems(scan(repo, options), tmp_path / "problems", options)
     outcome = draft_emitted(emitted, "apply_rotary_emb")
@@ -122,16 +146,15 @@ def test_a_function_target_named_as_its_kernel_is_tested_against_the_kernel(
     parity = next(f for f in outcome.files if Path(f).name.startswith("test_"))
     kernel = next(f for f in outcome.files if Path(f).name.startswith("triton_"))
     text = (clone / parity).read_text()
-    assert "import apply_rotary_emb as triton_apply_rotary_emb" in text
     assert "return triton_apply_rotary_emb(" in text
-    done = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", parity], clone)
+    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", parity]
+    done = _run(pytest_cmd, clone, env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    launcher = (clone / kernel).read_text()
-    (clone / kernel).write_text(
-        launcher + "\n\ndef apply_rotary_emb(x, *args, **kwargs):\n    return x * 0 + 7\n"
-    )
-    done = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", parity], clone)
+    garbage = "\n\ndef apply_rotary_emb(x, *args, **kwargs):\n    return x * 0 + 7\n"
+    (clone / kernel).write_text((clone / kernel).read_text() + garbage)
+    done = _run(pytest_cmd, clone, env)
     assert done.returncode != 0 and " failed" in done.stdout, done.stdout[-3000:]
+    return text
 
 
 def test_names_a_reference_shares_with_an_import_are_found():
@@ -141,50 +164,3 @@ def test_names_a_reference_shares_with_an_import_are_found():
         check_names(rendered, body, "tests/test_op.py")
     check_names(rendered.replace("rotate_half\n\n", "rotate_half as triton_rotate_half\n\n", 1),
                 body, "tests/test_op.py")  # fmt: skip
-
-
-def test_a_copied_function_named_as_its_kernel_does_not_shadow_the_kernel(
-    tmp_path, monkeypatch, draft_emitted
-):
-    # As lightllm's was: the module does not import where kbot scans it (a package missing
-    # there), so the problem carries a copy of the function under its own name; the PR's
-    # parity test runs where the package is installed (a stand-in module here).
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-    repo = tmp_path / "fastlm"
-    (repo / "moe-scripts").mkdir(parents=True)
-    (repo / "moe-scripts" / "model.py").write_text("import kbot_absent_package\n" + MODEL)
-    _git(repo, "init", "-q")
-    _git(repo, "symbolic-ref", "HEAD", "refs/heads/main")
-    _git(repo, "add", "--all")
-    _git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "base")
-    options = ScanOptions(cases=({"T": 1}, {"T": 3}), model_config=load_model_config("llama-3-8b"))
-    (emitted,) = emit_problems(scan(repo, options), tmp_path / "problems", options)
-    assert "def apply_rotary_emb(" in emitted.path.read_text()  # a copy, not an import
-    outcome = draft_emitted(emitted, "apply_rotary_emb")
-    clone = outcome.clone_dir
-    parity = next(f for f in outcome.files if Path(f).name.startswith("test_"))
-    kernel = next(f for f in outcome.files if Path(f).name.startswith("triton_"))
-    text = (clone / parity).read_text()
-    assert "def apply_rotary_emb(" in text and "return triton_apply_rotary_emb(" in text
-    assert "import apply_rotary_emb as patched_apply_rotary_emb" in text
-    stand_in = tmp_path / "site"
-    stand_in.mkdir()
-    (stand_in / "kbot_absent_package.py").write_text("")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(TRITON_INTERPRET="1", PYTHONPATH=str(stand_in))
-    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", parity]
-
-    def run_parity() -> subprocess.CompletedProcess:
-        return subprocess.run(
-            pytest_cmd, cwd=clone, capture_output=True, text=True, timeout=900, env=env
-        )
-
-    done = run_parity()
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    launcher = (clone / kernel).read_text()
-    (clone / kernel).write_text(
-        launcher + "\n\ndef apply_rotary_emb(x, *args, **kwargs):\n    return x * 0 + 7\n"
-    )
-    done = run_parity()
-    assert done.returncode != 0 and " failed" in done.stdout, done.stdout[-3000:]
