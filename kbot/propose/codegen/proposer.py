@@ -22,15 +22,17 @@ class Candidate:
     note: str
 
 
-def generate(spec: ProblemSpec, limit: int = 8) -> list[Candidate]:
-    """All variants codegen offers for a problem; raises Unsupported with the reason if none."""
+def generate(spec: ProblemSpec, limit: int = 8, decode_first: bool = True) -> list[Candidate]:
+    """All variants codegen offers for a problem; raises Unsupported with the reason if none.
+    `decode_first`: the decode composite leads where the problem has cases of several sizes
+    (variants.decode_launch_first); off, the variants keep their own order."""
     traced = trace_problem(spec)
     schedules = classify(traced, spec.options.extern_ops)
     op = op_name(spec)
+    order = decode_launch_first if decode_first else (lambda variants, cases: variants)
     # Interleave the schedules' variants so a small limit still sees every schedule.
     per_schedule = [
-        [(s, v) for v in decode_launch_first(variants_for(traced, s, spec), spec.cases)]
-        for s in schedules
+        [(s, v) for v in order(variants_for(traced, s, spec), spec.cases)] for s in schedules
     ]
     ordered = [pair for group in zip_longest(*per_schedule) for pair in group if pair]
     candidates: list[Candidate] = []
@@ -59,7 +61,14 @@ class CodegenProposer:
 
     def propose(self, context: ProposeContext) -> ProposeOutcome:
         try:
-            candidates = generate(context.problem, limit=context.max_proposals)
+            # On a CPU nothing is timed and Triton's interpreter pays per program: the decode
+            # composite's many small programs (4x the plain launch's at T=64) made the bundled
+            # example's first candidate outlast its 90 s budget on a busy 2-core machine.
+            candidates = generate(
+                context.problem,
+                limit=context.max_proposals,
+                decode_first=context.device != "cpu",
+            )
         except Unsupported as exc:
             return ProposeOutcome(proposals=(), skipped_reason=f"no codegen schedule: {exc}")
         except Exception as exc:  # noqa: BLE001 - a graph codegen mishandles must not end the run
