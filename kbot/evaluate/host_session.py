@@ -351,6 +351,10 @@ class Session:
         return encoded
 
 
+# The steps of a call StepClock times, in their order (the judge reads these names only).
+HOST_STEPS = ("inputs in", "placing", "poison", "forward", "checks", "outputs out")
+
+
 class StepClock:
     """Seconds per step of one call by this process's clock (the GPU synchronised at each
     mark), sent back with the reply: the judge reports them as this process's word, beside
@@ -363,6 +367,7 @@ class StepClock:
 
     def mark(self, step: str) -> None:
         """The time since the last mark goes to `step`."""
+        assert step in HOST_STEPS, step
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         now = time.perf_counter()

@@ -15,6 +15,7 @@ import torch
 from kbot.evaluate.aliasing import NOTHING_SHARED, Allowed
 from kbot.evaluate.compute_guard import extern_aten
 from kbot.evaluate.correctness import CandidateCrashed, ReferenceFailed, check_case
+from kbot.evaluate.host_session import HOST_STEPS
 from kbot.evaluate.input_places import coarser_per_case
 from kbot.evaluate.processes import short
 from kbot.evaluate.protocol import CandidateOutcome, Job
@@ -348,10 +349,6 @@ def _unrun(host: CandidateProcess, deadline) -> int:
         return int(host.request("turns", deadline.left()).get("unrun", 0))
     except CandidateFailed as failed:
         raise CandidateCrashed(failed.reason, failed.fatal) from None
-
-
-# The steps of a call the candidate's process times (host_session.StepClock), in its order.
-HOST_STEPS = ("inputs in", "placing", "poison", "forward", "checks", "outputs out")
 
 
 def _remote_call(host: CandidateProcess, case_index: int, deadline, host_steps: dict[str, float]):

@@ -4,9 +4,7 @@ the hidden marker."""
 
 from __future__ import annotations
 
-import dataclasses
 import posixpath
-import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -14,9 +12,10 @@ from typing import Any
 
 from kbot import __version__
 from kbot.evaluate.verdict import NOT_TIMED, Verdict
-from kbot.publish.adapters import AdapterInput, EntryPoint, FileChange, Integration
+from kbot.publish.adapters import AdapterInput, FileChange, Integration
 from kbot.publish.callsite import KernelCall
 from kbot.publish.marker import Marker
+from kbot.publish.names import own_names
 from kbot.publish.plan import Layout, PublishPlan, plan_publication
 from kbot.publish.pr_template import follow_template
 from kbot.publish.reference import (
@@ -67,14 +66,9 @@ def render_publication(plan: PublishPlan) -> Publication:
     run, call, layout, integration = plan.run, plan.call, plan.layout, plan.integration
     context = _code_context(run, call, layout, plan.kernel_import, plan.dtypes)
     package = plan.kernel_import.split(".")[0]
-    # The kernel's launcher, the patched op and the reference's copy may share one name (a
-    # plain function target: lightllm's `rotate_half`); each gets its own in these files.
-    taken = top_level_names(context["reference_body"])
-    entry = integration.entry
-    kernel_name = call.launcher
-    if kernel_name in taken or (entry is not None and _imported_name(entry) == kernel_name):
-        kernel_name = _free_name(f"triton_{call.launcher}", taken)
-    entry = None if entry is None else _entry_named(entry, taken | {kernel_name})
+    kernel_name, entry = own_names(
+        call.launcher, integration.entry, top_level_names(context["reference_body"])
+    )
     kernel_line = f"from {plan.kernel_import} import {call.launcher}" + (
         f" as {kernel_name}" if kernel_name != call.launcher else ""
     )
@@ -205,43 +199,6 @@ def _imports(lines: list[str], package: str, layout: Layout, path: str) -> dict[
         "path_setup": {"root": root, "relative": relative},
         "late_imports": [f"{line}  # noqa: E402" for line in late],
     }
-
-
-_FROM_IMPORT = re.compile(r"from (\S+) import (\w+)")
-
-
-def _imported_name(entry: EntryPoint) -> str | None:
-    """The name the entry's import binds ("from m import X" binds X)."""
-    match = _FROM_IMPORT.fullmatch(entry.import_line)
-    return match.group(2) if match else None
-
-
-def _entry_named(entry: EntryPoint, taken: set[str]) -> EntryPoint:
-    """The entry, its import bound to a name none of `taken` uses: `patched_X` where the
-    reference's copy (or the kernel's import) binds X."""
-    name = _imported_name(entry)
-    if name is None or name not in taken:
-        return entry
-    alias = _free_name(f"patched_{name}", taken)
-
-    def renamed(text: str | None) -> str | None:
-        return None if text is None else re.sub(rf"^{name}\b", alias, text)
-
-    return dataclasses.replace(
-        entry,
-        import_line=f"{entry.import_line} as {alias}",
-        construct=renamed(entry.construct),
-        call=renamed(entry.call),
-    )
-
-
-def _free_name(name: str, taken: set[str]) -> str:
-    """`name`, or `name_2`, `name_3`, ... where it is taken."""
-    free, count = name, 1
-    while free in taken:
-        count += 1
-        free = f"{name}_{count}"
-    return free
 
 
 def _case_key(case: Any) -> str:
