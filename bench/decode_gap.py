@@ -19,6 +19,13 @@ replays, triton.testing.do_bench_cudagraph, median of --rep ms of replays):
 so a gap that torch.compile's own dynamic compile shows too is the dynamic shapes', and one only
 the extraction shows is the extraction's. One --mode a run (default or max-autotune).
 
+With --evaluator, four more columns time the static compile and the largest case's extraction
+by the evaluator's own method (kbot.evaluate.timing: one graph over rotated input copies, L2
+flushed before each replay, the four interleaved until stable), once with only the first call's
+outputs kept (the graph's pool then reuses one output buffer for the other calls: how the
+evaluator captured its baselines before 2026-12-06 19:00) and once with every call's outputs
+kept (how it captures a candidate, and its baselines since).
+
     python bench/decode_gap.py --ops gelu_tanh_and_mul,swiglu_clamped --out $OUT/decode_gap.md
 """
 
@@ -35,6 +42,9 @@ PROBLEMS = ROOT / "bench" / "problems"
 sys.path.insert(0, str(ROOT))
 
 COLUMNS = ("eager", "compile static", "compile dynamic", "kbot largest", "kbot smallest")
+METHOD_COLUMNS = (
+    "ev compile reused", "ev compile kept", "ev kbot reused", "ev kbot kept",
+)  # fmt: skip
 
 
 def main() -> int:
@@ -43,6 +53,10 @@ def main() -> int:
     parser.add_argument("--mode", default="max-autotune", choices=("default", "max-autotune"))
     parser.add_argument("--max-rows", type=int, default=64, help="cases up to this T only")
     parser.add_argument("--rep", type=int, default=200, help="ms of replays per measurement")
+    parser.add_argument(
+        "--evaluator", action="store_true",
+        help="also time by the evaluator's method, outputs reused and kept (ev columns)",
+    )  # fmt: skip
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
@@ -54,11 +68,16 @@ def main() -> int:
     rows = (
         (op, case, row)
         for op in [o for o in args.ops.split(",") if o]
-        for case, row in op_rows(PROBLEMS / f"{op}.py", args.mode, args.max_rows, args.rep)
+        for case, row in op_rows(
+            PROBLEMS / f"{op}.py", args.mode, args.max_rows, args.rep, args.evaluator
+        )
     )
     title = f"torch.compile's kernel at decode: {args.mode} mode"
-    write_table(args.out, title, ["CUDA-graph medians in µs (do_bench_cudagraph, one process):"],
-                COLUMNS, rows)  # fmt: skip
+    notes = ["CUDA-graph medians in µs (do_bench_cudagraph, one process):"]
+    if args.evaluator:
+        notes.append("ev: the evaluator's method, outputs of the other copies reused or kept.")
+    columns = COLUMNS + (METHOD_COLUMNS if args.evaluator else ())
+    write_table(args.out, title, notes, columns, rows)
     return 0
 
 
@@ -87,7 +106,7 @@ def write_table(out: Path, title: str, notes: list[str], columns, rows) -> None:
     print(f"wrote {out}")
 
 
-def op_rows(path: Path, mode: str, max_rows: int, rep: int):
+def op_rows(path: Path, mode: str, max_rows: int, rep: int, evaluator: bool = False):
     """(case label, {column: µs as text}) for each case of the problem up to `max_rows`."""
     import torch
     from torch._inductor import config as inductor_config
@@ -158,9 +177,50 @@ def op_rows(path: Path, mode: str, max_rows: int, rep: int):
             static = torch.compile(model, dynamic=False)
             inputs = inputs_of(case)
             rows[index]["compile static"] = graph_us(lambda f=static, x=inputs: f(*x), rep)
+            if evaluator and "kbot largest" in extracted:
+                rows[index].update(
+                    evaluator_us({"compile": static, "kbot": extracted["kbot largest"]}, inputs)
+                )
         torch._dynamo.reset()
     for index, case in decode:
         yield ", ".join(f"{k}={v}" for k, v in case.items()), rows[index]
+
+
+def evaluator_us(callables: dict, inputs: list, budget_s: float = 3.0) -> dict[str, str]:
+    """µs per call as text by the evaluator's method, each callable twice: "ev NAME reused"
+    (only the first call's outputs kept during capture) and "ev NAME kept" (every call's)."""
+    import torch
+
+    from kbot.evaluate.roofline import tensor_bytes
+    from kbot.evaluate.timing import Implementation, capture, l2_flush_buffer, measure, to_stat
+    from kbot.evaluate.timing_job import _rotated_copies
+
+    flush = l2_flush_buffer(inputs[0].device)
+    with torch.no_grad():
+        first = callables["compile"](*inputs)
+    written = tensor_bytes(list(first) if isinstance(first, (tuple, list)) else [first])
+    copies = _rotated_copies(inputs, flush.numel(), written)
+
+    def reused(f):
+        def run_all():
+            out = f(*copies[0])
+            for copy in copies[1:]:
+                f(*copy)
+            return out
+
+        return run_all
+
+    def kept(f):
+        return lambda: [f(*copy) for copy in copies]
+
+    impls = []
+    for name, f in callables.items():
+        for how, wrap in (("reused", reused), ("kept", kept)):
+            graph, outputs = capture(wrap(f))
+            calls = [lambda f=f, c=c: f(*c) for c in copies]
+            impls.append(Implementation(f"ev {name} {how}", graph, calls, outputs, len(copies)))
+    measure(impls, flush, budget_s)
+    return {i.name: f"{to_stat(i.graph_us).median_us:.2f}" for i in impls}
 
 
 def graph_us(call, rep: int) -> str:

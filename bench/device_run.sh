@@ -30,8 +30,9 @@
 #       RR_BUDGET, RR_LIMIT, RR_PER_REPO); it returns rr-state.tgz, which a fresh machine
 #       resumes from when carried as .device/rr-state.tgz; the repositories' requirements that
 #       the machine lacks go in .device/rr-deps/*.whl (carried), installed for this part only
-#   bash bench/device_run.sh diagnose      # bench/wire_cost.py in /tmp and /dev/shm, then
-#       bench/decode_gap.py (DIAG_OPS, DIAG_MODE, DIAG_LIMIT)
+#   bash bench/device_run.sh diagnose      # bench/decode_gap.py --evaluator (DIAG_OPS, DIAG_MODE,
+#       DIAG_LIMIT), bench/split_count.py (SPLIT_OPS, SPLIT_LIMIT), with DIAG_WIRE=1 first
+#       bench/wire_cost.py in /tmp and /dev/shm
 #   bash bench/device_run.sh multi-gpu     # issue 19 on nvidia-h200-x2: bench/multi_gpu.py, the
 #       pool's pinning, one kernel on both GPUs, faults on one worker, then kbot optimize with
 #       --gpus 0,1 and --gpus 0 (MG_PROBLEMS, MG_BUDGET s per run, MG_LIMIT s in all)
@@ -345,18 +346,27 @@ multi-gpu)
     grep -v '^|---' "$OUT/multi_gpu.log" | tail -14
     ;;
 diagnose)
-    # Two measurements that decide the next changes (2026-12-06): what one large tensor's
-    # crossing between the judge and a candidate costs, step by step, in /tmp and /dev/shm
-    # (bench/wire_cost.py), and where torch.compile's extracted kernel loses 0.1-0.2 us at
-    # decode (bench/decode_gap.py; DIAG_OPS, DIAG_MODE).
-    for folder in /tmp /dev/shm; do
-        $stop 120 python3 bench/wire_cost.py --gib 2 --device cuda --folder "$folder" \
-            --threads 8 2>&1 | tee -a "$OUT/wire_cost.txt"
-    done
-    $stop "${DIAG_LIMIT:-400}" python3 bench/decode_gap.py --ops "${DIAG_OPS:-gelu_tanh_and_mul,swiglu_clamped}" \
-        --mode "${DIAG_MODE:-max-autotune}" --out "$OUT/decode_gap.md" > "$OUT/decode_gap.log" 2>&1
+    # Measurements that decide the next changes: where torch.compile's extracted kernel loses
+    # 0.1-0.2 us at decode (bench/decode_gap.py --evaluator: by do_bench_cudagraph and by the
+    # evaluator's method, baseline outputs reused or kept; DIAG_OPS, DIAG_MODE), how many
+    # programs a wide row's split launch should use (bench/split_count.py; SPLIT_OPS, 0 skips),
+    # and with DIAG_WIRE=1 what one large tensor's crossing costs (bench/wire_cost.py).
+    if [ "${DIAG_WIRE:-0}" = 1 ]; then
+        for folder in /tmp /dev/shm; do
+            $stop 120 python3 bench/wire_cost.py --gib 2 --device cuda --folder "$folder" \
+                --threads 8 2>&1 | tee -a "$OUT/wire_cost.txt"
+        done
+    fi
+    $stop "${DIAG_LIMIT:-300}" python3 bench/decode_gap.py --ops "${DIAG_OPS:-gelu_tanh_and_mul,swiglu_clamped}" \
+        --mode "${DIAG_MODE:-max-autotune}" --evaluator --out "$OUT/decode_gap.md" > "$OUT/decode_gap.log" 2>&1
     echo "decode_gap exit $?"
     cat "$OUT/decode_gap.md" 2> /dev/null || tail -20 "$OUT/decode_gap.log"
+    if [ "${SPLIT_OPS:-softmax_64k,log_softmax_50k}" != 0 ]; then
+        $stop "${SPLIT_LIMIT:-200}" python3 bench/split_count.py --ops "${SPLIT_OPS:-softmax_64k,log_softmax_50k}" \
+            --time-limit "$(( ${SPLIT_LIMIT:-200} - 20 ))" --out "$OUT/split_count.md" > "$OUT/split_count.log" 2>&1
+        echo "split_count exit $?"
+        cat "$OUT/split_count.md" 2> /dev/null || tail -20 "$OUT/split_count.log"
+    fi
     ;;
 *)
     echo "unknown part: $part" >&2

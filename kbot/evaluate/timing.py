@@ -45,6 +45,7 @@ class Implementation:
     graph_us: list[float] = field(default_factory=list)
     plain_us: list[float] = field(default_factory=list)
     host_us: list[float] = field(default_factory=list)  # CPU time to issue one plain call
+    held: Any = None  # a baseline's other calls' outputs, allocated as long as its graph is
 
     def take(self, flush: torch.Tensor, n: int) -> None:
         sample_graph(self, flush, n)

@@ -14,7 +14,7 @@ from kbot.evaluate.roofline import (
     roofline_fraction,
 )
 from kbot.evaluate.timing import speedup, to_stat
-from kbot.evaluate.timing_job import _output_bytes, _rotated_copies
+from kbot.evaluate.timing_job import _all_copies, _output_bytes, _rotated_copies
 from kbot.evaluate.verdict import CaseCorrectness, CaseResult, CaseTiming, Stage, Stat
 
 
@@ -149,3 +149,13 @@ def test_measure_keeps_going_while_noisy_until_the_budget(monkeypatch):
     impl = timing.Implementation("noisy", None, [])
     timing.measure([impl], flush=None, budget_s=0.05)
     assert len(impl.graph_us) > timing.MIN_RUNS
+
+
+def test_a_baselines_graph_keeps_every_calls_outputs_as_a_candidates_does():
+    # With only the first call's outputs kept, a CUDA graph's pool handed the other calls one
+    # reused buffer (warm in L2), while a candidate's graph keeps each copy's outputs.
+    copies = [[torch.full((4,), float(i))] for i in range(5)]
+    outputs = _all_copies(lambda c: c[0] * 2, copies)()
+    assert len(outputs) == 5
+    assert len({o.data_ptr() for o in outputs}) == 5
+    assert [o[0].item() for o in outputs] == [0.0, 2.0, 4.0, 6.0, 8.0]
