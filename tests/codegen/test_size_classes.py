@@ -113,7 +113,7 @@ def test_the_split_launch_gives_each_row_fewer_programs_as_rows_grow(
     path = _problem(tmp_path, "log_softmax_wide")
     model = import_file(path).Model().to(device)
     module = load_candidate(generate(load_problem(path))[0].source)
-    assert (module.DECODE_SPLITS, module.DECODE_TOTAL_SPLITS) == (128, 2048)
+    assert (module.DECODE_SPLITS, module.DECODE_TOTAL_SPLITS) == (128, 512)
     module.DECODE_TOTAL_SPLITS = 256
     kernel = module._log_softmax_wide_decode_kernel
     grids = []
@@ -137,7 +137,7 @@ def test_tune_mutates_the_decode_launch_apart_from_the_prefill_one(tmp_path):
     tunables = {t.name: t for t in find_tunables(generate(spec)[0].source)}
     assert tunables["DECODE_MAX_ROWS"].kind == "rows"
     assert tunables["DECODE_SPLITS"].kind == "splits"
-    assert neighbours(tunables["DECODE_TOTAL_SPLITS"]) == [512, 1024, 4096, 8192]
+    assert neighbours(tunables["DECODE_TOTAL_SPLITS"]) == [128, 256, 1024, 2048]
     assert tunables["DECODE_NUM_WARPS"].kind == "warps"
     assert tunables["DECODE_BLOCK_N"].kind == "block"
     assert tunables["NUM_WARPS"].kind == "warps" and tunables["ROWS_PER_PROGRAM"].kind == "rows"

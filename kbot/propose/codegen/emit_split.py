@@ -197,11 +197,11 @@ def _stage_kernel(
     )
 
 
-# Programs of one split launch, all rows together, beyond which each row gets fewer: the
-# 128-way split's 2048 programs at 16 rows. On the H100 (softmax_64k, 2026-12-06) it was 1.23x
-# torch.compile at 16 rows and 0.88x at 64 rows, where it launched 8192 programs of
-# half-empty blocks; the cap is not measured yet.
-TOTAL_SPLITS = 2048
+# Programs of one split launch, all rows together, beyond which each row gets fewer. Chosen by
+# bench/split_count.py on the H100 (2026-12-06 18:11 UTC, bench/results/optimize.md): among
+# 256-8192, 512 was within 0.15 us of the fastest at every decode case of softmax_64k and
+# log_softmax_50k (T=16: 5.70 us against 7.30 at 2048; T=64: 11.10 against 19.05 at 8192).
+TOTAL_SPLITS = 512
 
 
 def emit_split(
