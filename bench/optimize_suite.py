@@ -17,8 +17,9 @@ The suite does not fit one device command (16 ops at minutes each): with `--log 
 record (bench/suite_records.py, built from its run's report.json) is appended as it ends, and
 `--resume` skips the ops the log already holds with the same settings on the same GPU, so
 commands, sessions and machines continue one log (`bash bench/device_run.sh optimize`);
-`--report-only` renders the markdown from the log without a GPU, `--rerun OPS` drops ops'
-records first, `--add-report report.json ...` adds runs made elsewhere.
+`--report-only` renders the markdown from the log without a GPU, `--rerun OPS` measures ops again
+(each new record replaces the op's old ones, kept until then), `--add-report report.json ...` adds
+runs made elsewhere.
 """
 
 from __future__ import annotations
@@ -62,7 +63,11 @@ def main() -> int:
         "--resume", action="store_true",
         help="skip the ops the log holds with these settings on this GPU; report their records",
     )  # fmt: skip
-    parser.add_argument("--rerun", default="", help="ops whose records leave the log first")
+    parser.add_argument(
+        "--rerun", default="",
+        help="ops measured again though the log holds them (with --resume); each one's new "
+        "record replaces its old ones, which stay while it is not reached",
+    )  # fmt: skip
     parser.add_argument(
         "--add-report", type=Path, nargs="*", default=[],
         help="report.json files of runs made elsewhere: their records join the log (no GPU)",
@@ -85,9 +90,7 @@ def main() -> int:
         return 2
     if args.add_report:
         return add_reports(args.add_report, args.log)
-    if args.rerun:
-        dropped = records.drop(args.log, {n for n in args.rerun.split(",") if n})
-        print(f"--rerun: {dropped} records left {args.log}", flush=True)
+    rerun = {n for n in args.rerun.split(",") if n}
     if args.report_only:
         chosen = records.latest(records.read_log(args.log), names)
         lines = ["# kbot optimize: serving-op suite", "", f"From `{args.log}` (no GPU run)", ""]
@@ -125,7 +128,8 @@ def main() -> int:
     results: list[dict] = []
     skipped: list[str] = []
     for name in names:
-        earlier = records.done(logged, name, settings, device) if args.resume else None
+        resumed = args.resume and name not in rerun
+        earlier = records.done(logged, name, settings, device) if resumed else None
         if earlier is not None:
             print(f"{name}: resumed from {args.log} ({earlier.get('date')})", flush=True)
             results.append(earlier)
@@ -135,6 +139,9 @@ def main() -> int:
             continue
         problem = load_problem(PROBLEMS / f"{name}.py")
         record = run_op(name, problem, args, settings, device, work_dir)
+        if args.log is not None and name in rerun:
+            dropped = records.drop(args.log, {name})
+            print(f"--rerun: {name}'s {dropped} earlier records left {args.log}", flush=True)
         if args.log is not None:
             records.append(args.log, record)
         print("\n".join(records.case_rows(record)), flush=True)
