@@ -225,6 +225,8 @@ def _run_details(row: dict) -> list[str]:
         for module, state in d["modules"].items():
             if state != "imports":
                 lines.append(f"- {row['name']} `{d['op']}`: patched `{module}` {state}")
+        if d.get("bench", "loads") != "loads":
+            lines.append(f"- {row['name']} `{d['op']}`: the PR's benchmark script {d['bench']}")
     return lines
 
 

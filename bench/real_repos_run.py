@@ -45,6 +45,13 @@ if missing:
 print("ok")
 """
 
+BENCH_LOAD = """import os, runpy, sys
+path = os.path.abspath(sys.argv[1])
+sys.path.insert(0, os.path.dirname(path))
+runpy.run_path(path, run_name="kbot_bench_loaded")
+print("ok")
+"""
+
 
 def git_copy(checkout: Path, dest: Path) -> Path:
     """A git repository holding the checkout's files on a `main` branch (the benchmark's
@@ -265,6 +272,13 @@ def check_draft(clone: Path, drafts: Path, env: dict, scratch: Path, seen: BaseF
         else:
             modules[name] = f"fails: {_tail(why)}"
     row["modules"] = modules
+    # The benchmark script's definitions, loaded as `python FILE` would without running it (a
+    # copied original's annotations once named an import the file lacked; nothing else ran it).
+    benches = [f["path"] for f in files if Path(f["path"]).name.startswith("bench_")]
+    if benches:
+        code, why = _child([sys.executable, "-c", BENCH_LOAD, benches[0]], tree, env, 120,
+                           seen.deadline)  # fmt: skip
+        row["bench"] = "loads" if code == 0 else LATE if why == LATE else f"fails: {_tail(why)}"
     for path in (tree, base):
         subprocess.run(["git", "-C", str(clone), "worktree", "remove", "--force", str(path)],
                        capture_output=True, check=False)  # fmt: skip

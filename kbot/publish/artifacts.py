@@ -22,12 +22,14 @@ from kbot.publish.reference import (
     binds,
     check_names,
     import_sections,
+    imported_names,
     parametrize_sizes,
     py_literal,
     reimport,
     size_keyword,
     split_reference,
     top_level_names,
+    without_unbound_annotations,
 )
 from kbot.publish.render import render
 from kbot.publish.rundir import RunDir
@@ -87,6 +89,16 @@ def render_publication(plan: PublishPlan) -> Publication:
     original = integration.original
     rebinds = original is not None and binds(run.problem.source, "_reference")
     existing = _existing_context(integration, plan.spec)
+    bench_imports = [
+        "import argparse", *(["import importlib"] if existing else []), "import torch",
+        *context["reference_imports"], *context["package_imports"], kernel_line,
+        *([existing["import_line"]] if existing else []),
+    ]  # fmt: skip
+    if original is not None:  # copied from the module: its annotations may name its imports
+        bound = top_level_names(context["reference_body"]) | imported_names(
+            "\n".join(bench_imports)
+        )
+        original = (original[0], without_unbound_annotations(original[1], bound))
     bench = render(
         "bench_script.py.j2",
         **context,
@@ -97,12 +109,7 @@ def render_publication(plan: PublishPlan) -> Publication:
         base_sha=plan.base_sha[:12],
         target_name=plan.target.qualname,
         existing=existing,
-        **_imports(
-            ["import argparse", *(["import importlib"] if existing else []), "import torch",
-             *context["reference_imports"], *context["package_imports"], kernel_line,
-             *([existing["import_line"]] if existing else [])],
-            package, layout, layout.bench_path,
-        ),
+        **_imports(bench_imports, package, layout, layout.bench_path),
     )  # fmt: skip
     check_names(bench, context["reference_body"], layout.bench_path, rebinds=("_reference",))
     files = (

@@ -167,7 +167,7 @@ def check_names(rendered: str, body: str, path: str, rebinds: tuple[str, ...] = 
     top-level name (a problem's `_reference` once met the parity test's helper of that name,
     and the test called the wrong one). `rebinds` are names the template rebinds on purpose."""
     template = rendered.replace(body, "\n", 1) if body.strip() else rendered
-    bound = top_level_names(template) | _imported_names(template)
+    bound = top_level_names(template) | imported_names(template)
     clash = (top_level_names(body) & bound) - set(rebinds)
     if clash:
         raise AdapterError(
@@ -188,7 +188,7 @@ def top_level_names(source: str) -> set[str]:
     return names
 
 
-def _imported_names(source: str) -> set[str]:
+def imported_names(source: str) -> set[str]:
     """The names a module's top-level imports bind (a copied function of the kernel's name once
     shadowed the kernel's import, and the PR's parity test compared the original with itself)."""
     names: set[str] = set()

@@ -263,3 +263,52 @@ def test_the_import_check_resolves_the_guarded_import_of_the_kernel(tmp_path):
     assert bad.returncode != 0 and "guarded import of triton_norm does not resolve" in bad.stderr
     good = check("from pkg.layers.triton_norm import norm")
     assert good.returncode == 0 and good.stdout.strip() == "ok", good.stderr
+
+
+def test_a_drafts_benchmark_script_is_loaded_and_a_broken_one_named(tmp_path):
+    # lightllm's apply_rotary_pos_emb_vision (H100, 2026-12-06): the benchmark's copy of the
+    # original op annotated `-> Tuple[...]` without the typing import; nothing loaded the script.
+    import json
+    import time
+
+    module = _bench("real_repos_run")
+    rows = {}
+    for name, body in (("good", "def main():\n    return 1\n"),
+                       ("bad", "def f(x) -> Tuple[int, int]:\n    return x\n")):  # fmt: skip
+        clone = tmp_path / name / "clone"
+        (clone / "benchmarks").mkdir(parents=True)
+        (clone / "README.md").write_text("x\n")
+
+        def git(*args: str, clone=clone) -> str:
+            done = subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c",
+                                   "user.email=t@t", *args], capture_output=True, text=True,
+                                  check=True)  # fmt: skip
+            return done.stdout.strip()
+
+        git("init", "-q")
+        git("add", "-A")
+        git("commit", "-qm", "base")
+        base = git("rev-parse", "HEAD")
+        (clone / "benchmarks" / "bench_op_triton.py").write_text(body)
+        git("add", "-A")
+        git("commit", "-qm", "kbot")
+        drafts = tmp_path / name / "drafts"
+        drafts.mkdir()
+        record = {"branch": "kbot/op", "commit": git("rev-parse", "HEAD"), "base_sha": base,
+                  "files": [{"path": "benchmarks/bench_op_triton.py", "created": True}]}  # fmt: skip
+        (drafts / "pr.json").write_text(json.dumps(record))
+        seen = module.BaseFacts(deadline=time.time() + 300)
+        rows[name] = module.check_draft(clone, drafts, {}, tmp_path / name / "checks", seen)
+    assert rows["good"]["bench"] == "loads"
+    assert rows["bad"]["bench"].startswith("fails: NameError: name 'Tuple' is not defined")
+    lines = _bench("real_repos")._run_details(
+        {
+            "name": "repo",
+            "run": {
+                "drafts": [
+                    {"op": "op", "parity": "passed", "modules": {}, "bench": rows["bad"]["bench"]}
+                ]
+            },
+        }  # fmt: skip
+    )
+    assert lines == [f"- repo `op`: the PR's benchmark script {rows['bad']['bench']}"]

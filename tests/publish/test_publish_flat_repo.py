@@ -164,3 +164,47 @@ def test_names_a_reference_shares_with_an_import_are_found():
         check_names(rendered, body, "tests/test_op.py")
     check_names(rendered.replace("rotate_half\n\n", "rotate_half as triton_rotate_half\n\n", 1),
                 body, "tests/test_op.py")  # fmt: skip
+
+
+ANNOTATED = """import kbot_absent_package
+from typing import Optional, Tuple
+
+import torch
+
+
+def apply_rotary_emb(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, scale: Optional[float] = None
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+"""
+
+
+def test_a_copied_functions_annotations_do_not_break_the_prs_files(
+    tmp_path, monkeypatch, draft_emitted
+):
+    # lightllm's apply_rotary_pos_emb_vision (H100, 2026-12-06): the problem file postpones
+    # annotations and copies no import for names used only there, so the parity test's copy of
+    # `-> Tuple[...]` raised NameError at import; the benchmark's copy of the original too.
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    stand_in = tmp_path / "site"
+    stand_in.mkdir()
+    (stand_in / "kbot_absent_package.py").write_text("")
+    repo = _flat_repo(tmp_path / "fastlm", ANNOTATED)
+    options = ScanOptions(cases=({"T": 1}, {"T": 3}), model_config=load_model_config("llama-3-8b"))
+    (emitted,) = emit_problems(scan(repo, options), tmp_path / "problems", options)
+    assert emitted.status == EmitStatus.EMITTED, emitted.message
+    outcome = draft_emitted(emitted, "rope")
+    clone = outcome.clone_dir
+    parity = next(f for f in outcome.files if Path(f).name.startswith("test_"))
+    bench = next(f for f in outcome.files if Path(f).name.startswith("bench_"))
+    env = {"PYTHONPATH": str(stand_in)}
+    for path in (parity, bench):
+        assert "Tuple[" not in (clone / path).read_text()
+    done = _run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", parity], clone, env
+    )
+    assert done.returncode == 0 and " passed" in done.stdout, done.stdout[-3000:]
+    done = _run([sys.executable, "-c", _IMPORT_ONLY, str(clone / bench)], tmp_path, env)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -76,7 +76,7 @@ class Model(nn.Module):
 def test_annotations_the_file_can_evaluate_are_kept():
     from kbot.publish.reference import split_reference
 
-    source = '''from __future__ import annotations
+    source = """from __future__ import annotations
 
 from typing import Optional, Tuple
 
@@ -85,7 +85,7 @@ import torch
 
 def f(x: torch.Tensor, n: Optional[int] = None) -> Tuple[torch.Tensor, int]:
     return x, 0
-'''
+"""
     reference = split_reference(source, "demo")
     assert "from typing import Optional, Tuple" in reference.imports
     assert "def f(x: torch.Tensor, n: Optional[int] = None) -> Tuple[torch.Tensor, int]:" in (
