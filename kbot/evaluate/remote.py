@@ -220,12 +220,22 @@ class CandidateProcess:
         name = None if payload is None else self._reply_name(payload)
         fd, values = None, {}
         try:
+            declared = sum(wire.declared_bytes(reply[k]) for k in _TENSOR_FIELDS & set(reply))
+            if declared > self.max_reply_bytes:
+                raise wire.WireError(
+                    f"tensors of {declared} bytes where at most {self.max_reply_bytes} were due"
+                )
             if name is not None:
                 fd = wire.open_payload(self._exchange_fd, name, self.max_reply_bytes)
             for key in _TENSOR_FIELDS & set(reply):
                 values[key] = wire.decode(reply[key], fd, self.device, readers=REPLY_READERS)
-        except (wire.WireError, OSError) as exc:
-            raise CandidateLost(Reason("protocol", f"an unreadable reply: {exc}")) from None
+        except (wire.WireError, OSError, RuntimeError) as exc:
+            # RuntimeError: torch's, from a layout or a size the reply made up (as_strided's
+            # checks, an allocation that does not fit): the candidate's fault, not the judge's
+            reason = (
+                str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+            )
+            raise CandidateLost(Reason("protocol", f"an unreadable reply: {reason}")) from None
         finally:
             if fd is not None:
                 os.close(fd)

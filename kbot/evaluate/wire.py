@@ -164,6 +164,19 @@ def decode(
     raise WireError(f"an undecodable value: {str(data)[:80]}")
 
 
+def declared_bytes(data: Any, depth: int = 0) -> int:
+    """The bytes the tensors of an encoded value say they hold, summed before any is read (the
+    judge refuses a reply that declares more than was due)."""
+    if depth > MAX_DEPTH or not isinstance(data, (dict, list)):
+        return 0
+    if isinstance(data, list):
+        return sum(declared_bytes(v, depth + 1) for v in data)
+    if len(data) == 1 and isinstance(data.get("tensor"), dict):
+        nbytes = data["tensor"].get("nbytes")
+        return nbytes if isinstance(nbytes, int) and nbytes > 0 else 0
+    return sum(declared_bytes(v, depth + 1) for v in data.values())
+
+
 def _attributes(value: Any) -> dict[str, Any] | None:
     """The fields of a dataclass instance or a SimpleNamespace (a constructor's configuration
     object, `RoPE(config)`): what crosses is their values, which arrive as a namespace of the
@@ -195,6 +208,10 @@ def _read_tensor(
     reach = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
     if reach > span:
         raise WireError("a tensor whose strides reach past the bytes sent")
+    if isinstance(payload, int) and at + nbytes > os.fstat(payload).st_size:
+        # before the buffer: a reply declaring 60 GiB over a file of a few bytes must not
+        # have the judge allocate them (pinned) first
+        raise WireError("a tensor's bytes are missing from the payload")
     # Read straight into one buffer (pinned on the way to a GPU), then onto the device: a
     # KernelBench input of 6 GB crosses three times per trial.
     target = torch.device("cpu") if body.get("device") == "cpu" else device

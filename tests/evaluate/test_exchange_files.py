@@ -160,3 +160,50 @@ def test_the_audit_hook_lets_a_candidate_link_only_to_a_neighbouring_name(
     assert (why is not None) is refused
     if refused:
         assert why == f"os.symlink to {target}"
+
+
+def test_a_tensor_declaring_more_bytes_than_its_file_holds_allocates_nothing(exchange, monkeypatch):
+    # A reply may say anything about its tensors: one of 60 GiB over a file of 12 bytes had the
+    # judge allocate 60 GiB (pinned, on a GPU) before the short read was seen.
+    folder, fd = exchange
+    outbox = _outbox(folder, fd, "reply-0.bin")
+    encoded = wire.encode([torch.ones(3)], outbox)
+    outbox.write()
+    body = encoded["list"][0]["tensor"]
+    body.update(shape=[60 << 28], stride=[1], span=60 << 28, nbytes=60 << 30)
+    allocated = []
+    monkeypatch.setattr(wire, "_host_buffer", lambda n, staged: allocated.append(n))
+    payload = wire.open_payload(fd, "reply-0.bin", 1 << 20)
+    try:
+        with pytest.raises(wire.WireError, match="bytes are missing"):
+            wire.decode(encoded, payload, torch.device("cpu"))
+    finally:
+        os.close(payload)
+    assert allocated == []
+    assert wire.declared_bytes({"outputs": encoded}) == 60 << 30
+
+
+def test_a_reply_whose_tensors_declare_more_than_was_due_is_refused_unread(tmp_path):
+    process = CandidateProcess(tmp_path / "candidate", torch.device("cpu"), sandbox=None)
+    try:
+        process.max_reply_bytes = 1024
+        tensor = {"tensor": {"dtype": "float32", "shape": [512], "stride": [1], "span": 512,
+                             "at": 0, "nbytes": 2048}}  # fmt: skip
+        with pytest.raises(CandidateLost, match="2048 bytes where at most 1024"):
+            process._decoded({"ok": True, "outputs": {"list": [tensor]}})
+    finally:
+        process.kill()
+
+
+def test_a_reply_torch_cannot_lay_out_is_the_candidates_loss(tmp_path, monkeypatch):
+    process = CandidateProcess(tmp_path / "candidate", torch.device("cpu"), sandbox=None)
+
+    def refused(*args, **kwargs):
+        raise RuntimeError("setStorage: sizes [3], strides [1] out of bounds")
+
+    monkeypatch.setattr(wire, "decode", refused)
+    try:
+        with pytest.raises(CandidateLost, match="an unreadable reply: setStorage"):
+            process._decoded({"ok": True, "outputs": {"list": []}})
+    finally:
+        process.kill()
