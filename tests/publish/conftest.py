@@ -173,6 +173,24 @@ def forge_factory(github):
 
 
 @pytest.fixture
+def emit_one(tmp_path):
+    """`emit_one(repo)`: the one problem kbot's scan emits for `repo` (cases T=1 and T=3,
+    sized by the llama-3-8b preset), checked emitted."""
+    from kbot.scan import ScanOptions, scan
+    from kbot.scan.extract import EmitStatus, emit_problems
+    from kbot.scan.model_config import load_model_config
+
+    def emit(repo: Path):
+        config = load_model_config("llama-3-8b")
+        options = ScanOptions(cases=({"T": 1}, {"T": 3}), model_config=config)
+        (emitted,) = emit_problems(scan(repo, options), tmp_path / "problems", options)
+        assert emitted.status == EmitStatus.EMITTED, emitted.message
+        return emitted
+
+    return emit
+
+
+@pytest.fixture
 def draft_emitted(tmp_path):
     """`draft_emitted(emitted)`: a scanned problem (kbot.scan.extract's EmittedProblem) through
     codegen's first candidate, the real evaluator on the CPU and `kbot pr` (dry run): the

@@ -18,9 +18,6 @@ import pytest
 
 from kbot.publish.adapters.source import AdapterError
 from kbot.publish.reference import check_names
-from kbot.scan import ScanOptions, scan
-from kbot.scan.extract import EmitStatus, emit_problems
-from kbot.scan.model_config import load_model_config
 
 MODEL = """import torch
 
@@ -57,14 +54,12 @@ def _run(cmd: list[str], cwd: Path, extra: dict | None = None) -> subprocess.Com
 
 
 def test_a_pr_for_a_folder_of_scripts_runs_its_own_parity_test(
-    tmp_path, monkeypatch, draft_emitted
+    tmp_path, monkeypatch, emit_one, draft_emitted
 ):
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     repo = _flat_repo(tmp_path / "fastlm")
-    options = ScanOptions(cases=({"T": 1}, {"T": 3}), model_config=load_model_config("llama-3-8b"))
-    (emitted,) = emit_problems(scan(repo, options), tmp_path / "problems", options)
-    assert emitted.status == EmitStatus.EMITTED, emitted.message
+    emitted = emit_one(repo)
     problem_source = emitted.path.read_text()
     assert "_reference = " in problem_source  # the name the parity test's helper once shadowed
 
@@ -105,19 +100,19 @@ def test_a_reference_name_the_template_defines_too_is_refused_with_the_name():
 
 
 def test_a_function_target_named_as_its_kernel_is_tested_against_the_kernel(
-    tmp_path, monkeypatch, draft_emitted
+    tmp_path, monkeypatch, emit_one, draft_emitted
 ):
     # lightllm's `rotate_half` (H100, 2026-12-06): the kernel's launcher, the patched function
     # and the reference's copy all had one name, and the name bound last won: there the copy,
     # so the parity test compared the original with itself and the benchmark's kbot column
     # timed the original; here the kernel's import, so the patched-op test called the kernel.
     # Each now has its own name, and a kernel that returns garbage fails the parity test.
-    text = _kernel_must_fail_parity(tmp_path, monkeypatch, draft_emitted, MODEL, {})
+    text = _kernel_must_fail_parity(tmp_path, monkeypatch, emit_one, draft_emitted, MODEL, {})
     assert "import apply_rotary_emb as triton_apply_rotary_emb" in text
 
 
 def test_a_copied_function_named_as_its_kernel_does_not_shadow_the_kernel(
-    tmp_path, monkeypatch, draft_emitted
+    tmp_path, monkeypatch, emit_one, draft_emitted
 ):
     # As lightllm's was: the module does not import where kbot scans it (a package missing
     # there), so the problem carries a copy of the function under its own name; the PR's
@@ -127,20 +122,19 @@ def test_a_copied_function_named_as_its_kernel_does_not_shadow_the_kernel(
     (stand_in / "kbot_absent_package.py").write_text("")
     model = "import kbot_absent_package\n" + MODEL
     text = _kernel_must_fail_parity(
-        tmp_path, monkeypatch, draft_emitted, model, {"PYTHONPATH": str(stand_in)}
+        tmp_path, monkeypatch, emit_one, draft_emitted, model, {"PYTHONPATH": str(stand_in)}
     )
     assert "def apply_rotary_emb(" in text  # the reference's copy keeps its name
     assert "import apply_rotary_emb as patched_apply_rotary_emb" in text
 
 
-def _kernel_must_fail_parity(tmp_path, monkeypatch, draft_emitted, model, env) -> str:
+def _kernel_must_fail_parity(tmp_path, monkeypatch, emit_one, draft_emitted, model, env) -> str:
     """Drafts `model`'s apply_rotary_emb as an op of the same name; its parity test passes, and
     fails once the kernel module's launcher returns garbage. Returns the parity test's text."""
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     repo = _flat_repo(tmp_path / "fastlm", model)
-    options = ScanOptions(cases=({"T": 1}, {"T": 3}), model_config=load_model_config("llama-3-8b"))
-    (emitted,) = emit_problems(scan(repo, options), tmp_path / "problems", options)
+    emitted = emit_one(repo)
     outcome = draft_emitted(emitted, "apply_rotary_emb")
     clone = outcome.clone_dir
     parity = next(f for f in outcome.files if Path(f).name.startswith("test_"))
@@ -181,7 +175,7 @@ def apply_rotary_emb(
 
 
 def test_a_copied_functions_annotations_do_not_break_the_prs_files(
-    tmp_path, monkeypatch, draft_emitted
+    tmp_path, monkeypatch, emit_one, draft_emitted
 ):
     # lightllm's apply_rotary_pos_emb_vision (H100, 2026-12-06): the problem file postpones
     # annotations and copies no import for names used only there, so the parity test's copy of
@@ -192,9 +186,7 @@ def test_a_copied_functions_annotations_do_not_break_the_prs_files(
     stand_in.mkdir()
     (stand_in / "kbot_absent_package.py").write_text("")
     repo = _flat_repo(tmp_path / "fastlm", ANNOTATED)
-    options = ScanOptions(cases=({"T": 1}, {"T": 3}), model_config=load_model_config("llama-3-8b"))
-    (emitted,) = emit_problems(scan(repo, options), tmp_path / "problems", options)
-    assert emitted.status == EmitStatus.EMITTED, emitted.message
+    emitted = emit_one(repo)
     outcome = draft_emitted(emitted, "rope")
     clone = outcome.clone_dir
     parity = next(f for f in outcome.files if Path(f).name.startswith("test_"))
