@@ -128,17 +128,24 @@ def test_a_copied_function_named_as_its_kernel_does_not_shadow_the_kernel(
     assert "import apply_rotary_emb as patched_apply_rotary_emb" in text
 
 
+def _drafted(tmp_path, monkeypatch, emit_one, draft_emitted, model, op) -> tuple[Path, dict]:
+    """`model` as moe-scripts/model.py of a flat repository, drafted as `op`: the patched clone
+    and the PR's added files by prefix (test_, bench_, triton_)."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    outcome = draft_emitted(emit_one(_flat_repo(tmp_path / "fastlm", model)), op)
+    prefixes = ("test_", "bench_", "triton_")
+    files = {p: f for f in outcome.files for p in prefixes if Path(f).name.startswith(p)}
+    return outcome.clone_dir, files
+
+
 def _kernel_must_fail_parity(tmp_path, monkeypatch, emit_one, draft_emitted, model, env) -> str:
     """Drafts `model`'s apply_rotary_emb as an op of the same name; its parity test passes, and
     fails once the kernel module's launcher returns garbage. Returns the parity test's text."""
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-    repo = _flat_repo(tmp_path / "fastlm", model)
-    emitted = emit_one(repo)
-    outcome = draft_emitted(emitted, "apply_rotary_emb")
-    clone = outcome.clone_dir
-    parity = next(f for f in outcome.files if Path(f).name.startswith("test_"))
-    kernel = next(f for f in outcome.files if Path(f).name.startswith("triton_"))
+    clone, files = _drafted(
+        tmp_path, monkeypatch, emit_one, draft_emitted, model, "apply_rotary_emb"
+    )
+    parity, kernel = files["test_"], files["triton_"]
     text = (clone / parity).read_text()
     assert "return triton_apply_rotary_emb(" in text
     pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", parity]
@@ -180,17 +187,11 @@ def test_a_copied_functions_annotations_do_not_break_the_prs_files(
     # lightllm's apply_rotary_pos_emb_vision (H100, 2026-12-06): the problem file postpones
     # annotations and copies no import for names used only there, so the parity test's copy of
     # `-> Tuple[...]` raised NameError at import; the benchmark's copy of the original too.
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     stand_in = tmp_path / "site"
     stand_in.mkdir()
     (stand_in / "kbot_absent_package.py").write_text("")
-    repo = _flat_repo(tmp_path / "fastlm", ANNOTATED)
-    emitted = emit_one(repo)
-    outcome = draft_emitted(emitted, "rope")
-    clone = outcome.clone_dir
-    parity = next(f for f in outcome.files if Path(f).name.startswith("test_"))
-    bench = next(f for f in outcome.files if Path(f).name.startswith("bench_"))
+    clone, files = _drafted(tmp_path, monkeypatch, emit_one, draft_emitted, ANNOTATED, "rope")
+    parity, bench = files["test_"], files["bench_"]
     env = {"PYTHONPATH": str(stand_in)}
     for path in (parity, bench):
         assert "Tuple[" not in (clone / path).read_text()
