@@ -193,7 +193,7 @@ def evaluator_us(callables: dict, inputs: list, budget_s: float = 3.0) -> dict[s
 
     from kbot.evaluate.roofline import tensor_bytes
     from kbot.evaluate.timing import Implementation, capture, l2_flush_buffer, measure, to_stat
-    from kbot.evaluate.timing_job import _rotated_copies
+    from kbot.evaluate.timing_job import _all_copies, _rotated_copies
 
     flush = l2_flush_buffer(inputs[0].device)
     with torch.no_grad():
@@ -210,13 +210,11 @@ def evaluator_us(callables: dict, inputs: list, budget_s: float = 3.0) -> dict[s
 
         return run_all
 
-    def kept(f):
-        return lambda: [f(*copy) for copy in copies]
-
     impls = []
     for name, f in callables.items():
-        for how, wrap in (("reused", reused), ("kept", kept)):
-            graph, outputs = capture(wrap(f))
+        kept = _all_copies(lambda c, f=f: f(*c), copies)  # as the evaluator captures
+        for how, run_all in (("reused", reused(f)), ("kept", kept)):
+            graph, outputs = capture(run_all)
             calls = [lambda f=f, c=c: f(*c) for c in copies]
             impls.append(Implementation(f"ev {name} {how}", graph, calls, outputs, len(copies)))
     measure(impls, flush, budget_s)

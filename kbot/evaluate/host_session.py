@@ -10,7 +10,6 @@ replays it for the judge's clock, and refills the graph's inputs for the judge's
 from __future__ import annotations
 
 import itertools
-import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from kbot.evaluate.state_check import (
     snapshot,
 )
 from kbot.evaluate.state_loading import LoadRefused, load_state
+from kbot.evaluate.step_clock import StepClock
 from kbot.evaluate.tail_canaries import judge_generator
 from kbot.problem.runtime import build_on, import_file
 
@@ -349,30 +349,6 @@ class Session:
         encoded = {key: wire.encode(value, outbox) for key, value in values.items()}
         encoded["payload"] = outbox.write()
         return encoded
-
-
-# The steps of a call StepClock times, in their order (the judge reads these names only).
-HOST_STEPS = ("inputs in", "placing", "poison", "forward", "checks", "outputs out")
-
-
-class StepClock:
-    """Seconds per step of one call by this process's clock (the GPU synchronised at each
-    mark), sent back with the reply: the judge reports them as this process's word, beside
-    the phases it timed itself (a 2 GiB case's call took seconds more than its tensors'
-    crossings explain on the H100, 2026-12-06)."""
-
-    def __init__(self, device: torch.device) -> None:
-        self.device, self.since = device, time.perf_counter()
-        self.steps: dict[str, float] = {}
-
-    def mark(self, step: str) -> None:
-        """The time since the last mark goes to `step`."""
-        assert step in HOST_STEPS, step
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-        now = time.perf_counter()
-        self.steps[step] = self.steps.get(step, 0.0) + now - self.since
-        self.since = now
 
 
 def _as_outputs(value: object) -> tuple:

@@ -15,7 +15,6 @@ import torch
 from kbot.evaluate.aliasing import NOTHING_SHARED, Allowed
 from kbot.evaluate.compute_guard import extern_aten
 from kbot.evaluate.correctness import CandidateCrashed, ReferenceFailed, check_case
-from kbot.evaluate.host_session import HOST_STEPS
 from kbot.evaluate.input_places import coarser_per_case
 from kbot.evaluate.processes import short
 from kbot.evaluate.protocol import CandidateOutcome, Job
@@ -27,6 +26,7 @@ from kbot.evaluate.remote import (
 )
 from kbot.evaluate.roofline import tensor_bytes
 from kbot.evaluate.rounding import coarsest_rounding
+from kbot.evaluate.step_clock import HOST_STEPS
 from kbot.evaluate.verdict import CaseResult, Reason, Stage
 from kbot.problem.runtime import build_on, import_file, init_inputs, seeded_inputs
 

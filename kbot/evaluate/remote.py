@@ -229,13 +229,11 @@ class CandidateProcess:
                 fd = wire.open_payload(self._exchange_fd, name, self.max_reply_bytes)
             for key in _TENSOR_FIELDS & set(reply):
                 values[key] = wire.decode(reply[key], fd, self.device, readers=REPLY_READERS)
-        except (wire.WireError, OSError, RuntimeError) as exc:
-            # RuntimeError: torch's, from a layout or a size the reply made up (as_strided's
-            # checks, an allocation that does not fit): the candidate's fault, not the judge's
-            reason = (
-                str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-            )
-            raise CandidateLost(Reason("protocol", f"an unreadable reply: {reason}")) from None
+        except (wire.WireError, OSError) as exc:
+            raise CandidateLost(Reason("protocol", f"an unreadable reply: {exc}")) from None
+        except RuntimeError as exc:  # torch's, from a layout or a size the reply made up
+            said = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            raise CandidateLost(Reason("protocol", f"an unreadable reply: {said}")) from None
         finally:
             if fd is not None:
                 os.close(fd)

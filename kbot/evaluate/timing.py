@@ -37,7 +37,7 @@ class Implementation:
     name: str
     graph: torch.cuda.CUDAGraph
     plain_calls: list[Callable[[], Any]]
-    keep_alive: Any = None  # the graph's static outputs (of its first call; a candidate's: of each)
+    keep_alive: Any = None  # the graph's static outputs, each call's (copy 0's first)
     # Calls captured back to back in one graph, each on its own copy of the inputs: small
     # working sets then stream from HBM (copies together exceed L2) and the graph's launch
     # overhead (~4 us on an H200, measured 2026-11-30) is spread over all of them.
@@ -45,7 +45,6 @@ class Implementation:
     graph_us: list[float] = field(default_factory=list)
     plain_us: list[float] = field(default_factory=list)
     host_us: list[float] = field(default_factory=list)  # CPU time to issue one plain call
-    held: Any = None  # a baseline's other calls' outputs, allocated as long as its graph is
 
     def take(self, flush: torch.Tensor, n: int) -> None:
         sample_graph(self, flush, n)

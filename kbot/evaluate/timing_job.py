@@ -151,7 +151,7 @@ def time_outcomes(
                 timings[i].append(None)
             continue
         candidates: dict[int, RemoteImplementation] = {}
-        expected = as_outputs(references["eager"].keep_alive)
+        expected = as_outputs(references["eager"].keep_alive[0])
         clock.start("candidates' graphs")
         for i in live:
             loaded[i].host.max_reply_bytes = (
@@ -176,7 +176,7 @@ def time_outcomes(
             continue
         clock.start("bytes and FLOPs")
         bytes_count = bytes_moved(
-            inputs, baselines.model, as_outputs(references["eager"].keep_alive)
+            inputs, baselines.model, as_outputs(references["eager"].keep_alive[0])
         )
         try:
             work = count_work(baselines.model, inputs)
@@ -297,9 +297,8 @@ def _reference_impls(
     impls = {}
     graph, outputs = capture(_all_copies(lambda c: baselines.model(*c), copies))
     impls["eager"] = Implementation(
-        "eager", graph, [lambda c=c: baselines.model(*c) for c in copies], outputs[0],
-        len(copies), held=outputs,
-    )  # fmt: skip
+        "eager", graph, [lambda c=c: baselines.model(*c) for c in copies], outputs, len(copies)
+    )
     for name, compiled in baselines.compiled.items():
         try:
             graph, outputs = capture(_all_copies(lambda c, f=compiled: f(*c), copies))
@@ -309,9 +308,8 @@ def _reference_impls(
             )
             continue
         impls[name] = Implementation(
-            name, graph, [lambda f=compiled, c=c: f(*c) for c in copies], outputs[0], len(copies),
-            held=outputs,
-        )  # fmt: skip
+            name, graph, [lambda f=compiled, c=c: f(*c) for c in copies], outputs, len(copies)
+        )
     return impls
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from kbot.problem.runtime import case_dtypes
-from kbot.publish.artifacts import dtype_tolerances
+from kbot.publish.tolerances import dtype_tolerances
 
 PROBLEM = """import torch
 import torch.nn as nn
