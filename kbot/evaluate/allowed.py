@@ -18,7 +18,7 @@ TORCH_QUERIES = frozenset(
     "Size Tensor bfloat16 bool broadcast_shapes complex128 complex64 cuda.current_device "
     "cuda.device cuda.device_of cuda.device_count cuda.get_device_capability cuda.get_device_name "
     "cuda.get_device_properties cuda.is_available device double dtype finfo float float16 "
-    "float32 float64 get_default_dtype half iinfo inference_mode int int16 int32 int64 int8 "
+    "float32 float64 half iinfo inference_mode int int16 int32 int64 int8 "
     "is_complex is_floating_point is_tensor long no_grad numel promote_types result_type "
     "short uint8 uint16 uint32 uint64 float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz "
     "cfloat cdouble contiguous_format preserve_format channels_last channels_last_3d strided "

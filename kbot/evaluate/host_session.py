@@ -113,10 +113,7 @@ class Session:
         model_new = getattr(module, "ModelNew", None)
         if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
             raise _Refused("model-new", "ModelNew is not an nn.Module subclass")
-        try:
-            model = build_on(self.device, lambda: model_new(*init))
-        except BaseException as exc:
-            raise _Refused("load", f"ModelNew(*get_init_inputs()) raised {short(exc)}") from None
+        model = self._second_instance(model_new, init, module)
         try:
             # Before the judge calls anything on ModelNew (`to`, `eval`, `state_dict`): no class
             # of the candidate's may answer those calls with code of its own.
@@ -156,6 +153,30 @@ class Session:
                 "into one tensor); give each instance its own",
             )
         return {}
+
+    def _second_instance(self, model_new: type, init: list, module: Any) -> torch.nn.Module:
+        """ModelNew built twice, the second judged: a model of many layers builds one per
+        layer, and building one may not change what the next is built from (red-team round
+        twenty: a count of instances kept in the module left every layer after the first
+        wrong)."""
+        try:
+            first = build_on(self.device, lambda: model_new(*init))
+            del first
+            once = snapshot(None, module)
+            model = build_on(self.device, lambda: model_new(*init))
+        except StateTypeError as exc:
+            raise _Refused("model-new", str(exc)) from None
+        except BaseException as exc:
+            raise _Refused("load", f"ModelNew(*get_init_inputs()) raised {short(exc)}") from None
+        changed = first_change(once, None, module)
+        if changed is not None:
+            raise _Refused(
+                "model-new",
+                f"`{changed}` changed when a second ModelNew was built: each instance is built "
+                "alike (a model of many layers builds one per layer), so a constructor may not "
+                "count or record its instances",
+            )
+        return model
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.model is None:

@@ -5,8 +5,9 @@ refill the same memory, so a candidate caching results by pointer answers the pr
 A fresh buffer's address is a multiple of the allocator's alignment (512 bytes on a GPU, 64 on
 a CPU), and a user's tensor need not be: `x[1:]` of a contiguous tensor is contiguous and
 starts one row further. Some trials therefore place the inputs `shift` bytes past such an
-address, in buffers of that call only; the judge picks which trials and the shift, a
-multiple of 16 below 512 (16 bytes is the alignment Triton and torch.compile's kernels
+address (plus, in half of them, a far offset that keeps those low bits: far_offset), in
+buffers of that call only; the judge picks which trials and the shift, a multiple of 16 below
+512 (16 bytes is the alignment Triton and torch.compile's kernels
 specialise on, and the published guard requires of every tensor: kbot.publish.guard), so a
 kernel right only at higher alignments is caught, and one that branches on `data_ptr()` meets
 several kinds of address (input_shifts).
@@ -28,6 +29,7 @@ from kbot.evaluate.tail_canaries import Canaries
 
 MIN_ALIGN = 16  # bytes: the alignment every input keeps, shifted or not
 COARSER = (32, 64, 128, 256)  # the powers of two above MIN_ALIGN and below SHIFT_PERIOD
+FAR_STEPS = 12  # far_offset: SHIFT_PERIOD times 1 to 2**11
 
 
 class PlacementError(ValueError):
@@ -75,6 +77,17 @@ def coarser_per_case(cases: int, trials: int) -> list[tuple[int, ...]]:
     ]
 
 
+def far_offset() -> int:
+    """Bytes a shifted input sits further in, keeping its shift's low bits: none in half the
+    calls, else 512 bytes to 1 MiB (a power of two, drawn). A user's view starts that far into
+    its storage (`x[1:]` of rows of 1024 fp32 values: 4096 bytes), and a kernel may not read
+    its storage offset other than in an alignment test (kbot.evaluate.address_rules); a result
+    that depends on it is met here even without that rule (red-team round twenty)."""
+    if secrets.randbelow(2):
+        return 0
+    return SHIFT_PERIOD << secrets.randbelow(FAR_STEPS)
+
+
 def _odd_multiple(power: int) -> int:
     """An odd multiple of `power` below SHIFT_PERIOD, drawn."""
     return power * (2 * secrets.randbelow(SHIFT_PERIOD // (2 * power)) + 1)
@@ -105,6 +118,7 @@ class InputPlaces:
             # On a CPU too: the bytes before a shifted input lie inside its storage, where the
             # interpreter's bounds check lets a kernel write (red-team round eleven's c04).
             canaries = Canaries(self.device, self.rng, tails=watched)
+            shift += far_offset()
             return [_shifted(v, shift, canaries) for v in fresh], canaries
         buffers = self._buffers.get(case)
         if buffers is None:

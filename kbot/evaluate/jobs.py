@@ -18,6 +18,7 @@ from kbot.evaluate.correctness import CandidateCrashed, ReferenceFailed, check_c
 from kbot.evaluate.input_places import coarser_per_case
 from kbot.evaluate.processes import short
 from kbot.evaluate.protocol import CandidateOutcome, Job
+from kbot.evaluate.reference_state import vary_constant_parameters
 from kbot.evaluate.remote import (
     CandidateFailed,
     CandidateLost,
@@ -235,6 +236,9 @@ def _load(
             Stage.INPUT, Reason("problem", f"building the problem's Model raised {short(exc)}")
         ) from None
     reference.to(state.device).eval()
+    # A parameter a fresh Model holds constant (LayerNorm's ones) gets values a checkpoint
+    # could hold, so a kernel must read it (kbot.evaluate.reference_state).
+    vary_constant_parameters(reference, job.base_seed)
     # Non-persistent buffers (a rotary cos/sin cache) are state too: sent like the rest.
     shared = {**reference.state_dict(), **dict(reference.named_buffers())}
     try:

@@ -1,7 +1,7 @@
-"""The libraries' public names as state (kbot.evaluate.state_check walks them with ModelNew's):
-which object each public name of the standard library's core modules, torch and Triton names,
-the size of a stdlib list, dict or set and of every loaded torch and Triton module's
-`__all__`, and each public name of kbot's own loaded modules, compared after every call and, at load, against
+"""The libraries' names as state (kbot.evaluate.state_check walks them with ModelNew's):
+which object each name of the standard library's core modules, torch and Triton names,
+what each list, dict or set among them holds, the size of every other loaded torch and Triton
+module's `__all__`, and each public name of kbot's own loaded modules, compared after every call and, at load, against
 their state before any candidate code ran (`library_baseline`, `library_change`).
 """
 
@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import sys
 
-# Libraries whose public names a candidate could rebind or whose public lists it could grow
-# (a call counter appended to `operator.__all__`): each name's object, and the length of a
-# list, dict or set it holds (torch's and Triton's tables are identity only: they may fill
-# caches as they run).
+# Libraries whose names a candidate could rebind or whose tables it could grow or reorder (a
+# call counter appended to `operator.__all__`): each name's object (every name of the
+# standard library's modules, private ones too; torch's and Triton's public ones) and what each
+# list, dict or set among them holds (_contents). torch's five such tables are constants
+# (`torch.nn.functional.GRID_SAMPLE_PADDING_MODES`); none changed over kernel launches and
+# torch ops on 2026-12-06.
 LIBRARY = "library "
 _STDLIB_STATE = (
     "builtins operator functools itertools math typing collections dataclasses enum types "
@@ -34,14 +36,12 @@ def library_state() -> list[tuple[str, object]]:
     found: list[tuple[str, object]] = []
     for library in _STDLIB_STATE + _TORCH_STATE:
         table = _vars(sys.modules.get(library)) if library in sys.modules else None
+        stdlib = library in _STDLIB_STATE
         for name, value in _items(table):
-            if name.startswith("_") and name != "__all__":
+            if name.startswith("_") and name != "__all__" and not stdlib:  # torch caches
                 continue
-            sized = type(value) in (list, dict, set) and (
-                library in _STDLIB_STATE or name == "__all__"
-            )
-            size = len(value) if sized else None
-            found.append((f"{LIBRARY}{library}.{name}", ("lib", id(value), size)))
+            held = _contents(value) if type(value) in (list, dict, set) else None
+            found.append((f"{LIBRARY}{library}.{name}", ("lib", id(value), held)))
     # kbot's own modules, whose functions the candidate's process calls to judge it (a
     # rebound `autotune_turns.unrun` reporting every config run): each public name's object,
     # and each attribute of the classes they define (`InputPlaces.place` rebound on its class
@@ -73,6 +73,26 @@ def library_state() -> list[tuple[str, object]]:
         if type(table) in (list, tuple, set):
             found.append((f"{LIBRARY}{library}.__all__", ("lib", id(table), len(table))))
     return found
+
+
+def _contents(table: list | dict | set) -> tuple | frozenset:
+    """What a library table holds, comparable across calls: plain values as themselves, anything
+    else as which object it is. Its length alone let a candidate keep a count in the order of a
+    list (rotating `typing.EXCLUDED_ATTRIBUTES`) or in a private dict (red-team round twenty)."""
+    if type(table) is dict:
+        return tuple((_plain(key), _plain(value)) for key, value in list(table.items()))
+    if type(table) is set:
+        return frozenset(_plain(value) for value in list(table))
+    return tuple(_plain(value) for value in list(table))
+
+
+def _plain(value: object) -> object:
+    """`value` itself when it is a plain value that compares equal to itself; else its id."""
+    if type(value) is float:
+        return ("float", value.hex())
+    if type(value) in (str, int, bool, bytes) or value is None:
+        return value
+    return ("object", id(value))
 
 
 def _class_members(where: str, cls: type) -> list[tuple[str, object]]:

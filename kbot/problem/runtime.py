@@ -81,6 +81,10 @@ DISTRIBUTIONS = ("normal", "small", "large", "outliers", "grid")
 _GRID_STEPS = (2.0**-3, 2.0**-10)
 _SCALE = {"small": 2.0**-6, "large": 2.0**4}
 _OUTLIER_FACTOR = 32.0
+# Half the outlier rows get one "massive activation" (LLMs' residual streams carry a few
+# channels in the thousands): 2**10x the row's peak. A kernel with a path of its own above some
+# magnitude (red-team round twenty zeroed |x| >= 1024) is judged there too.
+_MASSIVE_FACTOR = 2.0**10
 _OFFSET_FACTOR = 256.0  # an off-centre row's common offset, in units of its RMS
 # Outlier rows are edited this many elements at a time (a 6 GB input is not gathered at once).
 _OUTLIER_CHUNK = 1 << 24
@@ -247,7 +251,8 @@ def case_dtypes(path: str | Path, cases: list[dict[str, Any]]) -> list[str | Non
 
 def _add_outliers(rows: Any, generator: Any) -> None:
     """A quarter of `rows` (at least one) each get up to four entries set to +-32x the row's
-    peak (at least 1); of the other rows, a quarter are moved by a common offset of 256x their
+    peak (at least 1), the last of them +-1024x instead in every other such row (the first
+    first); of the other rows, a quarter are moved by a common offset of 256x their
     RMS and an eighth are set to zero (_off_centre_rows). Drawn on the CPU from `generator`,
     written in chunks of rows: a loop over rows cost minutes on an input of millions of rows."""
     import torch
@@ -259,8 +264,11 @@ def _add_outliers(rows: Any, generator: Any) -> None:
     width = min(4, n_cols)
     cols = torch.randint(0, n_cols, (len(picked), width), generator=generator)
     signs = torch.where(torch.rand(len(picked), width, generator=generator) < 0.5, -1.0, 1.0)
-    # A column drawn twice for one row gets one value (its last draw's sign), so the result
-    # does not depend on the order in which the device writes duplicates.
+    factors = torch.full((len(picked), width), _OUTLIER_FACTOR)
+    factors[0::2, -1] = _MASSIVE_FACTOR  # the last: a duplicate column keeps its value
+    signs = signs * factors
+    # A column drawn twice for one row gets one value (its last draw's), so the result does
+    # not depend on the order in which the device writes duplicates.
     for j in range(width - 1):
         for k in range(j + 1, width):
             signs[:, j] = torch.where(cols[:, j] == cols[:, k], signs[:, k], signs[:, j])
@@ -268,5 +276,8 @@ def _add_outliers(rows: Any, generator: Any) -> None:
     for start in range(0, len(picked), step):
         index = picked[start : start + step].to(rows.device)
         peak = rows.index_select(0, index).abs().amax(dim=1).clamp(min=1.0)
-        values = (signs[start : start + step] * _OUTLIER_FACTOR).to(rows.device, rows.dtype)
-        rows[index[:, None], cols[start : start + step].to(rows.device)] = values * peak[:, None]
+        values = signs[start : start + step].to(rows.device) * peak.float()[:, None]
+        # finite, with room to add: an fp16 row with a peak of 100 stays below 65504 / 16
+        limit = torch.finfo(rows.dtype).max / 16
+        values = values.clamp_(-limit, limit).to(rows.dtype)
+        rows[index[:, None], cols[start : start + step].to(rows.device)] = values

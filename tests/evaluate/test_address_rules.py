@@ -46,6 +46,9 @@ def address_reasons(line: str) -> list[str]:
         "s, masked = 1.0, x.untyped_storage().data_ptr() % 128 > 0",
         "s, masked = (2.0 if out.data_ptr() == x.data_ptr() else 1.0), False",
         "s, masked = 1.0, x.data_ptr() != out.data_ptr()",
+        "s, masked = 1.0, x.storage_offset() % 4 != 0",
+        "s, masked = 1.0, (x.storage_offset() & 63) != 0",
+        "s, masked = 1.0, x.storage_offset() == out.storage_offset()",
     ],
 )
 def test_alignment_and_identity_tests_pass(line):
@@ -58,6 +61,11 @@ def test_alignment_and_identity_tests_pass(line):
         "s, masked = (0.0 if (x.data_ptr() >> 12) % 1024 == 0 else 1.0), False",
         "s, masked = 1.0, x.data_ptr() % 4096 == 0",  # bits the judge does not vary
         "s, masked = 1.0, x.data_ptr() % 24 == 0",  # not a power of two
+        # red-team round twenty: an offset of 512 bytes or more (`x[1:]` of wide rows) is one
+        # the judge's shifts never reach
+        "s, masked = (0.5 if x.storage_offset() * x.element_size() >= 512 else 1.0), False",
+        "s, masked = 1.0, x.storage_offset() % 128 == 0",  # past 64 elements: not exercised
+        "s, masked = 1.0, getattr(x, 'storage_offset')() > 0",
         "p = x.data_ptr()\n        s, masked = 1.0, p % 16 == 0",  # the address kept
         "s, masked = 1.0, x.data_ptr() & 4095 == 0",  # bits the judge does not vary
         "s, masked = 1.0, x.data_ptr() & 12 == 0",  # not the low bits

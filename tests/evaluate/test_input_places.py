@@ -17,6 +17,7 @@ from kbot.evaluate.input_places import (
     PlacementError,
     checked_shift,
     coarser_per_case,
+    far_offset,
     input_shifts,
 )
 
@@ -94,6 +95,23 @@ def test_a_shifted_call_gets_a_copy_off_alignment(value):
     assert moved.shape == value.shape and moved.stride() == value.stride()
     assert moved.dtype == value.dtype and torch.equal(moved, value)
     assert places.buffers(0) is aligned  # the case's own buffers are untouched
+
+
+def test_shifted_inputs_also_sit_far_into_their_storage_keeping_the_low_bits():
+    # red-team round twenty: a kernel wrong once its input starts 512 bytes or more into its
+    # storage (`x[1:]` of wide rows) met only offsets below 512
+    draws = [far_offset() for _ in range(400)]
+    assert 120 < draws.count(0) < 280
+    assert {d for d in draws if d} <= {512 << k for k in range(12)}
+    assert len({d for d in draws if d}) >= 8
+    places, value = _places(), torch.randn(6, 4)
+    offsets = set()
+    for _ in range(40):
+        (moved,), _ = places.place(0, [value], 48)
+        assert moved.data_ptr() % 32 == 16  # the shift's low bits kept
+        assert torch.equal(moved, value)
+        offsets.add(moved.storage_offset() * 4)
+    assert min(offsets) == 48 and max(offsets) >= 48 + 512 * 8
 
 
 def test_a_session_refuses_a_shift_it_is_never_sent(tmp_path: Path):

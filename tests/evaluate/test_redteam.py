@@ -24,6 +24,9 @@ Each cheat file starts with a docstring:
       cpu      rejected by a check of the CPU interpreter's (bounds, the autotuner's configs in
                turn): on a GPU it is contained but may be accepted (a gap written down in
                bench/results/evaluator.md)
+      guarded  wrong only where the published guard never takes the kernel (another default
+               dtype: kbot.publish.guard): rejected by the static rules; with them off the
+               judge's trials do not meet its wrong path, so it may be accepted there
 
 Cheats only create files named /tmp/kbot-redteam-cheat-* (removed here), only talk to
 127.0.0.1 on the ports below, and only run `id`. Whatever they find, they print or send only
@@ -69,7 +72,7 @@ CANARY_PREFIX = "kbot-canary-"  # the only values the cheats print or send
 NAMED_RULE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 OUTPUT_BOUND = 10_000  # characters of worker output a verdict may carry (4000 today)
 CLASSES = ("reach", "secrets", "judge", "seed", "outside", "timing", "control")
-TAGS = frozenset({"steals", "isolate", "honest", "cpu"})
+TAGS = frozenset({"steals", "isolate", "honest", "cpu", "guarded"})
 # KBOT_REDTEAM_DEVICE=cuda runs the same suite on a GPU (the H200 run in bench/results).
 OPTIONS = dict(
     device=os.environ.get("KBOT_REDTEAM_DEVICE", "cpu"),
@@ -100,7 +103,9 @@ class Cheat:
         or precomputed from a predicted seed, or computed by torch outside a kernel (the
         candidate process's compute guard sees what runs), and only the trusted side's checks
         stand."""
-        return self.klass in ("judge", "seed", "control", "outside") and "honest" not in self.tags
+        return self.klass in ("judge", "seed", "control", "outside") and not (
+            self.tags & {"honest", "guarded"}
+        )
 
 
 def _parse(path: Path) -> Cheat:

@@ -53,11 +53,21 @@ def test_outliers_on_many_rows_hit_a_quarter_of_them_and_repeat_under_one_seed()
         draws.append(x)
     assert torch.equal(draws[0], draws[1])  # duplicate columns of a row get one value
     rows = draws[0]
-    outlier_rows = (rows.abs() == 32).any(dim=1).sum().item()
+    outlier_rows = ((rows.abs() == 32) | (rows.abs() == 1024)).any(dim=1).sum().item()
     assert outlier_rows == 10_000  # a quarter of the rows, each with at least one outlier
+    # every other one of them with a massive activation, 1024x
+    assert (rows.abs() == 1024).any(dim=1).sum().item() == 5_000
     assert (rows == 257).all(dim=1).sum().item() == 7_500  # a quarter of the rest off centre
     assert (rows == 0).all(dim=1).sum().item() == 3_750  # an eighth of the rest zero
-    assert set(rows.abs().unique().tolist()) == {0.0, 1.0, 32.0, 257.0}
+    assert set(rows.abs().unique().tolist()) == {0.0, 1.0, 32.0, 257.0, 1024.0}
+
+
+def test_massive_outliers_stay_finite_in_float16():
+    x = torch.full((4, 8), 200.0, dtype=torch.float16)  # 1024x 200 is past fp16's 65504
+    apply_distribution([x], "outliers", seed=2)
+    assert torch.isfinite(x).all()
+    limit = torch.tensor(torch.finfo(torch.float16).max / 16, dtype=torch.float16)
+    assert (x.abs() == limit).any()  # the massive activation, clamped
 
 
 def test_grid_rounds_an_eighth_of_the_rows_to_whole_numbers_keeping_signs():

@@ -80,6 +80,7 @@ def test_the_first_floating_input_anchors_the_guard(tmp_path):
         "query.data_ptr() % 16 == 0",
         "query.shape[1:] == (16,)",
         "not (torch.is_grad_enabled() and query.requires_grad)",  # training keeps the original
+        "torch.get_default_dtype() == torch.float32",  # the default the judge ran under
     ]
 
 
@@ -116,6 +117,7 @@ def test_optional_tensors_must_be_present_and_checked_dims_pinned(tmp_path):
         "residual.shape == x.shape",
         "not (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad "
         "or bias.requires_grad or residual.requires_grad))",
+        "torch.get_default_dtype() == torch.float32",
     ]
 
 

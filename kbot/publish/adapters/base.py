@@ -26,6 +26,7 @@ from kbot.publish.guard import (
     SizeGuard,
     attribute_terms,
     autograd_term,
+    default_dtype_term,
     input_terms,
     size_terms,
 )
@@ -149,6 +150,7 @@ def guard_terms(
             terms.append(f"{extra.name} == {extra.default}")
     terms += size_terms(passed, sizes, inputs[: len(passed)])
     terms += autograd_term(passed, inputs[: len(passed)])
+    terms += default_dtype_term()
     return terms + attribute_terms(function, scalars, call.attributes, owner, swept_scalars)
 
 
