@@ -290,12 +290,14 @@ class Session:
         return {}
 
     def _sample(self, request: dict[str, Any]) -> dict[str, Any]:
-        from kbot.evaluate.timing import sample_graph, sample_plain
+        from kbot.evaluate.timing import jitter_, sample_graph, sample_plain
 
         impl = self._timed()
         n = max(1, min(int(request.get("n", 10)), 1000))
         graph_before, plain_before = len(impl.graph_us), len(impl.plain_us)
-        sample_graph(impl, self._flush, n)
+        inputs = [value for copy in self.timed_copies for value in copy]
+        # new input values before every timed replay (kbot.evaluate.timing.jitter_)
+        sample_graph(impl, self._flush, n, before=lambda: jitter_(inputs, self.rng))
         sample_plain(impl, n)
         return {
             "graph_us": impl.graph_us[graph_before:],

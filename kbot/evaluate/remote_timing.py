@@ -47,10 +47,11 @@ class RemoteImplementation:
 
     @classmethod
     def capture(cls, host, case_index: int, inputs: list, copies: int, timeout_s: float):
-        # The timing inputs are the baselines' own: one call puts them in the case's buffers.
-        host.request("call", timeout_s, case=case_index, inputs=inputs, poison_bytes=[])
+        """The candidate's timed graph, and the outputs of the call that placed the timing
+        inputs (the baselines' own) in the case's buffers, for the judge to check."""
+        placed = host.request("call", timeout_s, case=case_index, inputs=inputs, poison_bytes=[])
         host.request("capture", timeout_s, case=case_index, copies=copies)
-        return cls(host, case_index, copies, timeout_s)
+        return cls(host, case_index, copies, timeout_s), tuple(placed["outputs"])
 
     def take(self, flush, n: int) -> None:
         try:

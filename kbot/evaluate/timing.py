@@ -85,10 +85,16 @@ def _events(n: int) -> tuple[list, list]:
     )
 
 
-def sample_graph(impl: Implementation, flush: torch.Tensor, n: int) -> None:
+def sample_graph(
+    impl: Implementation, flush: torch.Tensor, n: int, before: Callable[[], None] | None = None
+) -> None:
+    """`n` replays of the graph, each timed alone with L2 flushed first; `before` (untimed, ahead
+    of the flush) runs before each (a candidate's inputs are changed there: jitter_)."""
     # The flush also keeps the host ahead of the GPU, so the events bracket only the replay.
     starts, ends = _events(n)
     for i in range(n):
+        if before is not None:
+            before()
         flush.zero_()
         starts[i].record()
         impl.graph.replay()
@@ -96,6 +102,33 @@ def sample_graph(impl: Implementation, flush: torch.Tensor, n: int) -> None:
     torch.cuda.synchronize()
     per_call = 1000.0 / impl.calls_per_replay
     impl.graph_us += [per_call * s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+
+# jitter_: each floating-point input value scaled by 1 + u, u uniform in [-JITTER, JITTER]
+JITTER = 2.0**-4
+_JITTER_CHUNK = 1 << 24  # elements drawn at a time (a multi-GB input needs no twin)
+
+
+def jitter_(tensors: list, generator: torch.Generator) -> None:
+    """Every value of each floating-point tensor in `tensors` scaled, in place, by its own draw
+    of 1 + u (u uniform in [-JITTER, JITTER]): its sign and rough size kept, its bits new. A
+    candidate's timed graph replays on inputs changed so before each replay, so a graph that
+    keeps its last answer and reuses it while a sample of its inputs is unchanged (red-team
+    round twenty) does the op's work every replay, as a server's graph replays on new tokens."""
+    for tensor in tensors:
+        if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
+            continue
+        if tensor.element_size() == 1 or tensor.numel() == 0:  # fp8: torch cannot scale it
+            continue
+        flat = tensor.view(-1) if tensor.is_contiguous() else None
+        if flat is None:
+            factor = torch.rand(tensor.shape, generator=generator, device=tensor.device)
+            tensor.mul_(factor.mul_(2 * JITTER).add_(1 - JITTER).to(tensor.dtype))
+            continue
+        for start in range(0, flat.numel(), _JITTER_CHUNK):
+            piece = flat[start : start + _JITTER_CHUNK]
+            factor = torch.rand(piece.shape, generator=generator, device=piece.device)
+            piece.mul_(factor.mul_(2 * JITTER).add_(1 - JITTER).to(piece.dtype))
 
 
 def sample_plain(impl: Implementation, n: int) -> None:

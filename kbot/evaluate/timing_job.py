@@ -56,6 +56,10 @@ class Baselines:
     model: torch.nn.Module
     compiled: dict[str, Any] = field(default_factory=dict)  # mode name -> compiled module
     notes: list[Reason] = field(default_factory=list)
+    # The device's peaks, measured (or read from their cache) with the baselines, before any
+    # candidate code of the job runs: a candidate holding the card's memory made the
+    # measurement fail, and a timing without peaks had no ceiling (red-team round twenty).
+    peaks: DevicePeaks | None = None
 
 
 def prepare_baselines(job: Job, state: Any, problem, send) -> Baselines:
@@ -68,6 +72,7 @@ def prepare_baselines(job: Job, state: Any, problem, send) -> Baselines:
         model = build_on(state.device, lambda: problem.Model(*init), seed=0)
         model = model.to(state.device).eval()
         baselines = Baselines(model)
+        baselines.peaks, baselines.notes = _peaks(state.device)
         if job.compile_baselines:
             _raise_recompile_limit()
             # their autotuning times kernels: never beside another process's measurement
@@ -121,11 +126,20 @@ def time_outcomes(
         return outcomes
     budget = job.timing_budget_s * len(job.cases) * (HARD_CAP_FACTOR + 1)
     send({"event": "phase", "name": "timing", "timeout_s": job.candidate_timeout_s + budget})
-    peaks, notes_peaks = _peaks(state.device)
+    peaks = baselines.peaks
+    notes = list(baselines.notes)
+    if peaks is None:  # no ceiling to hold a claimed time against: no time is claimed
+        notes.append(Reason("timing", "not timed: the device's peaks are unknown"))
+        return _merge(outcomes, timed, {i: [] for i in timed}, {}, notes)
+    # The memory the candidates' processes keep cached goes back to the card before the
+    # baselines are captured: a candidate that took the card's free memory and let go of it in
+    # its process's cache (red-team round twenty) left the baselines' capture none, and a case
+    # the baselines cannot be captured for is not timed (its process frees it at capture only).
+    for i in timed:
+        RemoteImplementation(loaded[i].host, i, 1, job.candidate_timeout_s).release()
     flush = l2_flush_buffer(state.device)
     timings: dict[int, list[CaseTiming | None]] = {i: [] for i in timed}
     rejected: dict[int, Reason] = {}
-    notes = list(baselines.notes) + notes_peaks
     # seconds per phase, every case together: inputs, the graphs, measurement, accounting, recheck
     phases: dict[str, float] = {}
     clock = PhaseClock(phases, state.device)
@@ -134,7 +148,10 @@ def time_outcomes(
         if not live:
             break
         clock.start("inputs")
-        inputs = seeded_inputs(problem, case, job.base_seed, state.device)
+        # Drawn under a seed of the OS's, not the job's: Model's weights are drawn under the
+        # job's seed, and inputs drawn under it too were recognisable from them (red-team round
+        # twenty: `x[0, 0] * 0.1 == W[0, 0]`, then half the work on the timed inputs).
+        inputs = seeded_inputs(problem, case, secrets.randbits(31), state.device)
         written = _output_bytes(baselines.model, inputs, job.mutates_inputs)
         copies = _rotated_copies(inputs, flush.numel(), written)
         clock.start("references' graphs")
@@ -158,11 +175,22 @@ def time_outcomes(
                 tensor_bytes(inputs) + 2 * tensor_bytes(expected) + (64 << 20)
             )
             try:
-                candidates[i] = RemoteImplementation.capture(
+                candidates[i], placed = RemoteImplementation.capture(
                     loaded[i].host, index, inputs, len(copies), job.candidate_timeout_s
                 )
             except (CandidateFailed, CandidateLost) as exc:
                 rejected[i] = _timing_reason(exc.reason, case, "cuda-graph")
+                continue
+            # The call that placed the timed inputs is judged like a trial: a kernel that
+            # knows the timed inputs when it sees them must still answer them right.
+            failure = _judged(
+                placed, inputs, loaded[i].reference, job, case,
+                state.rounded_to.get((job.problem_sha256, index)),
+                "the call that placed the timed inputs is wrong",
+            )  # fmt: skip
+            if failure is not None:
+                rejected[i] = failure
+                candidates.pop(i).release()
         clock.start("measurement")
         try:
             measure(
@@ -204,7 +232,7 @@ def time_outcomes(
                 continue
             timing = measured[i]
             us = timing.candidate_graph.median_us
-            ceiling = math.nan if peaks is None else ceiling_fraction(bytes_count, work, us, peaks)
+            ceiling = ceiling_fraction(bytes_count, work, us, peaks)
             if ceiling > ROOFLINE_LIMIT:
                 rejected[i] = Reason(
                     "evaluator-error",
@@ -252,27 +280,77 @@ def _audit_candidate(
         )
         # any one of the graph's calls, drawn here: a graph that computes only the calls the
         # trials made (copy 0) and skips the rest would time less work than the op
-        outputs = impl.recheck(fresh, secrets.randbelow(impl.calls_per_replay))
+        copy = secrets.randbelow(impl.calls_per_replay)
+        outputs = impl.recheck(fresh, copy)
     except (CandidateFailed, CandidateLost) as exc:
         return _timing_reason(exc.reason, case, "timing")
+    failure = _judged(
+        outputs,
+        fresh,
+        model,
+        job,
+        case,
+        rounded_to,
+        "the timed CUDA graph is wrong on fresh inputs",
+    )
+    if failure is not None:
+        return failure
+    # The same call again on those inputs with a few values changed: a graph that keeps what
+    # it answered and checks a sample of its inputs to reuse it (red-team round twenty's
+    # memo, which timed less work than the op) answers the last values here.
+    seed = secrets.randbits(31)
+    other = seeded_inputs(problem, case, seed, _inputs_device(fresh))
+    changed = partly_changed(fresh, apply_distribution(other, "normal", seed))
+    try:
+        outputs = impl.recheck(changed, copy)
+    except (CandidateFailed, CandidateLost) as exc:
+        return _timing_reason(exc.reason, case, "timing")
+    return _judged(
+        outputs, changed, model, job, case, rounded_to,
+        "the timed CUDA graph is wrong once a few of its inputs' values change",
+    )  # fmt: skip
+
+
+# partly_changed: the share of a floating-point input's values taken from another draw
+CHANGED_SHARE = 1 / 64
+
+
+def partly_changed(inputs: list, other: list) -> list:
+    """`inputs` with a drawn share (CHANGED_SHARE, at least one value) of each floating-point
+    tensor's values taken from `other` (another draw of the same case), so a value's domain is
+    kept; everything else as in `inputs`."""
+    changed = []
+    for value, new in zip(inputs, other):
+        if not (isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel()):
+            changed.append(value)
+            continue
+        draws = torch.Generator(device=value.device).manual_seed(secrets.randbits(62))
+        picked = torch.rand(value.shape, generator=draws, device=value.device) < CHANGED_SHARE
+        picked.view(-1)[secrets.randbelow(value.numel())] = True
+        changed.append(torch.where(picked, new.to(value.dtype), value))
+    return changed
+
+
+def _judged(
+    outputs, inputs: list, model, job: Job, case, rounded_to: torch.dtype | None, what: str
+) -> Reason | None:
+    """`outputs` judged against Model on `inputs` as the correctness trials judge them: the
+    same tolerances, the reference's rounding, the retry one precision up (a different rule
+    here rejected what correctness accepted)."""
     indexed = IndexSources()
     with torch.no_grad(), indexed:
         references = as_outputs(
-            model(*[v.clone() if isinstance(v, torch.Tensor) else v for v in fresh])
+            model(*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
         )
-    # judged as the correctness trials judge: the same tolerances, the reference's rounding,
-    # the retry one precision up (a different rule here rejected what correctness accepted)
     result, _ = judge_outputs(
-        outputs, references, fresh, None if job.mutates_inputs else PreciseReference(model),
-        job.atol, job.rtol, casts_truncate(_inputs_device(fresh)), rounded_to,
+        tuple(outputs), references, inputs,
+        None if job.mutates_inputs else PreciseReference(model),
+        job.atol, job.rtol, casts_truncate(_inputs_device(inputs)), rounded_to,
         indexed.for_outputs(references),
     )  # fmt: skip
     if result.failure is None:
         return None
-    return Reason(
-        result.failure.rule,
-        f"case {case}: the timed CUDA graph is wrong on fresh inputs: {result.failure.message}",
-    )
+    return Reason(result.failure.rule, f"case {case}: {what}: {result.failure.message}")
 
 
 def _inputs_device(inputs: list):

@@ -201,6 +201,40 @@ def test_a_timed_graph_that_computes_only_its_first_copy_is_rejected(problem, fa
     assert "timed CUDA graph" in outcome.reasons[0].message
 
 
+def test_a_candidate_wrong_on_the_timed_inputs_is_rejected(problem, fakes):
+    """Red-team round twenty: a kernel that recognised the timed inputs (drawn under the seed
+    Model's weights were drawn under) did half the work on them; nothing compared the outputs
+    of the call that placed them. That call is judged now, and those inputs come from the OS."""
+
+    class HalfOnTimedInputs(FakeHost):
+        def request(self, op, timeout_s, **fields):
+            reply = super().request(op, timeout_s, **fields)
+            if op == "call":
+                reply = {"outputs": tuple(v * 0.5 for v in reply["outputs"])}
+            return reply
+
+    (outcome,) = _run(problem("quick_gelu"), [HalfOnTimedInputs])
+    assert not outcome.accepted and outcome.stage == Stage.TIMING
+    assert outcome.reasons[0].rule == "mismatch"
+    assert "the call that placed the timed inputs is wrong" in outcome.reasons[0].message
+
+
+def test_without_the_devices_peaks_nothing_is_timed(problem, fakes, monkeypatch):
+    """Red-team round twenty: a candidate holding the card's memory made the peaks'
+    measurement fail, and a timing without peaks had no ceiling. The peaks are measured with
+    the baselines, before any candidate code of the job; without them no time is claimed."""
+
+    def failing(device):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+
+    monkeypatch.setattr(timing_job, "device_peaks", failing)
+    (outcome,) = _run(problem("quick_gelu"), [FakeHost])
+    assert outcome.accepted and all(case.timing is None for case in outcome.cases)
+    notes = [note.message for note in outcome.notes]
+    assert "measuring the device's peaks failed: OutOfMemoryError" in notes
+    assert "not timed: the device's peaks are unknown" in notes
+
+
 def test_above_the_roofline_is_an_evaluator_error(problem, fakes, monkeypatch):
     monkeypatch.setattr(
         timing_job, "device_peaks", lambda device: DevicePeaks("slow", 1e3, 1e3, 1e3, 1e3, 1e3)

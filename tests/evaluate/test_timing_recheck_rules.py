@@ -124,3 +124,65 @@ def test_an_op_that_writes_its_inputs_gets_no_retry():
     out = torch.tensor([-1e-8, 1e-8])
     result, retried = judge_outputs((out,), (ref,), [], None, None, None, False, None)
     assert result.failure is not None and not retried
+
+
+def test_a_graph_that_reuses_its_last_answer_while_a_sample_is_unchanged_is_rejected(
+    tmp_path, monkeypatch
+):
+    """Red-team round twenty: a timed graph that checks two of its inputs' values against the
+    last call's and answers as before when they match timed less work than the op (its replays
+    never changed their inputs). The recheck calls it again with a few values changed (here
+    one, so that the two it checks stay as they were but for odds of 1 in 4 million)."""
+    import kbot.evaluate.timing_job as timing_job
+
+    monkeypatch.setattr(timing_job, "CHANGED_SHARE", 0.0)
+    path = tmp_path / "bf16_inside_fp32.py"
+    path.write_text(BF16_INSIDE_FP32)
+    problem = import_file(path, prefix="kbot_test_recheck_memo")
+    torch.manual_seed(0)
+    model = problem.Model(4096).eval()
+    memo = {}
+
+    def kernel(x):
+        with torch.no_grad():
+            key = (x[0, 0].item(), x[-1, -1].item())
+            if key not in memo:
+                memo.clear()
+                memo[key] = model(x)
+            return (memo[key],)
+
+    failure = _audit(problem, kernel)
+    assert failure is not None and failure.rule == "mismatch"
+    assert "once a few of its inputs' values change" in failure.message
+
+
+def test_a_few_values_change_from_another_draw_and_the_rest_stay():
+    from kbot.evaluate.timing_job import CHANGED_SHARE, partly_changed
+
+    x, other = torch.randn(256, 64), torch.rand(256, 64) + 10  # the other draw: all above 10
+    index = torch.arange(5)
+    changed = partly_changed([x, index, 2.0], [other, index, 2.0])
+    assert changed[1] is index and changed[2] == 2.0
+    moved = changed[0] != x
+    assert torch.equal(changed[0][moved], other[moved]) and torch.equal(
+        changed[0][~moved], x[~moved]
+    )
+    assert 1 <= int(moved.sum()) < 4 * CHANGED_SHARE * x.numel()
+    one = torch.randn(1)
+    assert not torch.equal(partly_changed([one], [one + 1])[0], one)  # at least one value
+
+
+def test_jitter_changes_every_value_a_little_keeping_signs():
+    from kbot.evaluate.timing import JITTER, jitter_
+
+    x = torch.randn(1000, 33)
+    before = x.clone()
+    strided = torch.randn(40, 20).t()
+    strided_before = strided.clone()
+    positions = torch.arange(7)
+    jitter_([x, strided, positions, 3.0], torch.Generator().manual_seed(1))
+    ratio = x / before
+    assert ((ratio >= 1 - JITTER - 1e-6) & (ratio <= 1 + JITTER + 1e-6)).all()
+    assert (x != before).float().mean() > 0.99 and (torch.sign(x) == torch.sign(before)).all()
+    assert not torch.equal(strided, strided_before)
+    assert torch.equal(positions, torch.arange(7))
