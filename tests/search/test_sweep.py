@@ -159,8 +159,11 @@ def test_the_guard_frees_a_width_the_kernel_passed_at_every_size(swept):
     problem, reports = swept
     terms = _guard(problem, reports["generic"])
     # up to the largest checked, in steps the reference takes (it refused 80 wide)
-    assert terms[-3:-1] == ["x.shape[1] <= 256", "x.shape[1] % 64 == 0"]
-    assert terms[-1] == "not (torch.is_grad_enabled() and x.requires_grad)"
+    assert terms[-4:-2] == ["x.shape[1] <= 256", "x.shape[1] % 64 == 0"]
+    assert terms[-2:] == [
+        "not (torch.is_grad_enabled() and x.requires_grad)",
+        "torch.get_default_dtype() == torch.float32",
+    ]
     assert not any("== (128,)" in t or "== 128" in t for t in terms)
 
 
