@@ -157,7 +157,7 @@ class Session:
     def _second_instance(self, model_new: type, init: list, module: Any) -> torch.nn.Module:
         """ModelNew built twice, the second judged: a model of many layers builds one per
         layer, and building one may not change what the next is built from (red-team round
-        twenty: a count of instances kept in the module left every layer after the first
+        twelve: a count of instances kept in the module left every layer after the first
         wrong)."""
         try:
             first = build_on(self.device, lambda: model_new(*init))

@@ -82,7 +82,7 @@ def far_offset() -> int:
     calls, else 512 bytes to 1 MiB (a power of two, drawn). A user's view starts that far into
     its storage (`x[1:]` of rows of 1024 fp32 values: 4096 bytes), and a kernel may not read
     its storage offset other than in an alignment test (kbot.evaluate.address_rules); a result
-    that depends on it is met here even without that rule (red-team round twenty)."""
+    that depends on it is met here even without that rule (red-team round twelve)."""
     if secrets.randbelow(2):
         return 0
     return SHIFT_PERIOD << secrets.randbelow(FAR_STEPS)

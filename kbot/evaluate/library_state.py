@@ -78,7 +78,7 @@ def library_state() -> list[tuple[str, object]]:
 def _contents(table: list | dict | set) -> tuple | frozenset:
     """What a library table holds, comparable across calls: plain values as themselves, anything
     else as which object it is. Its length alone let a candidate keep a count in the order of a
-    list (rotating `typing.EXCLUDED_ATTRIBUTES`) or in a private dict (red-team round twenty)."""
+    list (rotating `typing.EXCLUDED_ATTRIBUTES`) or in a private dict (red-team round twelve)."""
     if type(table) is dict:
         return tuple((_plain(key), _plain(value)) for key, value in list(table.items()))
     if type(table) is set:

@@ -4,7 +4,7 @@ a fresh Model holds at one constant value is redrawn first.
 A checkpoint loads trained values into every parameter, and a fresh Model often holds
 constants there (LayerNorm's and LLaMA's RMSNorm weight of ones, a zero bias, Gemma's zero
 offset). A kernel that never reads such a parameter is right at its initial value only: judged
-with the constant, it passed every trial (red-team round twenty, `judge_constant_weight`).
+with the constant, it passed every trial (red-team round twelve, `judge_constant_weight`).
 """
 
 from __future__ import annotations

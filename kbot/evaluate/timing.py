@@ -114,7 +114,7 @@ def jitter_(tensors: list, generator: torch.Generator) -> None:
     of 1 + u (u uniform in [-JITTER, JITTER]): its sign and rough size kept, its bits new. A
     candidate's timed graph replays on inputs changed so before each replay, so a graph that
     keeps its last answer and reuses it while a sample of its inputs is unchanged (red-team
-    round twenty) does the op's work every replay, as a server's graph replays on new tokens."""
+    round twelve) does the op's work every replay, as a server's graph replays on new tokens."""
     for tensor in tensors:
         if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
             continue

@@ -58,7 +58,7 @@ class Baselines:
     notes: list[Reason] = field(default_factory=list)
     # The device's peaks, measured (or read from their cache) with the baselines, before any
     # candidate code of the job runs: a candidate holding the card's memory made the
-    # measurement fail, and a timing without peaks had no ceiling (red-team round twenty).
+    # measurement fail, and a timing without peaks had no ceiling (red-team round twelve).
     peaks: DevicePeaks | None = None
 
 
@@ -133,7 +133,7 @@ def time_outcomes(
         return _merge(outcomes, timed, {i: [] for i in timed}, {}, notes)
     # The memory the candidates' processes keep cached goes back to the card before the
     # baselines are captured: a candidate that took the card's free memory and let go of it in
-    # its process's cache (red-team round twenty) left the baselines' capture none, and a case
+    # its process's cache (red-team round twelve) left the baselines' capture none, and a case
     # the baselines cannot be captured for is not timed (its process frees it at capture only).
     for i in timed:
         RemoteImplementation(loaded[i].host, i, 1, job.candidate_timeout_s).release()
@@ -150,7 +150,7 @@ def time_outcomes(
         clock.start("inputs")
         # Drawn under a seed of the OS's, not the job's: Model's weights are drawn under the
         # job's seed, and inputs drawn under it too were recognisable from them (red-team round
-        # twenty: `x[0, 0] * 0.1 == W[0, 0]`, then half the work on the timed inputs).
+        # twelve: `x[0, 0] * 0.1 == W[0, 0]`, then half the work on the timed inputs).
         inputs = seeded_inputs(problem, case, secrets.randbits(31), state.device)
         written = _output_bytes(baselines.model, inputs, job.mutates_inputs)
         copies = _rotated_copies(inputs, flush.numel(), written)
@@ -296,7 +296,7 @@ def _audit_candidate(
     if failure is not None:
         return failure
     # The same call again on those inputs with a few values changed: a graph that keeps what
-    # it answered and checks a sample of its inputs to reuse it (red-team round twenty's
+    # it answered and checks a sample of its inputs to reuse it (red-team round twelve's
     # memo, which timed less work than the op) answers the last values here.
     seed = secrets.randbits(31)
     other = seeded_inputs(problem, case, seed, _inputs_device(fresh))

@@ -83,7 +83,7 @@ _SCALE = {"small": 2.0**-6, "large": 2.0**4}
 _OUTLIER_FACTOR = 32.0
 # Half the outlier rows get one "massive activation" (LLMs' residual streams carry a few
 # channels in the thousands): 2**10x the row's peak. A kernel with a path of its own above some
-# magnitude (red-team round twenty zeroed |x| >= 1024) is judged there too.
+# magnitude (red-team round twelve zeroed |x| >= 1024) is judged there too.
 _MASSIVE_FACTOR = 2.0**10
 _OFFSET_FACTOR = 256.0  # an off-centre row's common offset, in units of its RMS
 # Outlier rows are edited this many elements at a time (a 6 GB input is not gathered at once).

@@ -236,7 +236,7 @@ def default_dtype_term() -> list[str]:
     """The default dtype the judge ran under (float32, torch's own): code that sets another
     (`torch.set_default_dtype(torch.bfloat16)` in some models' inference) keeps the original
     path, since a kernel's launcher or the reference may take that dtype where the judge never
-    looked (red-team round twenty: a kernel wrong under another default passed)."""
+    looked (red-team round twelve: a kernel wrong under another default passed)."""
     return ["torch.get_default_dtype() == torch.float32"]
 
 

@@ -98,7 +98,7 @@ def test_a_shifted_call_gets_a_copy_off_alignment(value):
 
 
 def test_shifted_inputs_also_sit_far_into_their_storage_keeping_the_low_bits():
-    # red-team round twenty: a kernel wrong once its input starts 512 bytes or more into its
+    # red-team round twelve: a kernel wrong once its input starts 512 bytes or more into its
     # storage (`x[1:]` of wide rows) met only offsets below 512
     draws = [far_offset() for _ in range(400)]
     assert 120 < draws.count(0) < 280

@@ -202,7 +202,7 @@ def test_a_timed_graph_that_computes_only_its_first_copy_is_rejected(problem, fa
 
 
 def test_a_candidate_wrong_on_the_timed_inputs_is_rejected(problem, fakes):
-    """Red-team round twenty: a kernel that recognised the timed inputs (drawn under the seed
+    """Red-team round twelve: a kernel that recognised the timed inputs (drawn under the seed
     Model's weights were drawn under) did half the work on them; nothing compared the outputs
     of the call that placed them. That call is judged now, and those inputs come from the OS."""
 
@@ -220,7 +220,7 @@ def test_a_candidate_wrong_on_the_timed_inputs_is_rejected(problem, fakes):
 
 
 def test_without_the_devices_peaks_nothing_is_timed(problem, fakes, monkeypatch):
-    """Red-team round twenty: a candidate holding the card's memory made the peaks'
+    """Red-team round twelve: a candidate holding the card's memory made the peaks'
     measurement fail, and a timing without peaks had no ceiling. The peaks are measured with
     the baselines, before any candidate code of the job; without them no time is claimed."""
 

@@ -129,7 +129,7 @@ def test_an_op_that_writes_its_inputs_gets_no_retry():
 def test_a_graph_that_reuses_its_last_answer_while_a_sample_is_unchanged_is_rejected(
     tmp_path, monkeypatch
 ):
-    """Red-team round twenty: a timed graph that checks two of its inputs' values against the
+    """Red-team round twelve: a timed graph that checks two of its inputs' values against the
     last call's and answers as before when they match timed less work than the op (its replays
     never changed their inputs). The recheck calls it again with a few values changed (here
     one, so that the two it checks stay as they were but for odds of 1 in 4 million)."""
