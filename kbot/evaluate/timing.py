@@ -120,11 +120,10 @@ def jitter_(tensors: list, generator: torch.Generator) -> None:
             continue
         if tensor.element_size() == 1 or tensor.numel() == 0:  # fp8: torch cannot scale it
             continue
-        flat = tensor.view(-1) if tensor.is_contiguous() else None
-        if flat is None:
-            factor = torch.rand(tensor.shape, generator=generator, device=tensor.device)
-            tensor.mul_(factor.mul_(2 * JITTER).add_(1 - JITTER).to(tensor.dtype))
-            continue
+        # the storage span the view reaches, as one flat run: a transposed or expanded
+        # (stride 0) input is scaled through it, each element once
+        reach = 1 + sum((n - 1) * s for n, s in zip(tensor.shape, tensor.stride()))
+        flat = tensor.as_strided((reach,), (1,), tensor.storage_offset())
         for start in range(0, flat.numel(), _JITTER_CHUNK):
             piece = flat[start : start + _JITTER_CHUNK]
             factor = torch.rand(piece.shape, generator=generator, device=piece.device)

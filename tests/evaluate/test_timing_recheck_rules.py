@@ -180,7 +180,12 @@ def test_jitter_changes_every_value_a_little_keeping_signs():
     strided = torch.randn(40, 20).t()
     strided_before = strided.clone()
     positions = torch.arange(7)
-    jitter_([x, strided, positions, 3.0], torch.Generator().manual_seed(1))
+    row = torch.randn(1, 64)
+    row_before = row.clone()
+    expanded = row.expand(8, 64)  # stride 0: every row the same memory
+    jitter_([x, strided, positions, 3.0, expanded], torch.Generator().manual_seed(1))
+    assert not torch.equal(row, row_before)  # scaled once through its storage
+    assert ((row / row_before - 1).abs() <= JITTER + 1e-6).all()
     ratio = x / before
     assert ((ratio >= 1 - JITTER - 1e-6) & (ratio <= 1 + JITTER + 1e-6)).all()
     assert (x != before).float().mean() > 0.99 and (torch.sign(x) == torch.sign(before)).all()
