@@ -162,13 +162,13 @@ class Session:
         try:
             first = build_on(self.device, lambda: model_new(*init))
             del first
-            once = snapshot(None, module)
+            once = snapshot(None, module, identity=False)  # an equal dict rebuilt is alike
             model = build_on(self.device, lambda: model_new(*init))
         except StateTypeError as exc:
             raise _Refused("model-new", str(exc)) from None
         except BaseException as exc:
             raise _Refused("load", f"ModelNew(*get_init_inputs()) raised {short(exc)}") from None
-        changed = first_change(once, None, module)
+        changed = first_change(once, None, module, identity=False)
         if changed is not None:
             raise _Refused(
                 "model-new",

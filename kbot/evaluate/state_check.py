@@ -62,11 +62,13 @@ def audit_classes(model: torch.nn.Module, module: Any) -> None:
     walk(model, module)  # refuses a tensor subclass or an object it cannot compare
 
 
-def snapshot(model: torch.nn.Module | None, module: Any) -> dict[str, object]:
-    """What `walk` finds, each tensor's storage bytes cloned."""
+def snapshot(
+    model: torch.nn.Module | None, module: Any, identity: bool = True
+) -> dict[str, object]:
+    """What `walk` finds, each tensor's storage bytes cloned (`identity`: as walk's)."""
     return {
         name: value.copied() if type(value) is _TensorState else value
-        for name, value in walk(model, module)
+        for name, value in walk(model, module, identity)
     }
 
 
@@ -75,9 +77,12 @@ def kept_tensors(found: list[tuple[str, object]]) -> list[tuple[str, torch.Tenso
     return [(name, value.bytes) for name, value in found if type(value) is _TensorState]
 
 
-def first_change(before: dict[str, object], model: torch.nn.Module | None, module: Any):
-    """The name of the first value that differs from `before` (a snapshot), or None."""
-    now = dict(walk(model, module))
+def first_change(
+    before: dict[str, object], model: torch.nn.Module | None, module: Any, identity: bool = True
+):
+    """The name of the first value that differs from `before` (a snapshot taken with the same
+    `identity`), or None."""
+    now = dict(walk(model, module, identity))
     for name in sorted(before.keys() | now.keys()):
         if name.startswith(LIBRARY) and not (name in before and name in now):
             continue  # a library's lazily imported submodule appearing is not a change
@@ -92,12 +97,15 @@ def first_change(before: dict[str, object], model: torch.nn.Module | None, modul
     return None
 
 
-def walk(model: torch.nn.Module | None, module: Any):
+def walk(model: torch.nn.Module | None, module: Any, identity: bool = True):
     """(name, value) of each tensor (its whole storage) and plain value reachable from ModelNew
     and the candidate's module; library objects that hold no state of the candidate's appear
-    as references; anything else that could hold state is refused (StateTypeError)."""
+    as references; anything else that could hold state is refused (StateTypeError). Without
+    `identity`, which of the candidate's containers and objects sits where is left out and
+    only what they hold is compared (two constructions that each build an equal config dict
+    are alike; between calls, a ring of equal lists rotated each call is not)."""
     owner = getattr(module, "__name__", None) if module is not None else None
-    walker = _Walker(owner, _vars(module) if module is not None else None)
+    walker = _Walker(owner, _vars(module) if module is not None else None, identity)
     if model is not None:
         for path, sub in _submodules(model):
             for name, value in _items(_vars(sub)):
@@ -144,9 +152,12 @@ class _TensorState:
 
 
 class _Walker:
-    def __init__(self, owner: str | None, owner_globals: dict | None = None) -> None:
+    def __init__(
+        self, owner: str | None, owner_globals: dict | None = None, identity: bool = True
+    ) -> None:
         self.owner = owner  # the candidate module's name: its classes and functions are walked
         self.owner_globals = owner_globals
+        self.identity = identity  # record which container or object sits where (walk)
         self.found: list[tuple[str, object]] = []
         self.seen: set[int] = set()
 
@@ -159,7 +170,7 @@ class _Walker:
         if depth > _MAX_DEPTH:
             raise StateTypeError(f"`{name}` is nested deeper than {_MAX_DEPTH} levels")
         if id(value) in self.seen:
-            self.found.append((name, ("seen", kind.__name__, id(value))))
+            self.found.append((name, ("seen", kind.__name__, self._id(value))))
             return
         self.seen.add(id(value))
         if issubclass(kind, torch.Tensor):
@@ -201,7 +212,7 @@ class _Walker:
             or self._owns_class(kind)
         ):
             # which object sits where is state too (a ring of equal lists rotated each call)
-            self.found.append((name, ("object", kind.__name__, id(value))))
+            self.found.append((name, ("object", kind.__name__, self._id(value))))
             self._attributes(name, value, depth)
             self._slots(name, value, depth)
         elif _module_of(kind).split(".")[0] == "triton":
@@ -220,6 +231,9 @@ class _Walker:
                 f"`{name}` is a {kind.__name__}, which can hold state the judge cannot compare; "
                 "forward keeps no state: keep plain values, tensors, lists and dicts"
             )
+
+    def _id(self, value: object) -> int | None:
+        return id(value) if self.identity else None
 
     def _owns_function(self, function: types.FunctionType) -> bool:
         """Defined in the candidate's module: its globals are that module's (a function's
@@ -246,12 +260,12 @@ class _Walker:
         if issubclass(kind, dict):
             items = list(dict.items(value))
             keys = [_canonical(key, name) for key, _ in items]
-            self.found.append((name, (kind.__name__, tuple(keys), id(value))))
+            self.found.append((name, (kind.__name__, tuple(keys), self._id(value))))
             for key, (_, item) in zip(keys, items):
                 self.visit(f"{name}[{key}]", item, depth + 1)
         elif issubclass(kind, (list, tuple)):
             items = list(list.__iter__(value) if issubclass(kind, list) else tuple.__iter__(value))
-            self.found.append((name, (kind.__name__, len(items), id(value))))
+            self.found.append((name, (kind.__name__, len(items), self._id(value))))
             for index, item in enumerate(items):
                 self.visit(f"{name}[{index}]", item, depth + 1)
         else:  # set, frozenset
@@ -259,7 +273,11 @@ class _Walker:
             self.found.append(
                 (
                     name,
-                    (kind.__name__, tuple(sorted(_canonical(v, name) for v in items)), id(value)),
+                    (
+                        kind.__name__,
+                        tuple(sorted(_canonical(v, name) for v in items)),
+                        self._id(value),
+                    ),
                 )
             )
 
@@ -398,7 +416,9 @@ def _is_reference(value: object) -> bool:
     if kind in _CALLABLE_TYPES:
         return True  # a library's (the candidate's own are walked before this)
     top = _module_of(kind).split(".")[0]
-    if top in ("typing", "typing_extensions", "__future__", "weakref", "_weakref"):
+    # enum: the standard library's own members, such as the FlagBoundary every Flag class
+    # holds as `_boundary_` (an IntFlag of the candidate's was refused for it)
+    if top in ("typing", "typing_extensions", "__future__", "weakref", "_weakref", "enum"):
         return True
     return top == "torch" and kind is not torch.Generator
 

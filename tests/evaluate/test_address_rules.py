@@ -14,6 +14,11 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
+ALIGN = 16
+BIG = 1 << 20
+MOVING = 16
+MOVING = 8192
+
 
 @triton.jit
 def _scale(x_ptr, out_ptr, n, s, MASKED: tl.constexpr, BLOCK: tl.constexpr):
@@ -49,6 +54,15 @@ def address_reasons(line: str) -> list[str]:
         "s, masked = 1.0, x.storage_offset() % 4 != 0",
         "s, masked = 1.0, (x.storage_offset() & 63) != 0",
         "s, masked = 1.0, x.storage_offset() == out.storage_offset()",
+        # honest forms the first version of the offset rule refused (round twelve's hunt):
+        # inductor's byte alignment test, a view at the tensor's own place, start of storage
+        "s, masked = 1.0, (x.storage_offset() * x.element_size()) % 16 != 0",
+        "s, masked = 1.0, (x.element_size() * x.storage_offset()) % ALIGN != 0",
+        "s, masked = 1.0, x.data_ptr() % ALIGN != 0",
+        "s, masked = 1.0, x.storage_offset() != 0",
+        "s, masked = 1.0, x.as_strided((n,), (1,), x.storage_offset() + 0).dim() < 0",
+        "s, masked = 1.0, torch.as_strided(x, (n,), (1,), x.storage_offset()).dim() < 0",
+        "s, masked = 1.0, x.as_strided((n,), (1,), storage_offset=x.storage_offset()).dim() < 0",
     ],
 )
 def test_alignment_and_identity_tests_pass(line):
@@ -66,6 +80,11 @@ def test_alignment_and_identity_tests_pass(line):
         "s, masked = (0.5 if x.storage_offset() * x.element_size() >= 512 else 1.0), False",
         "s, masked = 1.0, x.storage_offset() % 128 == 0",  # past 64 elements: not exercised
         "s, masked = 1.0, getattr(x, 'storage_offset')() > 0",
+        "s, masked = 1.0, x.storage_offset() == 4",  # one offset, not the start of storage
+        "s, masked = 1.0, (x.storage_offset() * x.element_size()) % 4096 != 0",
+        "s, masked = 1.0, x.data_ptr() % BIG != 0",  # a named constant past the judge's span
+        "s, masked = 1.0, x.data_ptr() % MOVING != 0",  # a name bound twice is no constant
+        "s, masked = 1.0, x.as_strided((n,), (1,), 0).numel() > x.storage_offset()",
         "p = x.data_ptr()\n        s, masked = 1.0, p % 16 == 0",  # the address kept
         "s, masked = 1.0, x.data_ptr() & 4095 == 0",  # bits the judge does not vary
         "s, masked = 1.0, x.data_ptr() & 12 == 0",  # not the low bits
