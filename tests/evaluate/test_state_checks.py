@@ -378,3 +378,44 @@ def test_a_parameter_the_module_also_holds_is_found():
         "module-level SHARED[int:8]",
     )
     assert held_outside(model, _module(ModelNew=ModelNew)) is None
+
+
+def test_constructions_compare_what_they_leave_not_which_objects():
+    """ModelNew is built twice (kbot.evaluate.host_session): a constructor that writes an equal
+    config dict into its module each time is alike; one that counts its instances is not."""
+    import types as _types
+
+    from kbot.evaluate.state_check import first_change, snapshot
+
+    module = _types.ModuleType("kbot_test_constructions")
+    module.CONFIG = {}
+    module.BUILT = []
+    module.CONFIG[384] = {"BLOCK": 512, "warps": 4}
+    once = snapshot(None, module, identity=False)
+    module.CONFIG[384] = {"BLOCK": 512, "warps": 4}  # rebuilt, equal
+    assert first_change(once, None, module, identity=False) is None
+    assert first_change(snapshot(None, module), None, module) is None
+    before = snapshot(None, module)
+    module.CONFIG[384] = {"BLOCK": 512, "warps": 4}
+    assert first_change(before, None, module) is not None  # between calls, identity counts
+    module.BUILT.append(1)
+    assert first_change(once, None, module, identity=False) == "module-level BUILT"
+
+
+def test_a_flag_class_of_the_candidates_is_walked():
+    """Every enum.Flag class holds the standard library's FlagBoundary (`_boundary_`): a member
+    of a library enum is a reference, so an IntFlag of the candidate's is not refused."""
+    import enum
+    import types as _types
+
+    from kbot.evaluate.state_check import walk
+
+    module = _types.ModuleType("kbot_test_flags")
+
+    class Mode(enum.IntFlag):
+        SCALE = 1
+        SHIFT = 2
+
+    Mode.__module__ = module.__name__
+    module.Mode = Mode
+    assert any(name.startswith("module-level Mode") for name, _ in walk(None, module))
