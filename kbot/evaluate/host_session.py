@@ -62,6 +62,7 @@ class Session:
         self.timed_case: int | None = None
         self.timed_copies: list[list] = []  # the timed graph's inputs, one list per call
         self._flush: torch.Tensor | None = None
+        self._jitter = None  # what changes the timed inputs before each replay (_capture)
         self._replies = itertools.count()
         self.library = library_baseline()  # before any candidate code
 
@@ -250,7 +251,7 @@ class Session:
         return encoded
 
     def _capture(self, request: dict[str, Any]) -> dict[str, Any]:
-        from kbot.evaluate.timing import Implementation, capture
+        from kbot.evaluate.timing import Implementation, Jitter, capture
 
         case = int(request["case"])
         buffers = self.places.buffers(case)
@@ -283,6 +284,7 @@ class Session:
         self.timed = Implementation("candidate", graph, calls, outputs, len(copies))
         self.timed_case = case
         self.timed_copies = copies
+        self._jitter = Jitter([value for copy in copies for value in copy], self.rng)
         if self._flush is None:
             from kbot.evaluate.timing import l2_flush_buffer
 
@@ -290,14 +292,13 @@ class Session:
         return {}
 
     def _sample(self, request: dict[str, Any]) -> dict[str, Any]:
-        from kbot.evaluate.timing import jitter_, sample_graph, sample_plain
+        from kbot.evaluate.timing import sample_graph, sample_plain
 
         impl = self._timed()
         n = max(1, min(int(request.get("n", 10)), 1000))
         graph_before, plain_before = len(impl.graph_us), len(impl.plain_us)
-        inputs = [value for copy in self.timed_copies for value in copy]
-        # new input values before every timed replay (kbot.evaluate.timing.jitter_)
-        sample_graph(impl, self._flush, n, before=lambda: jitter_(inputs, self.rng))
+        # new input values before every timed replay (kbot.evaluate.timing.Jitter)
+        sample_graph(impl, self._flush, n, before=self._jitter)
         sample_plain(impl, n)
         return {
             "graph_us": impl.graph_us[graph_before:],
@@ -330,6 +331,7 @@ class Session:
         self.timed = None
         self.timed_case = None
         self.timed_copies = []
+        self._jitter = None
         from kbot.evaluate.timing import free_cached
 
         free_cached(self.device)

@@ -5,6 +5,7 @@ rounds over several implementations until every median is stable or the budget i
 from __future__ import annotations
 
 import math
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -89,7 +90,7 @@ def sample_graph(
     impl: Implementation, flush: torch.Tensor, n: int, before: Callable[[], None] | None = None
 ) -> None:
     """`n` replays of the graph, each timed alone with L2 flushed first; `before` (untimed, ahead
-    of the flush) runs before each (a candidate's inputs are changed there: jitter_)."""
+    of the flush) runs before each (a candidate's inputs are changed there: Jitter)."""
     # The flush also keeps the host ahead of the GPU, so the events bracket only the replay.
     starts, ends = _events(n)
     for i in range(n):
@@ -104,30 +105,74 @@ def sample_graph(
     impl.graph_us += [per_call * s.elapsed_time(e) for s, e in zip(starts, ends)]
 
 
-# jitter_: each floating-point input value scaled by 1 + u, u uniform in [-JITTER, JITTER]
+# Jitter: each floating-point input value scaled by 1 + u, u uniform in [-JITTER, JITTER]
 JITTER = 2.0**-4
 _JITTER_CHUNK = 1 << 24  # elements drawn at a time (a multi-GB input needs no twin)
+_FEW = 16  # up to this many tensors, each is drawn for in turn; more share one table
+_SLIDE = 4096  # elements by which the shared table's window moves between replays
 
 
 def jitter_(tensors: list, generator: torch.Generator) -> None:
     """Every value of each floating-point tensor in `tensors` scaled, in place, by its own draw
-    of 1 + u (u uniform in [-JITTER, JITTER]): its sign and rough size kept, its bits new. A
-    candidate's timed graph replays on inputs changed so before each replay, so a graph that
-    keeps its last answer and reuses it while a sample of its inputs is unchanged (red-team
-    round twelve) does the op's work every replay, as a server's graph replays on new tokens."""
-    for tensor in tensors:
-        if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
-            continue
-        if tensor.element_size() == 1 or tensor.numel() == 0:  # fp8: torch cannot scale it
-            continue
-        # the storage span the view reaches, as one flat run: a transposed or expanded
-        # (stride 0) input is scaled through it, each element once
-        reach = 1 + sum((n - 1) * s for n, s in zip(tensor.shape, tensor.stride()))
-        flat = tensor.as_strided((reach,), (1,), tensor.storage_offset())
+    of 1 + u (u uniform in [-JITTER, JITTER]): its sign and rough size kept, its bits new."""
+    for flat in _spans(tensors):
         for start in range(0, flat.numel(), _JITTER_CHUNK):
             piece = flat[start : start + _JITTER_CHUNK]
             factor = torch.rand(piece.shape, generator=generator, device=piece.device)
             piece.mul_(factor.mul_(2 * JITTER).add_(1 - JITTER).to(piece.dtype))
+
+
+class Jitter:
+    """What a candidate's timed graph replays on: its inputs' values changed before each replay
+    (outside the timed window), so a graph that keeps its last answer and reuses it while its
+    inputs (or a sample of them) are unchanged (red-team round twelve) does the op's work every
+    replay, as a server's graph replays on new tokens. A few large tensors are drawn for in
+    turn (jitter_); many small ones (a decode-size op's hundreds of copies: a draw per tensor
+    took most of a replay's budget on an H100) are scaled by windows of one table of factors
+    drawn once per dtype, the windows moved by a drawn offset each replay, in one
+    `torch._foreach_mul_` per dtype."""
+
+    def __init__(self, tensors: list, generator: torch.Generator) -> None:
+        self.generator = generator
+        self.spans = _spans(tensors)
+        self.groups: list[tuple[list, list[int], torch.Tensor]] = []
+        if len(self.spans) <= _FEW:
+            return
+        by_dtype: dict[tuple, list] = {}
+        for flat in self.spans:
+            by_dtype.setdefault((flat.dtype, flat.device), []).append(flat)
+        for (dtype, device), flats in by_dtype.items():
+            offsets, total = [], 0
+            for flat in flats:
+                offsets.append(total)
+                total += flat.numel()
+            table = torch.rand(total + _SLIDE, generator=generator, device=device)
+            table = table.mul_(2 * JITTER).add_(1 - JITTER).to(dtype)
+            self.groups.append((flats, offsets, table))
+
+    def __call__(self) -> None:
+        if not self.groups:
+            jitter_(self.spans, self.generator)
+            return
+        for flats, offsets, table in self.groups:
+            slide = secrets.randbelow(_SLIDE)
+            windows = [table[slide + o : slide + o + f.numel()] for f, o in zip(flats, offsets)]
+            torch._foreach_mul_(flats, windows)
+
+
+def _spans(tensors: list) -> list[torch.Tensor]:
+    """Each floating-point tensor (fp8 aside: torch cannot scale it) as the flat run of the
+    storage its view reaches, so a transposed or expanded (stride 0) input is scaled through
+    it, each element once."""
+    spans = []
+    for tensor in tensors:
+        if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
+            continue
+        if tensor.element_size() == 1 or tensor.numel() == 0:
+            continue
+        reach = 1 + sum((n - 1) * s for n, s in zip(tensor.shape, tensor.stride()))
+        spans.append(tensor.as_strided((reach,), (1,), tensor.storage_offset()))
+    return spans
 
 
 def sample_plain(impl: Implementation, n: int) -> None:

@@ -191,3 +191,32 @@ def test_jitter_changes_every_value_a_little_keeping_signs():
     assert (x != before).float().mean() > 0.99 and (torch.sign(x) == torch.sign(before)).all()
     assert not torch.equal(strided, strided_before)
     assert torch.equal(positions, torch.arange(7))
+
+
+def test_many_small_inputs_share_one_table_of_factors_moved_each_replay():
+    """A decode-size op's hundreds of copies: one draw per tensor took most of a replay's
+    budget on an H100 (70 samples where 100 were due), so they are scaled by windows of one
+    table in a `torch._foreach_mul_` per dtype; each replay moves the windows."""
+    from kbot.evaluate.timing import _FEW, JITTER, Jitter
+
+    copies = [[torch.randn(2, 64), torch.arange(2), torch.randn(64, dtype=torch.bfloat16)]
+              for _ in range(_FEW)]  # fmt: skip
+    tensors = [v for copy in copies for v in copy]
+    before = [t.clone() for t in tensors]
+    jitter = Jitter(tensors, torch.Generator().manual_seed(3))
+    assert len(jitter.groups) == 2  # fp32 and bf16
+    seen = []
+    for _ in range(3):
+        jitter()
+        seen.append([t.clone() for t in tensors])
+    for step in range(1, 3):  # every floating value changes at every replay
+        for old, new in zip(seen[step - 1], seen[step]):
+            if new.is_floating_point():
+                assert (old != new).float().mean() > 0.8
+    for old, new in zip(before, tensors):
+        if not new.is_floating_point():
+            assert torch.equal(old, new)
+        else:
+            ratio = (new.double() / old.double()).abs()
+            low, high = (1 - JITTER) ** 3 * 0.98, (1 + JITTER) ** 3 * 1.02
+            assert ((ratio >= low) & (ratio <= high)).all()
