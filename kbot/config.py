@@ -19,6 +19,7 @@ import yaml
 from kbot.config_schema import SECTIONS, TOP_LEVEL, SchemaError
 from kbot.config_targets import InputSpec, TargetConfig, Tolerance, node_value, parse_targets
 from kbot.errors import ConfigError
+from kbot.evaluate.credentials import public_url
 
 __all__ = ["Config", "InputSpec", "TargetConfig", "Tolerance", "find_config_file", "load_config"]
 
@@ -103,12 +104,18 @@ class Config:
         return self.sources[key]
 
     def values(self) -> dict[str, Any]:
-        """Every setting as dotted key -> value (targets summarised), in schema order."""
+        """Every setting as dotted key -> value (targets summarised), in schema order; base URLs
+        with their userinfo and query values masked, as they may be shown."""
         flat: dict[str, Any] = {key: getattr(self, key) for key in TOP_LEVEL}
         for section, fields in SECTIONS.items():
             for key in fields:
                 flat[f"{section}.{key}"] = getattr(getattr(self, section), key)
         flat["targets"] = tuple(t.target for t in self.targets)
+        flat["llm.base_url"] = public_url(flat["llm.base_url"])
+        flat["llm.models"] = tuple(
+            {**item, "base_url": public_url(item["base_url"])} if "base_url" in item else item
+            for item in flat["llm.models"]
+        )
         return flat
 
 

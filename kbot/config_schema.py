@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kbot.evaluate.credentials import looks_like_token, mask, public_url, secret_values
+
 
 class SchemaError(ValueError):
     """A value that does not fit its key; the message says what would be valid."""
@@ -23,6 +25,16 @@ class Field:
     valid: str  # what a valid value looks like, for error messages
 
 
+def _shown(value: Any) -> str:
+    """`value` as an error message may quote it: URLs without their credentials, every
+    credential variable's value masked, and a token-shaped string not at all."""
+    if isinstance(value, str) and looks_like_token(value.strip()):
+        return "a value that looks like a token (not shown)"
+    if isinstance(value, str) and "://" in value:
+        value = public_url(value)
+    return mask(repr(value), secret_values())
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -30,7 +42,7 @@ def _is_int(value: Any) -> bool:
 def integer(minimum: int = 0) -> Field:
     def check(value: Any) -> int:
         if not _is_int(value) or value < minimum:
-            raise SchemaError(f"must be an integer >= {minimum}, got {value!r}")
+            raise SchemaError(f"must be an integer >= {minimum}, got {_shown(value)}")
         return value
 
     return Field(0, check, _env_int, f"an integer >= {minimum}")
@@ -39,7 +51,7 @@ def integer(minimum: int = 0) -> Field:
 def number(minimum: float = 0.0) -> Field:
     def check(value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
-            raise SchemaError(f"must be a number >= {minimum}, got {value!r}")
+            raise SchemaError(f"must be a number >= {minimum}, got {_shown(value)}")
         return float(value)
 
     return Field(0.0, check, _env_float, f"a number >= {minimum}")
@@ -48,7 +60,7 @@ def number(minimum: float = 0.0) -> Field:
 def boolean() -> Field:
     def check(value: Any) -> bool:
         if not isinstance(value, bool):
-            raise SchemaError(f"must be true or false, got {value!r}")
+            raise SchemaError(f"must be true or false, got {_shown(value)}")
         return value
 
     return Field(False, check, _env_bool, "true or false")
@@ -60,10 +72,10 @@ def text(optional: bool = False, pattern: str | None = None, example: str = "") 
             return None
         if not isinstance(value, str) or not value:
             raise SchemaError(
-                f"must be a non-empty string{' or null' if optional else ''}, got {value!r}"
+                f"must be a non-empty string{' or null' if optional else ''}, got {_shown(value)}"
             )
         if pattern and not re.fullmatch(pattern, value):
-            raise SchemaError(f"must look like {example}, got {value!r}")
+            raise SchemaError(f"must look like {example}, got {_shown(value)}")
         return value
 
     return Field(None, check, _env_str, f"a string like {example}" if example else "a string")
@@ -72,7 +84,7 @@ def text(optional: bool = False, pattern: str | None = None, example: str = "") 
 def choice(*options: str) -> Field:
     def check(value: Any) -> str:
         if value not in options:
-            raise SchemaError(f"must be one of {', '.join(options)}, got {value!r}")
+            raise SchemaError(f"must be one of {', '.join(options)}, got {_shown(value)}")
         return value
 
     return Field(options[0], check, _env_str, " | ".join(options))
@@ -81,7 +93,7 @@ def choice(*options: str) -> Field:
 def string_list(allowed: tuple[str, ...] | None = None) -> Field:
     def check(value: Any) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise SchemaError(f"must be a list of strings, got {value!r}")
+            raise SchemaError(f"must be a list of strings, got {_shown(value)}")
         if allowed is not None:
             unknown = [v for v in value if v not in allowed]
             if unknown:
@@ -99,7 +111,7 @@ def string_list(allowed: tuple[str, ...] | None = None) -> Field:
 def int_list() -> Field:
     def check(value: Any) -> tuple[int, ...]:
         if not isinstance(value, list) or not all(_is_int(v) and v >= 0 for v in value):
-            raise SchemaError(f"must be a list of GPU indices like [0, 1], got {value!r}")
+            raise SchemaError(f"must be a list of GPU indices like [0, 1], got {_shown(value)}")
         return tuple(value)
 
     return Field((), check, lambda s: [_env_int(v) for v in _env_list(s)], "a list like [0, 1]")
@@ -112,11 +124,11 @@ def parse_duration_s(value: Any) -> float:
     """600, "600", "90s", "10m", "1.5h" -> seconds."""
     if _is_int(value) or isinstance(value, float):
         if value <= 0:
-            raise SchemaError(f"must be positive, got {value!r}")
+            raise SchemaError(f"must be positive, got {_shown(value)}")
         return float(value)
     match = _DURATION.match(str(value)) if isinstance(value, str) else None
     if not match or float(match.group(1)) <= 0:
-        raise SchemaError(f'must be a duration like 600, "90s", "10m" or "1h", got {value!r}')
+        raise SchemaError(f'must be a duration like 600, "90s", "10m" or "1h", got {_shown(value)}')
     return float(match.group(1)) * {"s": 1, "m": 60, "h": 3600, None: 1}[match.group(2)]
 
 
@@ -128,10 +140,10 @@ def cases() -> Field:
     def check(value: Any) -> tuple[dict[str, int], ...]:
         example = "a list of dicts like [{T: 1}, {T: 16}, {T: 4096}]"
         if not isinstance(value, list) or not value:
-            raise SchemaError(f"must be {example}, got {value!r}")
+            raise SchemaError(f"must be {example}, got {_shown(value)}")
         for case in value:
             if not isinstance(case, dict) or not case:
-                raise SchemaError(f"must be {example}, got the item {case!r}")
+                raise SchemaError(f"must be {example}, got the item {_shown(case)}")
             for key, size in case.items():
                 if (
                     not isinstance(key, str)
@@ -140,7 +152,7 @@ def cases() -> Field:
                     or size < 0
                 ):
                     raise SchemaError(
-                        f"must be {example}; {key!r}: {size!r} is not a name and a size"
+                        f"must be {example}; {key!r}: {_shown(size)} is not a name and a size"
                     )
         return tuple(dict(c) for c in value)
 
@@ -148,6 +160,33 @@ def cases() -> Field:
 
 
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+def env_name_error(value: Any, example: str = "OPENAI_API_KEY") -> str | None:
+    """Why `value` is not the NAME of an environment variable, without quoting it (people
+    paste the key itself here); None when it is one."""
+    if isinstance(value, str) and looks_like_token(value.strip()):
+        return (
+            "looks like a token, not a variable's NAME: put the token in an environment "
+            f"variable and give that variable's name here, like {example} (value not shown)"
+        )
+    if not isinstance(value, str) or not re.fullmatch(_ENV_NAME, value):
+        return f"must be the NAME of an environment variable, like {example} (value not shown)"
+    return None
+
+
+def env_name(default: str) -> Field:
+    """A `*_env` key: the name of the variable holding a credential, never the credential."""
+
+    def check(value: Any) -> str:
+        error = env_name_error(value, default)
+        if error:
+            raise SchemaError(error)
+        return value
+
+    return Field(default, check, _env_str, f"a variable's NAME, like {default}")
+
+
 _MODEL_KEYS = {"model": str, "base_url": str, "api_key_env": str, "weight": (int, float)}
 
 
@@ -156,30 +195,37 @@ def llm_models() -> Field:
     example = "a list like [{model: gpt-4.1-mini, weight: 3}, {model: gpt-4.1, weight: 1}]"
 
     def check(value: Any) -> tuple[dict[str, Any], ...]:
+        # Items are named by their number, never quoted: one may hold a key by mistake.
         if not isinstance(value, list):
-            raise SchemaError(f"must be {example}, got {value!r}")
-        for item in value:
-            if not isinstance(item, dict) or not isinstance(item.get("model"), str):
-                raise SchemaError(f"must be {example}; {item!r} has no `model`")
-            for key, item_value in item.items():
-                kind = _MODEL_KEYS.get(key)
-                if kind is None:
-                    raise SchemaError(
-                        f"item {item!r}: unknown key {key!r}; valid: {', '.join(_MODEL_KEYS)}"
-                    )
-                if not isinstance(item_value, kind) or isinstance(item_value, bool):
-                    raise SchemaError(f"item {item!r}: {key!r} has the wrong type")
-            if "base_url" in item and not re.fullmatch(r"https?://\S+", item["base_url"]):
-                raise SchemaError(
-                    f"item {item!r}: base_url must look like http://localhost:8000/v1"
-                )
-            if "api_key_env" in item and not re.fullmatch(_ENV_NAME, item["api_key_env"]):
-                raise SchemaError(f"item {item!r}: api_key_env must be a variable NAME")
-            if item.get("weight", 1) < 0:
-                raise SchemaError(f"item {item!r}: weight must be >= 0")
+            raise SchemaError(f"must be {example}")
+        for number_, item in enumerate(value, 1):
+            error = _model_item_error(item)
+            if error:
+                raise SchemaError(f"item {number_}: {error}; must be {example}")
         return tuple(dict(item) for item in value)
 
     return Field((), check, None, example)
+
+
+def _model_item_error(item: Any) -> str | None:
+    """What is wrong with one `llm.models` item, without quoting any of its values."""
+    if not isinstance(item, dict) or not isinstance(item.get("model"), str):
+        return "has no `model`"
+    for key, item_value in item.items():
+        kind = _MODEL_KEYS.get(key)
+        if kind is None:
+            return f"unknown key {str(key)[:40]!r}; valid: {', '.join(_MODEL_KEYS)}"
+        if not isinstance(item_value, kind) or isinstance(item_value, bool):
+            return f"{key!r} has the wrong type"
+    if "base_url" in item and not re.fullmatch(r"https?://\S+", item["base_url"]):
+        return "base_url must look like http://localhost:8000/v1"
+    if "api_key_env" in item:
+        error = env_name_error(item["api_key_env"])
+        if error:
+            return f"api_key_env {error}"
+    if item.get("weight", 1) < 0:
+        return "weight must be >= 0"
+    return None
 
 
 def price_table() -> Field:
@@ -188,11 +234,11 @@ def price_table() -> Field:
 
     def check(value: Any) -> dict[str, dict[str, float]]:
         if not isinstance(value, dict):
-            raise SchemaError(f"must be {example}, got {value!r}")
+            raise SchemaError(f"must be {example}, got {_shown(value)}")
         table = {}
         for model, price in value.items():
             if not isinstance(price, dict) or set(price) - {"input", "output"}:
-                raise SchemaError(f"must be {example}; {model}: {price!r}")
+                raise SchemaError(f"must be {example}; {model}: {_shown(price)}")
             for key, number_ in price.items():
                 if (
                     isinstance(number_, bool)
@@ -221,14 +267,14 @@ def _env_int(raw: str) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise SchemaError(f"must be an integer, got {raw!r}") from None
+        raise SchemaError(f"must be an integer, got {_shown(raw)}") from None
 
 
 def _env_float(raw: str) -> float:
     try:
         return float(raw)
     except ValueError:
-        raise SchemaError(f"must be a number, got {raw!r}") from None
+        raise SchemaError(f"must be a number, got {_shown(raw)}") from None
 
 
 def _env_bool(raw: str) -> bool:
@@ -237,7 +283,7 @@ def _env_bool(raw: str) -> bool:
         return True
     if lowered in ("0", "false", "no", "off"):
         return False
-    raise SchemaError(f"must be true or false, got {raw!r}")
+    raise SchemaError(f"must be true or false, got {_shown(raw)}")
 
 
 def _env_list(raw: str) -> list[str]:
@@ -285,10 +331,7 @@ SECTIONS: dict[str, dict[str, Field]] = {
             optional=True, pattern=r"https?://\S+", example="http://localhost:30000/v1"
         ),
         "model": text(optional=True),
-        "api_key_env": with_default(
-            text(pattern=r"[A-Za-z_][A-Za-z0-9_]*", example="OPENAI_API_KEY (the variable's NAME)"),
-            "OPENAI_API_KEY",
-        ),
+        "api_key_env": env_name("OPENAI_API_KEY"),
         "models": llm_models(),
         "prices": price_table(),
         "style": choice("evolve", "kernelbench"),
@@ -314,10 +357,7 @@ SECTIONS: dict[str, dict[str, Field]] = {
             text(pattern=r"https?://\S+", example="https://api.github.com"),
             "https://api.github.com",
         ),
-        "token_env": with_default(
-            text(pattern=r"[A-Za-z_][A-Za-z0-9_]*", example="GITHUB_TOKEN (the variable's NAME)"),
-            "GITHUB_TOKEN",
-        ),
+        "token_env": env_name("GITHUB_TOKEN"),
         "fork": text(optional=True, pattern=r"[\w.-]+/[\w.-]+", example="owner/name"),
     },
 }

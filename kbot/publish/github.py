@@ -16,6 +16,7 @@ from github import Auth, Github, GithubException, GithubRetry
 from github.PullRequest import PullRequest as GhPull
 
 from kbot.errors import ToolError
+from kbot.evaluate.credentials import secret_values
 from kbot.publish.forge import CommitAuthor, PullRequest
 from kbot.publish.redact import redact
 
@@ -48,6 +49,7 @@ class GitHubForge:
         self.full_name = full_name
         self._token = token
         self._token_env = token_env
+        self._secrets = [token, *secret_values()]
         retry = GithubRetry(
             total=retries,
             backoff_factor=backoff_s,
@@ -127,7 +129,7 @@ class GitHubForge:
         try:
             return action()
         except GithubException as exc:
-            raise ToolError(redact(self._explain(exc, what, base), [self._token])) from None
+            raise ToolError(redact(self._explain(exc, what, base), self._secrets)) from None
         except requests.exceptions.RetryError:
             raise ToolError(
                 f"GitHub kept failing while {what} (server errors or rate limits after retries); "
@@ -138,13 +140,13 @@ class GitHubForge:
                 redact(
                     f"cannot reach GitHub while {what}: {type(exc).__name__}; check "
                     "publish.github_base_url and the network",
-                    [self._token],
+                    self._secrets,
                 )
             ) from None
 
     def _explain(self, exc: GithubException, what: str, base: str | None) -> str:
         status = exc.status
-        detail = _github_message(exc.data)
+        detail = _github_message(exc.data, self._secrets)
         env, repo = self._token_env, self.full_name
         if status == 401:
             return (
@@ -173,16 +175,17 @@ class GitHubForge:
         return f"GitHub answered {status} while {what}: {detail or 'no message'}"
 
 
-def _github_message(data: object) -> str:
+def _github_message(data: object, secrets: list[str | None]) -> str:
+    """GitHub's explanation, secrets masked before it is cut (a cut secret would not match)."""
     if not isinstance(data, dict):
-        return str(data or "")[:200]
+        return redact(str(data or ""), secrets)[:200]
     parts = [str(data.get("message", ""))]
     for error in data.get("errors") or ():
         if isinstance(error, dict):
             parts.append(str(error.get("message") or error.get("code") or ""))
         else:
             parts.append(str(error))
-    return "; ".join(p for p in parts if p)[:300]
+    return redact("; ".join(p for p in parts if p), secrets)[:300]
 
 
 def _record(pull: GhPull) -> PullRequest:

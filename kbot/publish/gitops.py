@@ -4,7 +4,9 @@ the work directory, so the user's working tree, index and current branch are nev
 The clone is refreshed from the user's repository at each run; each op's branch is re-created
 from the base branch, so a branch always holds exactly one kbot commit on top of the base.
 Pushing uses the token through git's environment (`GIT_CONFIG_*`), never the URL or the
-command line, so it cannot show up in an error message or a process list.
+command line, so it cannot show up in an error message or a process list; credentials written
+into a remote's URL (`https://x-access-token:TOKEN@host/o/r.git`) are stripped before the URL
+is used or shown, and masked wherever git's own messages repeat them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 import git
 
 from kbot.errors import ToolError
+from kbot.evaluate.credentials import secret_values, strip_userinfo, url_credentials
 from kbot.publish.adapters import FileChange
 from kbot.publish.redact import redact
 from kbot.publish.repo_style import ToolRun, apply_style
@@ -31,8 +34,9 @@ _GITHUB_REMOTE = re.compile(r"(?:[:/])(?P<owner>[\w.-]+)/(?P<name>[\w.-]+?)(?:\.
 class RepoInfo:
     root: Path  # the user's repository (top level)
     scanned_prefix: str  # the scanned path inside it, "" or ending in "/"
-    origin_url: str | None
+    origin_url: str | None  # without userinfo
     signoff_identity: str  # "Name <email>" for a Signed-off-by trailer
+    remote_secrets: tuple[str, ...] = ()  # the userinfo written in the remotes' URLs
 
 
 @dataclass(frozen=True)
@@ -66,9 +70,17 @@ def locate_repo(path: Path) -> RepoInfo:
     return RepoInfo(
         root=root,
         scanned_prefix=prefix,
-        origin_url=origin.url if origin is not None else None,
+        origin_url=strip_userinfo(origin.url) if origin is not None else None,
         signoff_identity=f"{name} <{email}>",
+        remote_secrets=tuple(
+            secret for remote in repo.remotes for url in remote.urls for secret in _userinfo(url)
+        ),
     )
+
+
+def _userinfo(url: str) -> tuple[str, ...]:
+    """The user and password written in a URL (`https://user:token@host/...`)."""
+    return url_credentials(url) if "://" in url else ()
 
 
 def github_repo_of(url: str | None) -> str | None:
@@ -81,14 +93,15 @@ def github_repo_of(url: str | None) -> str | None:
 
 def remote_url_for(repo: RepoInfo, full_name: str, github_base_url: str) -> str:
     """Where to push for `owner/name`: a remote of the user's repository pointing there, else
-    the HTTPS URL on the GitHub host behind `github_base_url`."""
+    the HTTPS URL on the GitHub host behind `github_base_url`; never with credentials in it
+    (the token goes in through git's environment, see `Workspace.push`)."""
     user_repo = git.Repo(repo.root)
     for remote in user_repo.remotes:
         for url in remote.urls:
             if github_repo_of(url) == full_name:
-                return url
+                return strip_userinfo(url)
     if repo.origin_url and github_repo_of(repo.origin_url) == full_name:
-        return repo.origin_url
+        return strip_userinfo(repo.origin_url)
     host = re.sub(r"^https?://", "", github_base_url).split("/")[0]
     host = "github.com" if host == "api.github.com" else host
     return f"https://{host}/{full_name}.git"
@@ -166,6 +179,7 @@ class Workspace:
     def push(self, branch: str, url: str, token: str | None) -> None:
         """Force-pushes `branch` (kbot owns it: it is re-created from the base each run)."""
         clone = git.Repo(self.path)
+        url = strip_userinfo(url)
         env = {"GIT_TERMINAL_PROMPT": "0"}
         if token and url.startswith("https://"):
             basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
@@ -174,12 +188,12 @@ class Workspace:
                 GIT_CONFIG_KEY_0="http.extraHeader",
                 GIT_CONFIG_VALUE_0=f"AUTHORIZATION: basic {basic}",
             )
-        secrets = [token] if token else []
+        secrets = [token, *self.repo.remote_secrets, *secret_values()]
         with clone.git.custom_environment(**env):
             try:
                 clone.git.push("--force", url, f"refs/heads/{branch}:refs/heads/{branch}")
             except git.GitCommandError as exc:
-                detail = redact(_stderr(exc), secrets)
+                detail = _stderr(exc, secrets)
                 raise ToolError(
                     f"git push of {branch} to {redact(url, secrets)} failed: {detail}; check that "
                     "the token may push there (contents: write), or push to a fork with --fork"
@@ -194,8 +208,9 @@ def _has_ref(repo: git.Repo, ref: str) -> bool:
         return False
 
 
-def _stderr(exc: git.GitCommandError) -> str:
-    text = str(exc.stderr or exc).strip().replace("\n", " ")
+def _stderr(exc: git.GitCommandError, secrets: list[str | None]) -> str:
+    """git's message, one line, secrets masked before it is cut (a cut secret would not match)."""
+    text = redact(str(exc.stderr or exc), secrets).strip().replace("\n", " ")
     return re.sub(r"^stderr: ", "", text).strip("' ")[:300]
 
 
@@ -203,6 +218,7 @@ def _git(action):
     try:
         return action()
     except git.GitCommandError as exc:
+        detail = _stderr(exc, [*secret_values()])
         raise ToolError(
-            f"git {exc.command[1] if len(exc.command) > 1 else ''} failed: {_stderr(exc)}"
+            f"git {exc.command[1] if len(exc.command) > 1 else ''} failed: {detail}"
         ) from None

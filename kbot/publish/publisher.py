@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kbot.errors import ToolError
+from kbot.evaluate.credentials import secret_values
 from kbot.output import to_jsonable
 from kbot.publish.artifacts import render_publication
 from kbot.publish.forge import Forge
@@ -103,9 +104,9 @@ def publish_run(
 ) -> PublishOutcome:
     environ = os.environ if environ is None else environ
     token = environ.get(settings.token_env) or None
-    secrets = [token]
     run = load_run_dir(run_dir)
     repo = locate_repo(repo_path)
+    secrets = [token, *secret_values(environ), *repo.remote_secrets]
     full_name = settings.repo or github_repo_of(repo.origin_url)
     forge = None
     if push:
@@ -126,7 +127,7 @@ def publish_run(
     publication = render_publication(plan)
     branch = f"{settings.branch_prefix}{publication.op}"
     result = workspace.commit(
-        branch, publication.files, publication.commit_message, settings.signoff
+        branch, publication.files, redact(publication.commit_message, secrets), settings.signoff
     )
     if result.style:
         publication = replace(publication, body=publication.body + style_section(result.style))
@@ -182,14 +183,17 @@ def publish_run(
         head_owner=head_owner,
         fork=settings.fork is not None,
     )
-    decision = Lifecycle(forge, policy, state).publish(
-        branch,
-        publication.title,
-        publication.body,
-        publication.labels,
-        publication.marker,
-        push=lambda: workspace.push(branch, push_url, token),
-    )
+    try:
+        decision = Lifecycle(forge, policy, state).publish(
+            branch,
+            redact(publication.title, secrets),
+            redact(publication.body, secrets),
+            publication.labels,
+            publication.marker,
+            push=lambda: workspace.push(branch, push_url, token),
+        )
+    except ToolError as exc:
+        raise ToolError(redact(str(exc), secrets)) from None
     return PublishOutcome(
         action=decision.action,
         message=redact(decision.message, secrets),

@@ -20,6 +20,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
+from kbot.evaluate.credentials import mask, public_url, secret_values
 from kbot.propose.base import ModelCall
 
 _SCHEMA = """
@@ -63,8 +64,10 @@ class ModelLedger:
         self._db.commit()
 
     def record(self, run_id: str, generation: int, calls: Iterable[ModelCall]) -> None:
-        """One transaction per proposer call: its ledger rows and the replies worth caching."""
+        """One transaction per proposer call: its ledger rows and the replies worth caching,
+        with every credential's value masked (a model may echo a key it saw)."""
         now = time.time()
+        secrets = secret_values()
         with self._db:
             for call in calls:
                 self._db.execute(
@@ -72,14 +75,15 @@ class ModelLedger:
                     " message, cached, prompt_tokens, completion_tokens, usd, attempts, wall_s,"
                     " candidate_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (run_id, generation, call.prompt_sha256, call.model, call.mode, call.status,
-                     call.message, int(call.cached), call.prompt_tokens, call.completion_tokens,
+                     mask(call.message, secrets), int(call.cached), call.prompt_tokens, call.completion_tokens,
                      call.usd, call.attempts, call.wall_s, call.candidate_sha256, now),
                 )  # fmt: skip
                 if call.answered and not call.cached:
                     self._db.execute(
                         "INSERT OR IGNORE INTO llm_replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (run_id, call.prompt_sha256, call.model, call.base_url,
-                         json.dumps(call.messages), call.reply, call.finish_reason, now),
+                        (run_id, call.prompt_sha256, call.model, public_url(call.base_url) or "",
+                         json.dumps(call.messages), mask(call.reply, secrets), call.finish_reason,
+                         now),
                     )  # fmt: skip
 
     def for_run(self, run_id: str) -> RunReplies:

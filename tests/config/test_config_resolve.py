@@ -223,3 +223,62 @@ def test_cli_malformed_file_is_one_line_exit_2(tmp_path, capsys):
     assert main(["config", "--show", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Traceback" not in err[0]
+
+
+# --- credentials never echoed -------------------------------------------------------------
+
+OPENAI_CANARY = "sk-proj-CANARYopenai0123456789abcdefXYZ"
+GITHUB_CANARY = "ghp_CANARYgithub0123456789abcdefXYZ012"
+
+
+@pytest.mark.parametrize(
+    "section, key, value",
+    [
+        ("llm", "api_key_env", OPENAI_CANARY),
+        ("publish", "token_env", GITHUB_CANARY),
+        ("publish", "token_env", "github_pat_CANARY0123456789"),
+        ("llm", "api_key_env", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE"),  # long, high-entropy
+    ],
+)
+def test_a_token_given_for_an_env_name_is_rejected_without_being_quoted(
+    tmp_path, section, key, value
+):
+    write(tmp_path, f"version: 1\n{section}:\n  {key}: {value}\n")
+    with pytest.raises(ConfigError, match="looks like a token") as info:
+        load_config(tmp_path, environ={})
+    assert value not in str(info.value) and value[:8] not in str(info.value)
+    assert f"`{section}.{key}`" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_model_item_holding_a_key_is_not_quoted(tmp_path):
+    write(tmp_path, f"version: 1\nllm:\n  models:\n    - {{model: m, api_key: {OPENAI_CANARY}}}\n")
+    with pytest.raises(ConfigError, match="item 1: unknown key 'api_key'") as info:
+        load_config(tmp_path, environ={})
+    assert OPENAI_CANARY not in str(info.value)
+    write(
+        tmp_path, f"version: 1\nllm:\n  models:\n    - {{model: m, api_key_env: {OPENAI_CANARY}}}\n"
+    )
+    with pytest.raises(ConfigError, match="looks like a token") as info:
+        load_config(tmp_path, environ={})
+    assert OPENAI_CANARY not in str(info.value)
+
+
+def test_a_wrong_type_error_masks_credential_values(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "plainsecretvalue")
+    write(tmp_path, "version: 1\nsearch:\n  generations: plainsecretvalue\n")
+    with pytest.raises(ConfigError, match="must be an integer") as info:
+        load_config(tmp_path, environ={})
+    assert "plainsecretvalue" not in str(info.value) and "***" in str(info.value)
+
+
+def test_show_masks_credentials_in_base_urls(tmp_path, capsys):
+    url = "https://user:PASSWORDcanary@127.0.0.1:9/v1?api-key=QUERYcanary"
+    write(
+        tmp_path,
+        f"version: 1\nllm:\n  base_url: {url}\n  models:\n    - {{model: m, base_url: '{url}'}}\n",
+    )
+    assert main(["config", "--show", str(tmp_path)]) == 0
+    assert main(["config", "--show", str(tmp_path), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "PASSWORDcanary" not in out and "QUERYcanary" not in out
+    assert "https://***@127.0.0.1:9/v1?api-key=***" in out

@@ -210,3 +210,27 @@ def test_models_are_drawn_by_weight(chat, kernels, problem, api_key):
         models = [r.body["model"] for r in server.requests]
     assert len(models) == 32 and "never" not in models
     assert models.count("cheap") > models.count("strong") > 0
+
+
+def test_a_key_cut_short_or_split_by_a_newline_is_masked_in_messages():
+    from kbot.propose.llm.client import CallStatus
+
+    key = "sk-proj-CANARY0123456789abcdefghijklmnopqrstuvwx"
+    client = OpenAIChatClient(5.0, 0, environ={KEY_ENV: key + "\n"})
+    # The key straddles the 300-character cut: no prefix of it may survive.
+    cut = client._failed(CallStatus.CONNECTION, Exception("x" * 270 + key), 1).message
+    # The variable's value ends in a newline; normalising whitespace first would hide it.
+    split = client._failed(CallStatus.CONNECTION, Exception(f"bad key {key}\nretry"), 1).message
+    for message in (cut, split):
+        assert key[:12] not in message and "***" in message
+
+
+def test_credentials_in_the_base_url_are_neither_shown_nor_stored():
+    import dataclasses
+
+    url = "https://user:URLcanary@127.0.0.1:9/v1?api-key=QUERYcanary"
+    endpoint = ModelEndpoint("scripted-coder", url, KEY_ENV)
+    shown = str(endpoint) + str(dataclasses.asdict(endpoint)) + endpoint.label
+    assert "URLcanary" not in shown and "QUERYcanary" not in shown
+    assert endpoint.base_url == "https://***@127.0.0.1:9/v1?api-key=***"
+    assert endpoint.connect_url == url  # requests still go to the URL as configured

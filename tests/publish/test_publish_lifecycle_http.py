@@ -234,3 +234,54 @@ def test_failed_https_push_does_not_leak_the_token(publish, make_run, target_rep
         workspace.push(outcome.branch, "https://127.0.0.1:9/octo/minisrv.git", TOKEN)
     text = str(info.value)
     assert "git push of kbot/rmsnorm" in text and TOKEN not in text and "\n" not in text
+
+
+REMOTE_CANARY = "ghp_REMOTEcanary0123456789abcdefXYZ"
+
+
+def test_a_token_in_a_remote_url_is_stripped_and_masked(publish, make_run, github, target_repo):
+    from kbot.publish.gitops import locate_repo, remote_url_for
+
+    url = f"https://x-access-token:{REMOTE_CANARY}@127.0.0.1:9/forker/minisrv.git"
+    git.Repo(target_repo).create_remote("forkremote", url)
+    repo = locate_repo(target_repo)
+    assert REMOTE_CANARY in repo.remote_secrets
+    pushed_to = remote_url_for(repo, "forker/minisrv", "https://api.github.com")
+    assert pushed_to == "https://127.0.0.1:9/forker/minisrv.git"
+    with pytest.raises(ToolError) as info:
+        publish(make_run("custom_op"), settings=replace(DEFAULTS, fork="forker/minisrv"))
+    text = str(info.value)
+    assert "git push of kbot/rmsnorm to https://127.0.0.1:9/forker/minisrv.git" in text
+    assert REMOTE_CANARY not in text and REMOTE_CANARY[:8] not in text
+
+
+def test_pr_title_body_and_commit_are_redacted(publish, make_run, github, tmp_path, monkeypatch):
+    import kbot.publish.publisher as publisher
+
+    canary = "sk-CANARYopenai0123456789abcdef"
+    real = publisher.render_publication
+
+    def leaky(plan):
+        publication = real(plan)
+        return replace(
+            publication,
+            title=f"{publication.title} {canary}",
+            body=f"{publication.body}\nkey: {canary}",
+            commit_message=f"{publication.commit_message}\n{canary}",
+        )
+
+    monkeypatch.setattr(publisher, "render_publication", leaky)
+    publish(make_run("custom_op"), environ={**ENV, "OPENAI_API_KEY": canary})
+    assert canary not in json.dumps(github.pulls) and "***" in github.pulls[1]["title"]
+    assert canary not in git.Repo(_bare(tmp_path)).git.log("-p", "--all")
+
+
+def test_messages_are_masked_before_they_are_cut():
+    from kbot.publish.github import _github_message
+    from kbot.publish.gitops import _stderr
+
+    data = {"message": "x" * 290 + TOKEN}
+    assert TOKEN[:8] not in _github_message(data, [TOKEN])
+    assert TOKEN[:8] not in _github_message("y" * 190 + TOKEN, [TOKEN])
+    error = git.GitCommandError(["git", "push"], 128, stderr="z" * 290 + TOKEN)
+    assert TOKEN[:8] not in _stderr(error, [TOKEN])

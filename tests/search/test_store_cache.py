@@ -107,3 +107,18 @@ def test_a_resumed_run_whose_budget_is_spent_keeps_every_stored_verdict(tmp_path
     assert again.stop_reason.value == "time" and again.fresh_evaluations == 0
     assert again.candidates == 2  # the first and the third, the stored ones
     assert again.accepted == 2
+
+
+def test_model_replies_and_endpoints_are_stored_masked(tmp_path, monkeypatch):
+    from kbot.propose.base import ModelCall
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-CANARYreply0123456789")
+    store = Store(tmp_path / "kbot.sqlite")
+    call = ModelCall("p" * 64, "m", "https://user:URLcanary@127.0.0.1:9/v1?key=QUERYcanary",
+                     "seed", ({"role": "user", "content": "hi"},), "no_code", "",
+                     cached=False, reply="your key is sk-CANARYreply0123456789", attempts=1)  # fmt: skip
+    store.ledger.record("run1", 0, [call])
+    dump = "\n".join(store._db.iterdump())
+    for canary in ("sk-CANARYreply0123456789", "URLcanary", "QUERYcanary"):
+        assert canary not in dump
+    assert "your key is ***" in dump

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kbot.evaluate.credentials import mask
+from kbot.evaluate.credentials import mask, secret_values, url_credentials
 from kbot.propose.llm.settings import ModelEndpoint
 
 # When the variable holding the key is unset (a local vLLM, SGLang or Ollama server): the SDK
@@ -104,11 +104,11 @@ class OpenAIChatClient:
     def _client(self, endpoint: ModelEndpoint) -> Any:
         import openai
 
-        slot = (endpoint.base_url, endpoint.api_key_env)
+        slot = (endpoint.connect_url, endpoint.api_key_env)
         with self._lock:
             if slot not in self._clients:
                 self._clients[slot] = openai.OpenAI(
-                    base_url=endpoint.base_url,
+                    base_url=endpoint.connect_url,
                     api_key=self._key(endpoint),
                     timeout=self.timeout_s,
                     max_retries=0,
@@ -166,12 +166,20 @@ class OpenAIChatClient:
 
     def _failed(self, status: CallStatus, exc: Exception, attempt: int) -> ChatResult:
         code = getattr(exc, "status_code", None)
-        text = " ".join(str(exc).split())[:300]
-        keys = [self._environ.get(k, "") for k in {e for _, e in self._clients}]
-        message = mask(f"{status.value}{f' (HTTP {code})' if code else ''}: {text}", keys)
+        # Masked before the text is reflowed or cut: a key split by a newline, or cut short,
+        # would no longer match.
+        text = " ".join(mask(str(exc), self._secrets()).split())[:300]
+        message = f"{status.value}{f' (HTTP {code})' if code else ''}: {text}"
         return ChatResult(
             status, attempts=attempt, message=message, retry_after_s=_retry_after_s(exc)
         )
+
+    def _secrets(self) -> list[str]:
+        """The keys of the endpoints in use, every credential variable's value, and whatever
+        userinfo or query value the endpoints' URLs carry."""
+        keys = [self._environ.get(k, "") for k in {e for _, e in self._clients}]
+        urls = [url_credentials(url) for url, _ in self._clients]
+        return [*keys, *secret_values(self._environ), *(v for found in urls for v in found)]
 
     def _backoff_s(self, attempt: int, result: ChatResult) -> float:
         wait = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** (attempt - 1))

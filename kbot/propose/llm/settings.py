@@ -11,17 +11,34 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kbot.evaluate.credentials import public_url
+
 STYLES = ("evolve", "kernelbench")
 
 
 @dataclass(frozen=True)
 class ModelEndpoint:
-    """One model behind one OpenAI-compatible endpoint; `weight` is its share of the calls."""
+    """One model behind one OpenAI-compatible endpoint; `weight` is its share of the calls.
+
+    `base_url` is the form that is shown and stored (userinfo and query values masked, see
+    `kbot.evaluate.credentials.public_url`); requests go to `connect_url`, the URL as configured,
+    which is no dataclass field and so never reaches a run's stored options or report. A run
+    resumed from its stored options reaches such a URL without those credentials: put a key in
+    the variable named by `api_key_env` instead.
+    """
 
     model: str
     base_url: str | None = None  # None: the openai SDK's default (api.openai.com)
     api_key_env: str = "OPENAI_API_KEY"  # the variable's NAME, never the key
     weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_connect_url", self.base_url)
+        object.__setattr__(self, "base_url", public_url(self.base_url))
+
+    @property
+    def connect_url(self) -> str | None:
+        return self._connect_url
 
     @property
     def label(self) -> str:
