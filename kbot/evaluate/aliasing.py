@@ -150,18 +150,30 @@ def output_on_state(
     return None
 
 
-def held_outside(model: torch.nn.Module, module: Any) -> tuple[str, str] | None:
+def held_outside(
+    model: torch.nn.Module, module: Any, loaded: frozenset[str] | None = None
+) -> tuple[str, str] | None:
     """(parameter or buffer, where) for the first of ModelNew's parameters and buffers whose
     memory the candidate's module also holds (a global registry, a class attribute): every
-    instance would share it, so a model of many layers loads all their weights into one."""
+    instance would share it, so a model of many layers loads all their weights into one.
+    A non-persistent buffer whose name is not among `loaded` (Model's state_dict: what a
+    checkpoint loads) may be shared: a rotary cos/sin table built from the constructor's
+    arguments, handed to every layer of one size from a cache (vLLM's `get_rope`)."""
     from kbot.evaluate.state_check import kept_tensors, walk
 
+    tables = set()
+    if loaded is not None:
+        for prefix, sub in model.named_modules(remove_duplicate=False):
+            for name in sub._non_persistent_buffers_set:
+                full = f"{prefix}.{name}" if prefix else name
+                if full not in loaded:
+                    tables.add(full)
     own = {}
     for name, tensor in [
         *model.named_parameters(remove_duplicate=False),
         *model.named_buffers(remove_duplicate=False),
     ]:
-        if tensor.numel() > 0:
+        if tensor.numel() > 0 and name not in tables:
             own.setdefault(tensor.untyped_storage().data_ptr(), name)
     for where, storage in kept_tensors(walk(None, module)):
         name = own.get(storage.untyped_storage().data_ptr()) if storage.numel() > 0 else None

@@ -143,7 +143,7 @@ class Session:
         self.module = module
         try:
             self.state = snapshot(model, module)
-            shared = held_outside(model, module)
+            shared = held_outside(model, module, frozenset(request.get("persistent") or ()))
         except StateTypeError as exc:
             raise _Refused("model-new", str(exc)) from None
         if shared is not None:

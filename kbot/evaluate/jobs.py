@@ -248,6 +248,7 @@ def _load(
             source=str(path),
             init=init,
             state={k: v.detach() for k, v in shared.items()},
+            persistent=list(reference.state_dict()),  # what a checkpoint loads
             adopt=job.adopt_state,
             extern_ops=list(job.extern_ops),
             mutates_inputs=job.mutates_inputs,

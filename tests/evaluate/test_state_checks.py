@@ -380,6 +380,33 @@ def test_a_parameter_the_module_also_holds_is_found():
     assert held_outside(model, _module(ModelNew=ModelNew)) is None
 
 
+def test_a_rotary_table_shared_from_a_cache_is_allowed_a_loaded_buffer_is_not():
+    """vLLM's get_rope hands every layer of one size the same rotary module, so its cos/sin
+    table (a non-persistent buffer built from the constructor's arguments) is shared: allowed
+    (round twelve's honest hunt). A buffer a checkpoint loads, or one whose name Model's
+    state_dict has, is still refused."""
+    from kbot.evaluate.aliasing import held_outside
+
+    tables = {}
+
+    class ModelNew(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            cache = tables.setdefault(64, torch.randn(16, 64))
+            self.register_buffer("cos_sin_cache", cache, persistent=False)
+            self.register_buffer("scale", tables.setdefault("s", torch.ones(4)), persistent=False)
+
+    ModelNew.__module__ = "candidate"
+    model = ModelNew()
+    module = _module(TABLES=tables, ModelNew=ModelNew)
+    assert held_outside(model, module, frozenset({"scale"})) == (
+        "scale",
+        "module-level TABLES[str:'s']",
+    )
+    assert held_outside(model, module, frozenset()) is None
+    assert held_outside(model, module)[0] == "cos_sin_cache"  # no list of Model's: as before
+
+
 def test_constructions_compare_what_they_leave_not_which_objects():
     """ModelNew is built twice (kbot.evaluate.host_session): a constructor that writes an equal
     config dict into its module each time is alike; one that counts its instances is not."""
