@@ -104,10 +104,16 @@ class RemoteImplementation:
         return tuple(reply["outputs"])
 
     def release(self) -> None:
-        try:
-            self.host.request("release", self.timeout_s)
-        except (CandidateFailed, CandidateLost):
-            pass
+        release(self.host, self.timeout_s)
+
+
+def release(host, timeout_s: float) -> None:
+    """The candidate's process drops its timed graph and gives its cached memory back to the
+    card; a process that cannot answer has nothing left to give."""
+    try:
+        host.request("release", timeout_s)
+    except (CandidateFailed, CandidateLost):
+        pass
 
 
 def _samples(values: Any, n: int) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from kbot.evaluate.verdict import Stat
+from kbot.evaluate.wire import storage_span
 
 MIN_RUNS = 100
 MAX_RUNS = 2000
@@ -170,8 +171,8 @@ def _spans(tensors: list) -> list[torch.Tensor]:
             continue
         if tensor.element_size() == 1 or tensor.numel() == 0:
             continue
-        reach = 1 + sum((n - 1) * s for n, s in zip(tensor.shape, tensor.stride()))
-        spans.append(tensor.as_strided((reach,), (1,), tensor.storage_offset()))
+        reach, offset = storage_span(tensor)
+        spans.append(tensor.as_strided((reach,), (1,), offset))
     return spans
 
 

@@ -14,11 +14,9 @@ import torch
 from kbot.evaluate.compare import as_outputs
 from kbot.evaluate.correctness import PhaseClock
 from kbot.evaluate.gpu_lock import lock_inductor_benchmarks
-from kbot.evaluate.index_outputs import IndexSources
-from kbot.evaluate.judgement import PreciseReference, casts_truncate, judge_outputs
 from kbot.evaluate.protocol import CandidateOutcome, Job
 from kbot.evaluate.remote import CandidateFailed, CandidateLost
-from kbot.evaluate.remote_timing import RemoteImplementation, RemoteLost
+from kbot.evaluate.remote_timing import RemoteImplementation, RemoteLost, release
 from kbot.evaluate.roofline import (
     ROOFLINE_LIMIT,
     DevicePeaks,
@@ -31,6 +29,7 @@ from kbot.evaluate.roofline import (
     roofline_fraction,
     tensor_bytes,
 )
+from kbot.evaluate.timed_checks import audit_candidate, judged, timing_reason
 from kbot.evaluate.timing import (
     HARD_CAP_FACTOR,
     CaptureError,
@@ -43,7 +42,7 @@ from kbot.evaluate.timing import (
     to_stat,
 )
 from kbot.evaluate.verdict import CaseResult, CaseTiming, Reason, Stage, Stat
-from kbot.problem.runtime import apply_distribution, build_on, init_inputs, seeded_inputs
+from kbot.problem.runtime import build_on, init_inputs, seeded_inputs
 
 COMPILE_MODES = {"compile": None, "compile_max_autotune": "max-autotune-no-cudagraphs"}
 # Input copies rotated through so that small (decode-size) working sets miss L2: 2x L2 over
@@ -136,7 +135,7 @@ def time_outcomes(
     # its process's cache (red-team round twelve) left the baselines' capture none, and a case
     # the baselines cannot be captured for is not timed (its process frees it at capture only).
     for i in timed:
-        RemoteImplementation(loaded[i].host, i, 1, job.candidate_timeout_s).release()
+        release(loaded[i].host, job.candidate_timeout_s)
     flush = l2_flush_buffer(state.device)
     timings: dict[int, list[CaseTiming | None]] = {i: [] for i in timed}
     rejected: dict[int, Reason] = {}
@@ -179,11 +178,11 @@ def time_outcomes(
                     loaded[i].host, index, inputs, len(copies), job.candidate_timeout_s
                 )
             except (CandidateFailed, CandidateLost) as exc:
-                rejected[i] = _timing_reason(exc.reason, case, "cuda-graph")
+                rejected[i] = timing_reason(exc.reason, case, "cuda-graph")
                 continue
             # The call that placed the timed inputs is judged like a trial: a kernel that
             # knows the timed inputs when it sees them must still answer them right.
-            failure = _judged(
+            failure = judged(
                 placed, inputs, loaded[i].reference, job, case,
                 state.rounded_to.get((job.problem_sha256, index)),
                 "the call that placed the timed inputs is wrong",
@@ -197,7 +196,7 @@ def time_outcomes(
                 list(references.values()) + list(candidates.values()), flush, job.timing_budget_s
             )
         except RemoteLost as lost:
-            rejected[lost.index] = _timing_reason(lost.reason, case, "timing")
+            rejected[lost.index] = timing_reason(lost.reason, case, "timing")
             candidates = {i: c for i, c in candidates.items() if i != lost.index}
             for i in candidates:  # the others' samples are incomplete: not timed this case
                 timings[i].append(None)
@@ -223,7 +222,7 @@ def time_outcomes(
         free_cached(state.device)
         clock.start("recheck")
         for i, impl in candidates.items():
-            failure = _audit_candidate(
+            failure = audit_candidate(
                 impl, inputs, loaded[i].reference, problem, case, job,
                 state.rounded_to.get((job.problem_sha256, index)),
             )  # fmt: skip
@@ -252,112 +251,6 @@ def time_outcomes(
         f"{k} {v:.1f} s" for k, v in phases.items()
     )})  # fmt: skip
     return _merge(outcomes, timed, timings, rejected, notes)
-
-
-def _timing_reason(reason: Reason, case, rule_if_lost: str) -> Reason:
-    rule = reason.rule if reason.rule not in ("protocol",) else rule_if_lost
-    return Reason(rule, f"case {case}: {reason.message}")
-
-
-def _audit_candidate(
-    impl: RemoteImplementation,
-    inputs: list,
-    model,
-    problem,
-    case,
-    job: Job,
-    rounded_to: torch.dtype | None,
-) -> Reason | None:
-    """The timed graph must compute the answer on fresh inputs (not just the calls made during
-    the correctness checks), and its claimed time must agree with the judge's clock."""
-    try:
-        clock = impl.clock_check()
-        if clock is not None:
-            return Reason(clock.rule, f"case {case}: {clock.message}")
-        seed = secrets.randbits(31)
-        fresh = apply_distribution(
-            seeded_inputs(problem, case, seed, _inputs_device(inputs)), "normal", seed
-        )
-        # any one of the graph's calls, drawn here: a graph that computes only the calls the
-        # trials made (copy 0) and skips the rest would time less work than the op
-        copy = secrets.randbelow(impl.calls_per_replay)
-        outputs = impl.recheck(fresh, copy)
-    except (CandidateFailed, CandidateLost) as exc:
-        return _timing_reason(exc.reason, case, "timing")
-    failure = _judged(
-        outputs,
-        fresh,
-        model,
-        job,
-        case,
-        rounded_to,
-        "the timed CUDA graph is wrong on fresh inputs",
-    )
-    if failure is not None:
-        return failure
-    # The same call again on those inputs with a few values changed: a graph that keeps what
-    # it answered and checks a sample of its inputs to reuse it (red-team round twelve's
-    # memo, which timed less work than the op) answers the last values here.
-    seed = secrets.randbits(31)
-    other = seeded_inputs(problem, case, seed, _inputs_device(fresh))
-    changed = partly_changed(fresh, apply_distribution(other, "normal", seed))
-    try:
-        outputs = impl.recheck(changed, copy)
-    except (CandidateFailed, CandidateLost) as exc:
-        return _timing_reason(exc.reason, case, "timing")
-    return _judged(
-        outputs, changed, model, job, case, rounded_to,
-        "the timed CUDA graph is wrong once a few of its inputs' values change",
-    )  # fmt: skip
-
-
-# partly_changed: the share of a floating-point input's values taken from another draw
-CHANGED_SHARE = 1 / 64
-
-
-def partly_changed(inputs: list, other: list) -> list:
-    """`inputs` with a drawn share (CHANGED_SHARE, at least one value) of each floating-point
-    tensor's values taken from `other` (another draw of the same case), so a value's domain is
-    kept; everything else as in `inputs`."""
-    changed = []
-    for value, new in zip(inputs, other):
-        if not (isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel()):
-            changed.append(value)
-            continue
-        draws = torch.Generator(device=value.device).manual_seed(secrets.randbits(62))
-        picked = torch.rand(value.shape, generator=draws, device=value.device) < CHANGED_SHARE
-        picked.view(-1)[secrets.randbelow(value.numel())] = True
-        changed.append(torch.where(picked, new.to(value.dtype), value))
-    return changed
-
-
-def _judged(
-    outputs, inputs: list, model, job: Job, case, rounded_to: torch.dtype | None, what: str
-) -> Reason | None:
-    """`outputs` judged against Model on `inputs` as the correctness trials judge them: the
-    same tolerances, the reference's rounding, the retry one precision up (a different rule
-    here rejected what correctness accepted)."""
-    indexed = IndexSources()
-    with torch.no_grad(), indexed:
-        references = as_outputs(
-            model(*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
-        )
-    result, _ = judge_outputs(
-        tuple(outputs), references, inputs,
-        None if job.mutates_inputs else PreciseReference(model),
-        job.atol, job.rtol, casts_truncate(_inputs_device(inputs)), rounded_to,
-        indexed.for_outputs(references),
-    )  # fmt: skip
-    if result.failure is None:
-        return None
-    return Reason(result.failure.rule, f"case {case}: {what}: {result.failure.message}")
-
-
-def _inputs_device(inputs: list):
-    for value in inputs:
-        if isinstance(value, torch.Tensor):
-            return value.device
-    return torch.device("cuda")
 
 
 def _peaks(device) -> tuple[DevicePeaks | None, list[Reason]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from kbot.evaluate.rounding import coarsest_rounding
-from kbot.evaluate.timing_job import _audit_candidate
+from kbot.evaluate.timed_checks import audit_candidate
 from kbot.problem.runtime import import_file, init_inputs, seeded_inputs
 
 PROBLEMS = Path(__file__).parents[1] / "codegen" / "problems"
@@ -70,7 +70,7 @@ def _audit(problem, kernel, atol=None, rtol=None):
     job = types.SimpleNamespace(atol=atol, rtol=rtol, mutates_inputs=False)
     with torch.no_grad():
         rounded_to = coarsest_rounding(model, inputs)
-        return _audit_candidate(_TimedGraph(kernel), inputs, model, problem, case, job, rounded_to)
+        return audit_candidate(_TimedGraph(kernel), inputs, model, problem, case, job, rounded_to)
 
 
 def test_an_fp32_output_of_bf16_values_is_judged_with_bf16s_tolerance(tmp_path):
@@ -133,9 +133,9 @@ def test_a_graph_that_reuses_its_last_answer_while_a_sample_is_unchanged_is_reje
     last call's and answers as before when they match timed less work than the op (its replays
     never changed their inputs). The recheck calls it again with a few values changed (here
     one, so that the two it checks stay as they were but for odds of 1 in 4 million)."""
-    import kbot.evaluate.timing_job as timing_job
+    import kbot.evaluate.timed_checks as timed_checks
 
-    monkeypatch.setattr(timing_job, "CHANGED_SHARE", 0.0)
+    monkeypatch.setattr(timed_checks, "CHANGED_SHARE", 0.0)
     path = tmp_path / "bf16_inside_fp32.py"
     path.write_text(BF16_INSIDE_FP32)
     problem = import_file(path, prefix="kbot_test_recheck_memo")
@@ -157,7 +157,7 @@ def test_a_graph_that_reuses_its_last_answer_while_a_sample_is_unchanged_is_reje
 
 
 def test_a_few_values_change_from_another_draw_and_the_rest_stay():
-    from kbot.evaluate.timing_job import CHANGED_SHARE, partly_changed
+    from kbot.evaluate.timed_checks import CHANGED_SHARE, partly_changed
 
     x, other = torch.randn(256, 64), torch.rand(256, 64) + 10  # the other draw: all above 10
     index = torch.arange(5)
