@@ -26,14 +26,10 @@ from kbot.evaluate.cuda_errors import is_sticky
 from kbot.evaluate.input_places import InputPlaces, PlacementError, checked_shift, refill
 from kbot.evaluate.launch_hooks import record_kernels
 from kbot.evaluate.library_state import library_baseline, library_change
+from kbot.evaluate.object_tables import StateTypeError
 from kbot.evaluate.poison import crowded_out, poison
 from kbot.evaluate.processes import short
-from kbot.evaluate.state_check import (
-    StateTypeError,
-    audit_classes,
-    first_change,
-    snapshot,
-)
+from kbot.evaluate.state_check import audit_classes, first_change, snapshot
 from kbot.evaluate.state_loading import LoadRefused, load_state
 from kbot.evaluate.step_clock import StepClock
 from kbot.evaluate.tail_canaries import judge_generator

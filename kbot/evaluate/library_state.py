@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from kbot.evaluate import object_tables as tables
+
 # Libraries whose names a candidate could rebind or whose tables it could grow or reorder (a
 # call counter appended to `operator.__all__`): each name's object (every name of the
 # standard library's modules, private ones too; torch's and Triton's public ones) and what each
@@ -31,13 +33,11 @@ _CLASSES_OF = ("triton.runtime.interpreter",)
 
 
 def library_state() -> list[tuple[str, object]]:
-    from kbot.evaluate.state_check import _items, _vars
-
     found: list[tuple[str, object]] = []
     for library in _STDLIB_STATE + _TORCH_STATE:
-        table = _vars(sys.modules.get(library)) if library in sys.modules else None
+        table = tables.attributes(sys.modules.get(library)) if library in sys.modules else None
         stdlib = library in _STDLIB_STATE
-        for name, value in _items(table):
+        for name, value in tables.items(table):
             if name.startswith("_") and name != "__all__" and not stdlib:  # torch caches
                 continue
             held = _contents(value) if type(value) in (list, dict, set) else None
@@ -47,7 +47,7 @@ def library_state() -> list[tuple[str, object]]:
     # and each attribute of the classes they define (`InputPlaces.place` rebound on its class
     # placed every trial's inputs aligned).
     for library in [m for m in list(sys.modules) if m.startswith("kbot.")]:
-        for name, value in _items(_vars(sys.modules.get(library))):
+        for name, value in tables.items(tables.attributes(sys.modules.get(library))):
             if name.startswith("_"):
                 continue
             found.append((f"{LIBRARY}{library}.{name}", ("lib", id(value), None)))
@@ -58,7 +58,7 @@ def library_state() -> list[tuple[str, object]]:
     # checks (round ten's c09 put the originals back from the patches' closures and ran a
     # racing scan unchecked), and of torch.Tensor.
     for library in _CLASSES_OF:
-        for name, value in _items(_vars(sys.modules.get(library))):
+        for name, value in tables.items(tables.attributes(sys.modules.get(library))):
             if isinstance(value, type) and value.__module__ == library:
                 found += _class_members(f"{library}.{name}", value)
     tensor = getattr(sys.modules.get("torch"), "Tensor", None)
@@ -97,11 +97,9 @@ def _plain(value: object) -> object:
 
 def _class_members(where: str, cls: type) -> list[tuple[str, object]]:
     """Which object each attribute of `cls` is (its own table, read without running it)."""
-    from kbot.evaluate.state_check import _class_table, _items
-
     return [
         (f"{LIBRARY}{where}.{attribute}", ("lib", id(member), None))
-        for attribute, member in _items(_class_table(cls))
+        for attribute, member in tables.items(tables.class_table(cls))
     ]
 
 

@@ -16,7 +16,6 @@ nn.Module's machinery) or a tensor subclass in the state is refused by `audit_cl
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 import types
@@ -24,6 +23,7 @@ from typing import Any
 
 import torch
 
+from kbot.evaluate import object_tables as tables
 from kbot.evaluate.allowed import (
     CLASS_MACHINERY,
     IMPLICIT_DUNDERS,
@@ -31,8 +31,8 @@ from kbot.evaluate.allowed import (
     NN_MODULE_MACHINERY,
 )
 from kbot.evaluate.library_state import LIBRARY, library_state
+from kbot.evaluate.object_tables import StateTypeError
 
-_PLAIN = (bool, int, float, str, bytes, complex, type(None))
 _TENSORS = (torch.Tensor, torch.nn.Parameter)
 _MAX_DEPTH = 8
 # Attributes a class may not define where the judge would run them: nn.Module's machinery
@@ -41,18 +41,14 @@ _MAX_DEPTH = 8
 _JUDGE_TOUCHES = NN_MODULE_MACHINERY | IMPLICIT_DUNDERS | {"__dict__", "__class__"}
 
 
-class StateTypeError(Exception):
-    """The candidate keeps state of a kind the judge cannot read without running its code."""
-
-
 def audit_classes(model: torch.nn.Module, module: Any) -> None:
     """Refuses (StateTypeError) a module class of the candidate's that overrides what the judge
     calls on ModelNew and its submodules, and any tensor subclass in ModelNew's state."""
-    for path, sub in _submodules(model):
+    for path, sub in tables.submodules(model):
         for cls in type(sub).__mro__:
-            if _module_of(cls).split(".")[0] == "torch" or cls is object:
+            if tables.module_of(cls).split(".")[0] == "torch" or cls is object:
                 continue
-            touched = sorted(_JUDGE_TOUCHES & set(_class_table(cls)) - {"__init__"})
+            touched = sorted(_JUDGE_TOUCHES & set(tables.class_table(cls)) - {"__init__"})
             if touched:
                 where = f"submodule `{path}`" if path else "ModelNew"
                 raise StateTypeError(
@@ -105,16 +101,16 @@ def walk(model: torch.nn.Module | None, module: Any, identity: bool = True):
     only what they hold is compared (two constructions that each build an equal config dict
     are alike; between calls, a ring of equal lists rotated each call is not)."""
     owner = getattr(module, "__name__", None) if module is not None else None
-    walker = _Walker(owner, _vars(module) if module is not None else None, identity)
+    walker = _Walker(owner, tables.attributes(module) if module is not None else None, identity)
     if model is not None:
-        for path, sub in _submodules(model):
-            for name, value in _items(_vars(sub)):
+        for path, sub in tables.submodules(model):
+            for name, value in tables.items(tables.attributes(sub)):
                 if name != "_modules":
                     walker.visit(f"{path}.{name}" if path else name, value, 0)
     walker.found.extend(library_state())
     if module is not None:
         injected = _interpreter_globals()
-        for name, value in _items(_vars(module)):
+        for name, value in tables.items(tables.attributes(module)):
             if name in MODULE_MACHINERY:
                 continue
             if name in injected and injected[name] is value:
@@ -163,7 +159,7 @@ class _Walker:
 
     def visit(self, name: str, value: object, depth: int) -> None:
         kind = type(value)
-        if kind in _PLAIN:
+        if kind in tables.PLAIN_TYPES:
             # typed and by repr: 0, 0.0 and False are three states, a NaN equals itself
             self.found.append((name, (kind.__name__, repr(value))))
             return
@@ -195,7 +191,7 @@ class _Walker:
             for part in ("fget", "fset", "fdel"):
                 self.visit(f"{name}.{part}", getattr(value, part), depth + 1)
         elif issubclass(kind, type) and self._owns_class(value):
-            for attribute, member in _items(_class_table(value)):
+            for attribute, member in tables.items(tables.class_table(value)):
                 if attribute == "__dataclass_fields__":
                     self._fields(f"{name}.{attribute}", member, depth + 1)
                 elif attribute not in CLASS_MACHINERY:
@@ -215,16 +211,16 @@ class _Walker:
             self.found.append((name, ("object", kind.__name__, self._id(value))))
             self._attributes(name, value, depth)
             self._slots(name, value, depth)
-        elif _module_of(kind).split(".")[0] == "triton":
+        elif tables.module_of(kind).split(".")[0] == "triton":
             self._triton(name, value, depth)
-        elif _is_reference(value):
+        elif tables.is_reference(value):
             # a module, a library function or class, a dtype: shared, stateless for the call;
             # only which object is bound here can change. A library object with attributes of
             # its own (a torch distribution, a typing alias's arguments) can hold a tensor or
             # a list: those are walked.
-            attributes = None if _stateless(value) else _vars(value)
+            attributes = None if tables.stateless(value) else tables.attributes(value)
             self.found.append((name, ("ref", id(value))))
-            for attribute, member in _items(attributes):
+            for attribute, member in tables.items(attributes):
                 self.visit(f"{name}.{attribute}", member, depth + 1)
         else:
             raise StateTypeError(
@@ -243,9 +239,11 @@ class _Walker:
     def _owns_class(self, cls: type) -> bool:
         """The candidate's class, or one whose `__module__` names no module that holds it (a
         class claiming to be torch's is walked as the candidate's)."""
-        if _module_of(cls) == self.owner:
+        if tables.module_of(cls) == self.owner:
             return True
-        return bool(type.__dict__["__flags__"].__get__(cls) & _HEAP_TYPE) and not _resolves(cls)
+        return bool(type.__dict__["__flags__"].__get__(cls) & _HEAP_TYPE) and not tables.resolves(
+            cls
+        )
 
     def _tensor(self, name: str, value: torch.Tensor, depth: int) -> None:
         if type(value) not in _TENSORS:  # its methods would run in the comparison
@@ -259,7 +257,7 @@ class _Walker:
         kind = type(value)
         if issubclass(kind, dict):
             items = list(dict.items(value))
-            keys = [_canonical(key, name) for key, _ in items]
+            keys = [tables.canonical(key, name) for key, _ in items]
             self.found.append((name, (kind.__name__, tuple(keys), self._id(value))))
             for key, (_, item) in zip(keys, items):
                 self.visit(f"{name}[{key}]", item, depth + 1)
@@ -275,7 +273,7 @@ class _Walker:
                     name,
                     (
                         kind.__name__,
-                        tuple(sorted(_canonical(v, name) for v in items)),
+                        tuple(sorted(tables.canonical(v, name) for v in items)),
                         self._id(value),
                     ),
                 )
@@ -288,7 +286,7 @@ class _Walker:
         if type(fields) is not dict:
             raise StateTypeError(f"`{name}` is a {type(fields).__name__}: leave it to @dataclass")
         for key, record in dict.items(fields):
-            where = f"{name}[{_canonical(key, name)}]"
+            where = f"{name}[{tables.canonical(key, name)}]"
             if type(record) is not dataclasses.Field:
                 raise StateTypeError(f"`{where}` is a {type(record).__name__}, not a Field")
             for part in ("default", "default_factory"):
@@ -296,18 +294,22 @@ class _Walker:
                 if held is not dataclasses.MISSING:
                     self.visit(f"{where}.{part}", held, depth + 1)
             metadata = object.__getattribute__(record, "metadata")
-            items = _items(metadata) if type(metadata) is types.MappingProxyType else None
+            items = tables.items(metadata) if type(metadata) is types.MappingProxyType else None
             if items is None:
                 raise StateTypeError(f"`{where}.metadata` is a {type(metadata).__name__}")
-            self.found.append((f"{where}.metadata", tuple(_canonical(k, where) for k, _ in items)))
+            self.found.append(
+                (f"{where}.metadata", tuple(tables.canonical(k, where) for k, _ in items))
+            )
             for item_key, item in items:
-                self.visit(f"{where}.metadata[{_canonical(item_key, where)}]", item, depth + 1)
+                self.visit(
+                    f"{where}.metadata[{tables.canonical(item_key, where)}]", item, depth + 1
+                )
 
     def _slots(self, name: str, value: object, depth: int) -> None:
         """What `__slots__` keep (a `@dataclass(slots=True)`), read through the slots' own
         member descriptors: no code of the class runs."""
         for cls in type(value).__mro__:
-            for slot, member in _items(_class_table(cls)):
+            for slot, member in tables.items(tables.class_table(cls)):
                 if type(member) is types.MemberDescriptorType:
                     try:
                         held = member.__get__(value, cls)
@@ -316,7 +318,7 @@ class _Walker:
                     self.visit(f"{name}.{slot}", held, depth + 1)
 
     def _attributes(self, name: str, value: object, depth: int) -> None:
-        for attribute, member in _items(_vars(value)):
+        for attribute, member in tables.items(tables.attributes(value)):
             self.visit(f"{name}.{attribute}", member, depth + 1)
 
     def _triton(self, name: str, value: object, depth: int) -> None:
@@ -327,7 +329,7 @@ class _Walker:
         import triton.language as tl
 
         kind = type(value)
-        fields = _vars(value) or {}
+        fields = tables.attributes(value) or {}
         if kind is tl.constexpr:
             self.visit(f"{name}.value", fields.get("value"), depth + 1)
         elif kind is triton.Config:
@@ -357,130 +359,7 @@ _KERNEL_WALKED = ("kwargs", "pre_run_hooks")
 _CONTAINERS = (dict, list, tuple, set, frozenset)
 
 
-def _canonical(key: object, where: str) -> str:
-    """A dict key or set item as a comparable string: plain values typed, tuples of them."""
-    kind = type(key)
-    if kind in _PLAIN:
-        return f"{kind.__name__}:{key!r}"
-    if kind is torch.dtype:  # `{torch.float16: tl.float16}` tables; a dtype holds no attributes
-        return f"dtype:{key}"
-    if kind in (tuple, frozenset):
-        items = [
-            _canonical(k, where)
-            for k in (tuple.__iter__(key) if kind is tuple else frozenset.__iter__(key))
-        ]
-        return f"{kind.__name__}({', '.join(items if kind is tuple else sorted(items))})"
-    if _is_reference(key) and _stateless(key):
-        return f"{kind.__name__}@{id(key)}"
-    raise StateTypeError(f"`{where}` has a key of type {kind.__name__}; keep plain keys")
-
-
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not C's
-
-
-def _resolves(cls: type) -> bool:
-    """Whether `cls` is what its module and qualified name lead to."""
-    import sys
-
-    where: object = sys.modules.get(_module_of(cls))
-    try:
-        qualname = type.__dict__["__qualname__"].__get__(cls)
-    except AttributeError:
-        return False
-    for part in str(qualname).split("."):
-        table = _class_table(where) if isinstance(where, type) else _vars(where)
-        if where is None or table is None or part not in table:
-            return False
-        where = table[part]
-    return where is cls
-
-
-def _stateless(value: object) -> bool:
-    """References whose attributes are not walked: modules, functions, classes, and torch's op
-    namespaces (they cache overloads as they are used)."""
-    kind = type(value)
-    return (
-        kind in _CALLABLE_TYPES
-        or kind is types.ModuleType
-        or issubclass(kind, type)
-        or _module_of(kind).startswith("torch._ops")
-    )
-
-
-def _is_reference(value: object) -> bool:
-    """Objects shared by everyone and holding none of the call's state: modules, library
-    functions and classes, dtypes and devices, typing's constructs, torch's op namespaces."""
-    kind = type(value)
-    if kind in _REFERENCE_TYPES or issubclass(kind, type):
-        return True
-    if kind in _CALLABLE_TYPES:
-        return True  # a library's (the candidate's own are walked before this)
-    top = _module_of(kind).split(".")[0]
-    # enum: the standard library's own members, such as the FlagBoundary every Flag class
-    # holds as `_boundary_` (an IntFlag of the candidate's was refused for it)
-    if top in ("typing", "typing_extensions", "__future__", "weakref", "_weakref", "enum"):
-        return True
-    return top == "torch" and kind is not torch.Generator
-
-
-_CALLABLE_TYPES = (
-    types.FunctionType,
-    types.BuiltinFunctionType,
-    types.BuiltinMethodType,
-    types.MethodDescriptorType,
-    types.WrapperDescriptorType,
-    types.MethodWrapperType,
-    types.ClassMethodDescriptorType,
-    types.GetSetDescriptorType,
-    types.MemberDescriptorType,
-    type(collections.namedtuple("_Pair", "a b").a),  # a NamedTuple's field accessor
-    functools.cached_property,  # its value lives in the instance's attributes, walked there
-)
-_REFERENCE_TYPES = (
-    types.ModuleType,
-    torch.dtype,
-    torch.device,
-    torch.layout,
-    torch.memory_format,
-    type(Ellipsis),
-    type(NotImplemented),
-)
-
-
-def _submodules(model: torch.nn.Module):
-    """(dotted path, module) of ModelNew and every submodule, read from nn.Module's own
-    `_modules` tables (never through a method a subclass could override)."""
-    stack = [("", model)]
-    seen: set[int] = set()
-    while stack:
-        path, sub = stack.pop()
-        if id(sub) in seen:
-            continue
-        seen.add(id(sub))
-        yield path, sub
-        children = dict(_items(_vars(sub))).get("_modules")
-        for name, child in reversed(_items(children)):
-            if child is not None:
-                stack.append((f"{path}.{name}" if path else name, child))
-
-
-_TYPE_DICT = type.__dict__["__dict__"]  # type's own `__dict__` getter (no metaclass's)
-_TYPE_MODULE = type.__dict__["__module__"]
-# How builtin classes hold `__dict__`; a class of the candidate's that defines its own would run
-# code when the walk reads it.
-_DESCRIPTORS = (type(_TYPE_DICT), type(types.ModuleType.__dict__["__dict__"]))
-
-
-def _class_table(cls: type):
-    return _TYPE_DICT.__get__(cls)
-
-
-def _module_of(cls: type) -> str:
-    try:
-        name = _TYPE_MODULE.__get__(cls)
-    except AttributeError:
-        return ""
-    return name if type(name) is str else ""
 
 
 def _version(tensor: torch.Tensor) -> int:
@@ -490,36 +369,11 @@ def _version(tensor: torch.Tensor) -> int:
         return -1
 
 
-def _vars(value: object) -> dict | None:
-    """An object's own attribute table, read past any `__dict__` its class defines (a class
-    that defines one is refused: the walk would run it)."""
-    if type(value) is type:
-        return _class_table(value)
-    for cls in type(value).__mro__:
-        entry = _class_table(cls).get("__dict__")
-        if entry is not None and type(entry) not in _DESCRIPTORS:
-            raise StateTypeError(f"class {cls.__name__} defines `__dict__`; remove it")
-    try:
-        table = object.__getattribute__(value, "__dict__")
-    except AttributeError:  # __slots__, or a builtin object
-        return None
-    return table if type(table) is dict else None
-
-
 def _interpreter_globals() -> dict:
     import sys
 
     interpreter = sys.modules.get("triton.runtime.interpreter")
     return dict(vars(interpreter)) if interpreter is not None else {}
-
-
-def _items(table) -> list:
-    """A dict's or a class table's items, through the builtin methods."""
-    if table is None:
-        return []
-    if type(table) is types.MappingProxyType:
-        return list(table.items())
-    return list(dict.items(table))
 
 
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -9,7 +9,8 @@ import types
 import pytest
 import torch
 
-from kbot.evaluate.state_check import StateTypeError, audit_classes, first_change, snapshot
+from kbot.evaluate.object_tables import StateTypeError
+from kbot.evaluate.state_check import audit_classes, first_change, snapshot
 from kbot.evaluate.state_check import same_bits as _same_bits
 from kbot.evaluate.state_check import walk as _walk
 
