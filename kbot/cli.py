@@ -6,7 +6,9 @@ Every command accepts `--json`; exit codes are named in `kbot.errors.ExitCode`.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
 from types import ModuleType
 
@@ -75,15 +77,37 @@ def main(argv: list[str] | None = None) -> int:
             ExitCode.REJECTED,
             wants_json,
         )
-    if wants_json:
-        print(envelope(args.command, result.exit_code, result.data, None))
-    elif result.text:
-        print(result.text)
-    # Out before the interpreter's teardown: a C++ thread torch or Triton leaves behind can
-    # abort it ("terminate called without an active exception", seen after a stopped `kbot
-    # run` on the H200), and a piped stdout still buffered would be lost with it.
-    sys.stdout.flush()
+    except OSError as exc:
+        if debug or exc.filename is None or exc.errno not in _PATH_ERRORS:
+            raise  # not a path the user can fix: a bug to see in full
+        return _fail(args.command, _path_error(exc), ExitCode.BAD_INPUT, wants_json)
+    try:
+        if wants_json:
+            print(envelope(args.command, result.exit_code, result.data, None))
+        elif result.text:
+            print(result.text)
+        # Out before the interpreter's teardown: a C++ thread torch or Triton leaves behind can
+        # abort it ("terminate called without an active exception", seen after a stopped `kbot
+        # run` on the H200), and a piped stdout still buffered would be lost with it.
+        sys.stdout.flush()
+    except BrokenPipeError:  # `kbot config --show | head -3`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return int(result.exit_code)
+
+
+# A path that cannot be written as given: read-only, not allowed, a file where a folder is due
+# (or the other way), a full disk.
+_PATH_ERRORS = frozenset(
+    getattr(errno, name)
+    for name in "EROFS EACCES EPERM EEXIST ENOTDIR EISDIR ENOSPC ENAMETOOLONG".split()
+)
+
+
+def _path_error(exc: OSError) -> str:
+    """`cannot write /ro/wd: Read-only file system`: the path and why, for a path the user gave
+    (a work directory, an output file) that cannot be made or written."""
+    reason = exc.strerror or type(exc).__name__
+    return f"cannot write {exc.filename}: {reason}; pass a path kbot can write to"
 
 
 def _fail(command: str, message: str, code: ExitCode, wants_json: bool) -> int:

@@ -23,3 +23,50 @@ def test_importing_kbot_does_not_import_torch():
     code = "import sys, kbot, kbot.cli; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_work_dir_that_cannot_be_made_is_one_line_and_exit_2(tmp_path, capsys):
+    problem = tmp_path / "p.py"
+    problem.write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+        "    def forward(self, x):\n        return x * 2\n\n\nCASES = [dict(T=2)]\n\n\n"
+        "def get_inputs(T):\n    return [torch.randn(T, 8)]\n\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    (tmp_path / "afile").write_text("mine\n")
+    work = tmp_path / "afile" / "wd"  # under a file: no folder can be made there
+    code = main(["optimize", str(problem), "--work-dir", str(work), "--time-budget", "5"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert f"cannot write {work}" in err[0] and "Not a directory" in err[0]
+    assert (tmp_path / "afile").read_text() == "mine\n"
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    (tmp_path / ".kbot.yml").write_text("version: 1\n")
+    code = (
+        "import subprocess, sys\n"
+        f"p = subprocess.Popen([sys.executable, '-m', 'kbot', 'config', '--show', {str(tmp_path)!r}],"
+        " stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
+        "p.stdout.close()\n"
+        "sys.stdout.write(p.stderr.read().decode())\n"
+        "sys.exit(p.wait())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "Traceback" not in out.stdout and "BrokenPipeError" not in out.stdout, out.stdout
+
+
+def test_an_export_never_writes_over_a_file_of_the_users(tmp_path, capsys):
+    from kbot.search.store import Store
+
+    with Store(tmp_path / "kbot.sqlite"):
+        pass
+    notes = tmp_path / "notes.txt"
+    notes.write_text("DATA\n")
+    args = ["trajectories", "export", "--work-dir", str(tmp_path), "--out", str(notes)]
+    assert main(args) == 2
+    assert "is not a kbot export" in capsys.readouterr().err
+    assert notes.read_text() == "DATA\n"
+    again = tmp_path / "sft.jsonl"
+    assert main([*args[:-1], str(again)]) in (0, 1)  # a new file: written
+    assert main([*args[:-1], str(again)]) in (0, 1)  # its own export: written over

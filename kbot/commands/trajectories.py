@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> CommandResult:
     if not (work_dir / "kbot.sqlite").is_file():
         raise UsageError(f"no kbot store in {work_dir}; pass the --work-dir of your runs")
     out = Path(args.out) if args.out else work_dir / "trajectories" / "sft.jsonl"
+    if out.exists() and not _is_export(out):
+        raise UsageError(f"{out} exists and is not a kbot export; pass another --out")
     summary = export(work_dir, out, min_gain=args.min_gain, include_untimed=args.include_untimed,
                      run_id=args.run)  # fmt: skip
     text = (
@@ -64,3 +66,23 @@ def run(args: argparse.Namespace) -> CommandResult:
         "runs": summary.runs,
     }
     return CommandResult(ExitCode.OK if summary.exported else ExitCode.REJECTED, text, data)
+
+
+def _is_export(path: Path) -> bool:
+    """An earlier export (written over), empty or each line kbot's: anything else is the user's."""
+    import json
+
+    from kbot.search.sft import SFT_SCHEMA
+
+    if not path.is_file():
+        return False
+    with path.open("rb") as lines:
+        first = lines.readline()
+    if not first.strip():
+        return path.stat().st_size == 0
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    meta = record.get("metadata") if isinstance(record, dict) else None
+    return isinstance(meta, dict) and meta.get("schema") == SFT_SCHEMA

@@ -18,12 +18,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from kbot.errors import UsageError
 from kbot.output import to_jsonable
 from kbot.scan.findings import Finding, Flag, ScanOptions, ScanResult
 from kbot.scan.inputs import InputPlan, InputsUnknown, plan_inputs
 from kbot.scan.location import ImportLocation, import_location, imported_names
 from kbot.scan.rebuild import RebuildError, rebuild_reference
-from kbot.scan.render import render_problem
+from kbot.scan.render import EMITTED_MARK, render_problem
 from kbot.scan.smoke import Refusal, run_first_cases
 from kbot.scan.table import target_id
 
@@ -100,6 +101,7 @@ def emit_problems(
     """Writes problems for every target of `result` into `out_dir`; never raises for one op."""
     options = options or ScanOptions()
     out_dir = Path(out_dir)
+    refuse_foreign_files(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     plans: dict[int, InputPlan | str] = {}
     for number, finding in enumerate(result.targets):
@@ -145,6 +147,36 @@ def emit_problems(
         json.dumps({"root": str(result.root), "problems": index}, indent=2) + "\n"
     )
     return emitted
+
+
+def refuse_foreign_files(out_dir: Path) -> None:
+    """UsageError when `out_dir` holds a file an emit could overwrite that kbot did not write:
+    a problem file without kbot's header, a JSON file that is not kbot's index or target
+    record (a folder of the user's is never written into)."""
+    if not out_dir.is_dir():
+        return
+    for path in sorted(out_dir.iterdir()):
+        if not path.is_file() or path.suffix not in (".py", ".json"):
+            continue
+        if path.suffix == ".py":
+            ours = EMITTED_MARK in path.read_bytes()[:4096].decode("utf-8", "replace")
+        else:
+            ours = _is_kbots_json(path, {"root", "problems"} if path.name == "index.json" else
+                                  {"name", "root", "qualname", "kind"})  # fmt: skip
+        if not ours:
+            raise UsageError(
+                f"{path} was not written by kbot and would be overwritten; emit problems into "
+                "an empty folder or one kbot wrote"
+            )
+
+
+def _is_kbots_json(path: Path, keys: set[str]) -> bool:
+    """An index or a target's record as kbot writes them (other JSON files are the user's)."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(record, dict) and keys <= set(record)
 
 
 def _checked_inferred(

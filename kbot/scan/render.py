@@ -8,6 +8,8 @@ from kbot.scan.inputs import InputArg, InputPlan, case_variables
 from kbot.scan.location import ImportLocation
 from kbot.scan.rebuild import Rebuilt
 
+EMITTED_MARK = "Written by `kbot scan --emit-problems`"  # in every problem's docstring
+
 _FLOAT_DTYPES = {"float16", "bfloat16", "float32", "float64", "half", "float", "double"}
 _COMPLEX_DTYPES = {"complex64", "complex128"}  # a rotary's freqs_cis
 
@@ -90,7 +92,7 @@ def _header(finding: Finding, plan: InputPlan, location: ImportLocation | None, 
     lines = [
         f'"""kbot problem `{finding.name}`: {what} of {finding.file}:{finding.line} ({finding.kind.value}).',
         "",
-        f"Written by `kbot scan --emit-problems`; inputs from {plan.source}. {how}",
+        f"{EMITTED_MARK}; inputs from {plan.source}. {how}",
     ]
     for note in finding.flags:
         lines.append(f"Note: {note.flag.value}: {note.reason}.")

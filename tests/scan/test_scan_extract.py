@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch import nn
 
+from kbot.errors import UsageError
 from kbot.scan import ScanOptions, TargetHint, scan
 from kbot.scan.extract import EmitStatus, emit_problems
 from kbot.scan.findings import Finding, Kind
@@ -217,6 +218,22 @@ def test_unknown_inputs_are_a_clear_skip_not_a_guess(engine_tree, tmp_path):
     assert gemma.status == EmitStatus.SKIPPED and gemma.path is None
     assert "cannot infer inputs for gemma_rms_norm" in gemma.message
     assert "add `inputs:` to its .kbot.yml target" in gemma.message
+
+
+def test_a_folder_with_files_kbot_did_not_write_is_refused_and_left_as_it_is(engine_tree, tmp_path):
+    out = tmp_path / "problems"
+    out.mkdir()
+    (out / "notes.md").write_text("mine\n")  # never a name kbot writes: allowed beside
+    _emit(engine_tree, tmp_path, [])  # kbot's own files: emitted again over them
+    emitted_again = sorted(p.name for p in out.iterdir())
+    assert "index.json" in emitted_again and "notes.md" in emitted_again
+    _emit(engine_tree, tmp_path, [])
+    for name, text in (("norm.py", "MINE = 1\n"), ("index.json", "[1, 2]\n")):
+        (out / name).write_text(text)
+        with pytest.raises(UsageError, match=f"{name} was not written by kbot"):
+            _emit(engine_tree, tmp_path, [])
+        assert (out / name).read_text() == text
+        (out / name).unlink()
 
 
 def test_missing_constructor_argument_is_reported(engine_tree, tmp_path):
