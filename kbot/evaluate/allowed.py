@@ -15,8 +15,8 @@ TORCH_VIEWS = frozenset(
 )
 
 TORCH_QUERIES = frozenset(
-    "Size Tensor bfloat16 bool broadcast_shapes complex128 complex64 cuda.current_device "
-    "cuda.device cuda.device_of cuda.device_count cuda.get_device_capability cuda.get_device_name "
+    "Size Tensor bfloat16 bool broadcast_shapes complex128 complex64 "
+    "cuda.device cuda.device_of cuda.get_device_capability "
     "cuda.get_device_properties cuda.is_available device double dtype finfo float float16 "
     "float32 float64 half iinfo inference_mode int int16 int32 int64 int8 "
     "is_complex is_floating_point is_tensor long no_grad numel promote_types result_type "
@@ -24,6 +24,14 @@ TORCH_QUERIES = frozenset(
     "cfloat cdouble contiguous_format preserve_format channels_last channels_last_3d strided "
     "layout memory_format".split()
 )
+
+# Facts of the machine's devices that differ between the judge (one visible GPU, index 0) and a
+# user's (a tensor-parallel rank on cuda:3 of 8): forward may not read them, since its result
+# could follow them unchecked (red-team round thirteen's c07 halved its output when
+# `torch.cuda.device_count() > 1`). The device's own properties (capability, SM count) stay
+# queries: tuning reads them, and they are the judge's GPU's.
+DEVICE_FACTS = frozenset("cuda.current_device cuda.device_count cuda.get_device_name".split())
+DEVICE_FACT_METHODS = frozenset({"get_device"})
 
 # torch's dtypes and memory formats as values (`torch.float16`, not a call): plain constants.
 TORCH_VALUES = frozenset(
@@ -47,7 +55,7 @@ ALLOC_METHODS = frozenset(
 )
 
 QUERY_METHODS = frozenset(
-    "data_ptr dim element_size get_device is_complex is_contiguous is_floating_point "
+    "data_ptr dim element_size is_complex is_contiguous is_floating_point "
     "ndimension nelement numel size storage_offset stride".split()
 )
 

@@ -20,6 +20,8 @@ from kbot.evaluate.allowed import (
     AUTOGRAD_CTX_METHODS,
     CAST_METHODS,
     CONTAINER_METHODS,
+    DEVICE_FACT_METHODS,
+    DEVICE_FACTS,
     EXTERN_CALLS,
     OTHER_BUILTINS,
     QUERY_METHODS,
@@ -284,6 +286,9 @@ class CallRules:
             return Kind.TENSORS if tensors else Kind.UNKNOWN
         if name in QUERY_METHODS:
             return Kind.SHAPE if name in ("size", "stride") and not node.args else Kind.SCALAR
+        if name in DEVICE_FACT_METHODS and receiver == Kind.TENSOR:
+            self.m.reject(node, _device_fact(f"{ast.unparse(func)}()"))
+            return Kind.SCALAR
         if name in VIEW_METHODS:
             return Kind.TENSOR
         if name in ALLOC_METHODS:
@@ -355,6 +360,9 @@ class CallRules:
         if rest in TORCH_ALLOC or rest in TORCH_VIEWS:
             return Kind.TENSOR
         if rest in TORCH_QUERIES:
+            return Kind.SCALAR
+        if rest in DEVICE_FACTS:
+            self.m.reject(node, _device_fact(dotted))
             return Kind.SCALAR
         if self.m.extern_allowed(dotted):
             return Kind.TENSOR
@@ -429,3 +437,11 @@ def _widest(a: Kind | None, b: Kind) -> Kind:
     if Kind.TENSOR in (a, b):
         return Kind.TENSOR
     return Kind.TENSORS if Kind.TENSORS in (a, b) else Kind.UNKNOWN
+
+
+def _device_fact(what: str) -> str:
+    return (
+        f"`{what}` reads which devices this machine has; forward may not depend on it (the "
+        "judge sees one GPU at index 0, a user's rank may sit on another): pass the device on "
+        "with the tensors (`x.device`)"
+    )

@@ -12,6 +12,8 @@ specialise on, and the published guard requires of every tensor: kbot.publish.gu
 kernel right only at higher alignments is caught, and one that branches on `data_ptr()` meets
 several kinds of address (input_shifts).
 
+A shifted input's dims of size 1 have strides no dense layout gives them (loose_strides).
+
 On a GPU every input also sits before a watched pattern (kbot.evaluate.tail_canaries); on a GPU
 and a CPU a shifted input sits after one, so a kernel writing before the view is caught.
 """
@@ -139,10 +141,25 @@ class InputPlaces:
 
 def _shifted(value: object, shift: int, canaries: Canaries) -> object:
     """`value` copied `shift` bytes past the start of a new buffer, watched by `canaries` (which
-    leaves an empty tensor or one with negative strides where it is)."""
+    leaves an empty tensor or one with negative strides where it is), its size-1 dims given
+    strides of their own (loose_strides)."""
     if not isinstance(value, torch.Tensor) or shift % value.element_size():
         return value
-    return canaries.input(value, shift)
+    return canaries.input(value, shift, loose_strides(value))
+
+
+def loose_strides(value: torch.Tensor) -> tuple[int, ...]:
+    """`value`'s strides with each size-1 dim but the last given three times its own stride
+    (at least 3): torch calls such a tensor contiguous whatever that stride is, and a user's
+    has others (`qkv[:, :H]` at T = 1 is contiguous with a row stride of 3H). A kernel that
+    reads a size-1 dim's stride as a size (round thirteen's c15 took its row width from
+    `x.stride(0)`) is wrong there. The last dim keeps its stride: `x.stride(-1) == 1` is a
+    common and harmless assertion."""
+    strides = list(value.stride())
+    for dim, size in enumerate(value.shape[:-1]):
+        if size == 1:
+            strides[dim] = 3 * max(1, strides[dim])
+    return tuple(strides)
 
 
 def refill(buffers: list, fresh: list) -> None:

@@ -78,7 +78,7 @@ class Canaries:
             if not values:
                 garbage(_bytes(result.untyped_storage(), 0, nbytes), self.rng)
             return result
-        moved = self._padded(result, nbytes, 0)
+        moved = self._padded(result, nbytes, 0, result.stride())
         if values:
             moved.copy_(result)
         else:
@@ -86,10 +86,11 @@ class Canaries:
         self._watch(_Watched(nbytes, weakref.ref(moved), allocated=True), moved)
         return moved
 
-    def input(self, value: object, shift: int = 0) -> object:
+    def input(self, value: object, shift: int = 0, strides: tuple | None = None) -> object:
         """An input tensor copied into a padded buffer, `shift` bytes (a multiple of its
         element size) further from the buffer's start than its own storage offset (kept alive
-        by the caller, watched for as long as this object is)."""
+        by the caller, watched for as long as this object is), with `strides` (None: its
+        own; any given differ from its own only in dims of size 1)."""
         if not isinstance(value, torch.Tensor) or value.numel() == 0:
             return value
         if any(s < 0 for s in value.stride()):
@@ -97,7 +98,7 @@ class Canaries:
         reach, offset = storage_span(value)
         offset += shift // value.element_size()
         end = (offset + reach) * value.element_size()
-        moved = self._padded(value, end, offset)
+        moved = self._padded(value, end, offset, strides or value.stride())
         moved.copy_(value)
         front = offset * value.element_size()
         self._watch(_Watched(end, moved, allocated=False, front=front), moved)
@@ -149,7 +150,7 @@ class Canaries:
         """The pattern before a view: the tail's, repeated to `count` bytes."""
         return self.pattern().repeat(-(-count // PAD))[:count]
 
-    def _padded(self, like: torch.Tensor, end: int, offset: int) -> torch.Tensor:
+    def _padded(self, like: torch.Tensor, end: int, offset: int, strides: tuple) -> torch.Tensor:
         base = torch.empty(end + (PAD if self.tails else 0), dtype=torch.uint8, device=like.device)
         if self.tails:
             base[end:].copy_(self.pattern())
@@ -157,7 +158,7 @@ class Canaries:
         if front:
             base[:front].copy_(self._front_pattern(front))
         moved = torch.empty(0, dtype=like.dtype, device=like.device)
-        moved.set_(base.untyped_storage(), offset, like.size(), like.stride())
+        moved.set_(base.untyped_storage(), offset, like.size(), strides)
         return moved
 
 

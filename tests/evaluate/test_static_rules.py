@@ -135,6 +135,30 @@ def test_device_of_may_be_entered():
     assert rules(candidate(launcher)) == []
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "scale = 0.5 if torch.cuda.device_count() > 1 else 1.0",
+        "scale = float(torch.cuda.current_device() + 1)",
+        "scale = 1.0 if 'H100' in torch.cuda.get_device_name() else 0.5",
+        "scale = float(x.get_device() + 1)",
+    ],
+)
+def test_which_devices_the_machine_has_is_not_read_in_forward(line):
+    # red-team round thirteen's c07: the judge sees one GPU at index 0, a user's rank another
+    reasons = check_source(candidate(line + "\n" + HONEST_LAUNCHER), ProblemOptions())
+    assert [r.rule for r in reasons] == ["torch-compute-in-forward"], reasons
+    assert "which devices this machine has" in reasons[0].message
+
+
+def test_the_devices_own_properties_stay_queries():
+    tuning = (
+        "sms = torch.cuda.get_device_properties(x.device).multi_processor_count\n"
+        "major, _ = torch.cuda.get_device_capability(x.device)\n"
+    )
+    assert rules(candidate(tuning + HONEST_LAUNCHER)) == []
+
+
 def test_linear_submodule_needs_the_linear_extern():
     source = candidate(HONEST_LAUNCHER, forward="return op(self.proj(x), self.weight, self.eps)")
     source = source.replace(
