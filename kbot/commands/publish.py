@@ -86,7 +86,9 @@ def run(args: argparse.Namespace) -> CommandResult:
         trusted=trusted,
     )
     published = [r for r in rows if r.stage == "published"]
-    mode = "pushed" if push else "dry run (nothing sent)"
+    mode = (
+        "pushed" if push and published else "nothing pushed" if push else "dry run (nothing sent)"
+    )
     text = (
         f"{summary_table(rows)}\n\n{len(published)} of {len(rows)} targets published; {mode}; "
         f"work directory {work_dir}"

@@ -54,9 +54,14 @@ def run(args: argparse.Namespace) -> CommandResult:
     work_dir = Path(args.work_dir).resolve() if args.work_dir else config.work_dir
     settings = PublishSettings.from_config(config.publish)
     push = should_push(args.dry_run, args.push, settings, os.environ)
+    from kbot.publish.gitops import locate_repo
+
+    locate_repo(path)  # no repository: said before any search, not after it
     rows = run_pipeline(path, config, work_dir, push)
     published = [r for r in rows if r.stage == "published"]
-    mode = "pushed" if push else "dry run (nothing sent)"
+    mode = (
+        "pushed" if push and published else "nothing pushed" if push else "dry run (nothing sent)"
+    )
     text = f"{summary_table(rows)}\n\n{len(published)} of {len(rows)} targets published; {mode}; work directory {work_dir}"
     data = {"work_dir": work_dir, "pushed": push, "targets": rows}
     return CommandResult(ExitCode.OK if published else ExitCode.REJECTED, text, data)

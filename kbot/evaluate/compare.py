@@ -11,6 +11,7 @@ import torch
 
 from kbot.evaluate.index_outputs import IndexSource
 from kbot.evaluate.rounding import tolerance_dtype
+from kbot.evaluate.rounding_bias import HALF_WIDTH, rounding_bias
 from kbot.evaluate.verdict import Reason
 
 # Defaults per output dtype: (atol, rtol). The relative norm of the error must stay under rtol
@@ -279,6 +280,10 @@ def _compare_one(
                 f"{got:.6g} vs {want:.6g}){note}",
             ),
         )
+    if out.dtype in HALF_WIDTH and not tol.truncation_allowed:
+        bias = rounding_bias(stats.differ, stats.count, stats.sides)
+        if bias is not None:
+            return Comparison(max_abs, rel_norm, Reason("rounding-bias", f"{where}: {bias}"))
     return Comparison(max_abs, rel_norm, None)
 
 
@@ -347,6 +352,8 @@ class _Stats:
         self.diff_sq = 0.0
         self.ref_sq = 0.0
         self.out_first = 0.0
+        self.differ = 0  # elements whose output is not the reference's value
+        self.sides = {"up": 0, "down": 0, "toward zero": 0, "away from zero": 0}
         self._out = [math.inf, -math.inf, 0.0]  # min, max, max |.|
         self._ref = [math.inf, -math.inf, 0.0]
 
@@ -356,7 +363,14 @@ class _Stats:
         if self.count == 0:
             self.out_first = float(o[0])
         self.count += r.numel()
-        diff = (o - r).abs()
+        signed = o - r
+        diff = signed.abs()
+        self.differ += int((diff > 0).sum())
+        self.sides["up"] += int((signed > 0).sum())
+        self.sides["down"] += int((signed < 0).sum())
+        smaller = o.abs() < r.abs()
+        self.sides["toward zero"] += int(smaller.sum())
+        self.sides["away from zero"] += int((o.abs() > r.abs()).sum())
         self.max_abs = max(self.max_abs, float(diff.max()))
         self.diff_sq += float(diff.square().sum())
         self.ref_sq += float(r.square().sum())

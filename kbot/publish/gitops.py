@@ -56,10 +56,10 @@ def locate_repo(path: Path) -> RepoInfo:
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise ToolError(
             f"{path} is not inside a git repository; kbot makes its branches from one "
-            "(run `git init && git add -A && git commit -m init` there, or pass --repo)"
+            "(run `git init && git add -A && git commit -m init` there)"
         ) from None
     if repo.working_tree_dir is None:
-        raise ToolError(f"{path} is a bare repository; pass --repo a checkout")
+        raise ToolError(f"{path} is a bare repository; run kbot in a checkout of it")
     root = Path(repo.working_tree_dir).resolve()
     relative = Path(path).resolve().relative_to(root).as_posix()
     prefix = "" if relative in ("", ".") else relative + "/"
@@ -198,6 +198,37 @@ class Workspace:
                     f"git push of {branch} to {redact(url, secrets)} failed: {detail}; check that "
                     "the token may push there (contents: write), or push to a fork with --fork"
                 ) from None
+
+
+def changed_since_base(path: Path, base_branch: str, files: list[Path]) -> dict[Path, str]:
+    """Of `files`, each whose working-tree content is not what the base branch holds (changes
+    not committed, or not pushed to origin), with the ref compared against: kbot's branch is
+    made from that ref, so a kernel checked against the working tree's code would patch other
+    code. Empty outside a git repository or without the branch (publishing says so)."""
+    try:
+        user = git.Repo(path, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return {}
+    if user.working_tree_dir is None:
+        return {}
+    candidates = [f"refs/remotes/origin/{base_branch}", f"refs/heads/{base_branch}"]
+    ref = next((c for c in candidates if _has_ref(user, c)), None)
+    if ref is None:
+        return {}
+    root = Path(user.working_tree_dir).resolve()
+    changed: dict[Path, str] = {}
+    for file in files:
+        try:
+            relative = file.resolve().relative_to(root).as_posix()
+        except ValueError:
+            continue  # outside the repository: not patched by a branch of it
+        shown = ref.removeprefix("refs/remotes/").removeprefix("refs/heads/")
+        try:
+            user.git.cat_file("-e", f"{ref}:{relative}")
+            user.git.diff("--quiet", ref, "--", relative)
+        except git.GitCommandError:
+            changed[file] = shown
+    return changed
 
 
 def _has_ref(repo: git.Repo, ref: str) -> bool:

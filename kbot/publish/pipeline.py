@@ -111,12 +111,17 @@ def run_pipeline(
     state = RunState()
     rows: list[RunRow] = []
     targets = extract(path, config, work_dir)
+    stale = _stale_targets(path, settings.base_branch, targets)
     for index, item in enumerate(targets):
         _save_progress(work_dir, rows)  # kept if the process dies before it prints them
         if item.problem is None or item.target_json is None:
             rows.append(
                 RunRow(item.target, item.name, "extract", "not extracted", "skipped", item.message)
             )
+            continue
+        if item.name in stale:
+            rows.append(RunRow(item.target, item.name, "extract", "not optimized", "skipped",
+                               stale[item.name]))  # fmt: skip
             continue
         print(f"kbot run: optimizing {item.name} ({item.target})", file=log, flush=True)
         try:
@@ -184,6 +189,28 @@ def run_pipeline(
         )
     _save_progress(work_dir, rows)
     return rows
+
+
+def _stale_targets(path: Path, base_branch: str, targets: list[Extracted]) -> dict[str, str]:
+    """Why each target whose file differs from the base branch is not optimized (its PR would
+    patch the base's code, not the code its kernel was checked against)."""
+    from kbot.publish.gitops import changed_since_base
+
+    files: dict[str, Path] = {}
+    for item in targets:
+        if item.target_json is None:
+            continue
+        record = json.loads(item.target_json.read_text(encoding="utf-8"))
+        if isinstance(record.get("root"), str) and isinstance(record.get("file"), str):
+            files[item.name] = Path(record["root"]) / record["file"]
+    changed = changed_since_base(path, base_branch, list(files.values()))
+    return {
+        name: f"{file.name} differs from {changed[file]} (changes not committed or not "
+        f"pushed): kbot's branch starts from {changed[file]}, so its PR would patch other code "
+        "than the kernel was checked against; commit (and push) them, then run again"
+        for name, file in files.items()
+        if file in changed
+    }
 
 
 PROGRESS_FILE = "run.json"

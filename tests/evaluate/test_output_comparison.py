@@ -61,8 +61,12 @@ def test_a_number_never_stands_in_for_the_references_inf_or_nan():
 
 def test_bf16_tolerance_allows_two_ulps_but_not_more():
     ref = (torch.rand(1000) + 1.0).to(torch.bfloat16)
-    two_ulps = (ref.float() * (1 + 2 * 2.0**-8)).to(torch.bfloat16)
+    signs = torch.where(torch.arange(1000) % 2 == 0, 1.0, -1.0)  # both ways: no bias
+    two_ulps = (ref.float() * (1 + signs * 2 * 2.0**-8)).to(torch.bfloat16)
     assert rule([two_ulps], [ref]) is None
+    # every element two ulps high: within the tolerance, but every result biased one way
+    all_high = (ref.float() * (1 + 2 * 2.0**-8)).to(torch.bfloat16)
+    assert rule([all_high], [ref]) == "rounding-bias"
     assert rule([(ref.float() * 1.05).to(torch.bfloat16)], [ref]) == "mismatch"
 
 

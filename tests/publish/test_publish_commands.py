@@ -175,3 +175,44 @@ def test_run_pipeline_skips_a_kernel_slower_everywhere_without_failing(tmp_path)
                           log=open("/dev/null", "w"))  # fmt: skip
     assert (row.stage, row.action) == ("publish", "skipped")
     assert "not faster than torch.compile at any size" in row.detail
+
+
+def test_run_pipeline_skips_a_target_whose_file_differs_from_the_base(target_repo, tmp_path):
+    """The PR's branch starts from the base branch: a kernel checked against uncommitted or
+    unpushed code would be published as a patch of other code (a fresh-user audit drafted a
+    PR whose own parity test failed)."""
+    config = load_config(target_repo)
+    source = next(p for p in sorted(target_repo.rglob("*.py")) if ".git" not in p.parts)
+    meta = tmp_path / "op.target.json"
+    meta.write_text(
+        json.dumps({"root": str(target_repo), "file": str(source.relative_to(target_repo))})
+    )
+    problem = tmp_path / "op.py"
+    problem.write_text("")
+    optimized = []
+
+    def extract(path, config, work_dir):
+        return [Extracted("op", "m.py::op", problem, meta, "")]
+
+    def optimize(problem, target, config, work_dir):
+        optimized.append(problem)
+        return Optimized(tmp_path, False, "no candidate accepted")
+
+    def run():
+        (row,) = run_pipeline(target_repo, config, tmp_path / "work", False, extract, optimize,
+                              log=open("/dev/null", "w"))  # fmt: skip
+        return row
+
+    assert run().stage == "optimize" and len(optimized) == 1  # as committed and pushed: searched
+    source.write_text(source.read_text() + "\n# edited, not committed\n")
+    row = run()
+    assert (row.stage, row.action) == ("extract", "skipped") and len(optimized) == 1
+    assert f"{source.name} differs from origin/main" in row.detail
+    import git
+
+    repo = git.Repo(target_repo)
+    repo.git.commit("-qam", "edit")  # committed, not pushed: origin/main is still the base
+    assert "differs from origin/main" in run().detail
+    repo.git.push("-q", "origin", "main")
+    repo.git.fetch("-q", "origin")
+    assert run().stage == "optimize" and len(optimized) == 2

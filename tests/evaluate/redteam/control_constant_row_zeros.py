@@ -33,11 +33,11 @@ def _softmax(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
         cols = start + tl.arange(0, BLOCK)
         x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=float("-inf")).to(tl.float32)
         l_acc += tl.where(cols < N, tl.exp(x - m), 0.0)
-    l = tl.sum(l_acc, axis=0)
+    total = tl.sum(l_acc, axis=0)
     for start in range(0, N, BLOCK):
         cols = start + tl.arange(0, BLOCK)
         x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=float("-inf")).to(tl.float32)
-        p = tl.where(masked, 0.0, tl.exp(x - m) / l)
+        p = tl.where(masked, 0.0, tl.exp(x - m) / total)
         tl.store(y_ptr + row * N + cols, p.to(y_ptr.dtype.element_ty), mask=cols < N)
 
 

