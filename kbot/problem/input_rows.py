@@ -38,17 +38,17 @@ def signed(rows: Any) -> bool:
 
 
 def grid_rows(rows: Any, generator: Any, draws: Any) -> None:
-    """On the grid's values, distinct eighths of the rows (while rows last; fewer rows meet a
-    drawn few kinds): rounded to whole numbers (masks, counts, labels, quantised activations),
-    sorted in descending order (top-p samplers pass sorted logits), and in a signed input
-    masked (about half the values zeroed by a multiply, so negative ones become -0.0; round
-    thirteen's c01 zeroed a block that started with a zero). The masks come from `draws`, a
-    generator on the rows' device."""
+    """On the grid's values, distinct eighths of the rows: one rounded to whole numbers
+    (masks, counts, labels, quantised activations), always; then, while rows last (fewer rows
+    meet a drawn few), one sorted in descending order (top-p samplers pass sorted logits) and,
+    in a signed input, one masked (about half the values zeroed by a multiply, so negative
+    ones become -0.0; round thirteen's c01 zeroed a block that started with a zero). The
+    masks come from `draws`, a generator on the rows' device."""
 
-    rewrites = [_whole, lambda r: r.sort(dim=1, descending=True).values]
+    rewrites = [lambda r: r.sort(dim=1, descending=True).values]
     if signed(rows):
         rewrites.append(lambda r: r * _half_kept(r, draws))
-    _by_eighths(rows, rewrites, generator)
+    _by_eighths(rows, [_whole], generator, rotating=rewrites)
 
 
 def narrow_rows(rows: Any, generator: Any) -> None:
@@ -64,13 +64,17 @@ def narrow_rows(rows: Any, generator: Any) -> None:
         _by_eighths(rows, rewrites, generator)
 
 
-def _by_eighths(rows: Any, rewrites: list, generator: Any) -> None:
-    """Each rewrite on its own eighth of the rows (at least one), drawn."""
+def _by_eighths(rows: Any, rewrites: list, generator: Any, rotating: list = ()) -> None:
+    """Each rewrite on its own eighth of the rows (at least one), drawn: `rewrites` first, in
+    order, then `rotating` turned by a drawn step (rows left for some only: each trial meets
+    a drawn few)."""
     import torch
 
     order = torch.randperm(rows.shape[0], generator=generator)
     eighth = max(1, rows.shape[0] // 8)
-    for k, rewrite in enumerate(_rotated(rewrites, rows.shape[0], generator)):
+    left = max(0, rows.shape[0] - len(rewrites) * eighth) // eighth
+    kinds = list(rewrites) + _rotated(list(rotating), left, generator)
+    for k, rewrite in enumerate(kinds):
         _rewrite_rows(rows, order[k * eighth : (k + 1) * eighth], rewrite)
 
 
@@ -136,7 +140,7 @@ def _off_centre_rows(rows: Any, others: Any, generator: Any) -> None:
     import torch
 
     quarter, eighth = max(1, len(others) // 4), max(1, len(others) // 8)
-    kinds = _rotated(["shifted", "zeroed", "constant"], len(others), generator)
+    kinds = ["shifted", "zeroed", "constant"]  # in this order while rows last
     counts = {"shifted": quarter, "zeroed": eighth, "constant": eighth}
     picked, start = {}, 0
     for kind in kinds:
