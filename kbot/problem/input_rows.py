@@ -41,13 +41,15 @@ def grid_rows(rows: Any, generator: Any, draws: Any) -> None:
     """On the grid's values, distinct eighths of the rows: one rounded to whole numbers
     (masks, counts, labels, quantised activations), always; then, while rows last (fewer rows
     meet a drawn few), one sorted in descending order (top-p samplers pass sorted logits) and,
-    in a signed input, one masked (about half the values zeroed by a multiply, so negative
-    ones become -0.0; round thirteen's c01 zeroed a block that started with a zero). The
+    in a signed input, one masked (about half the values set to 0; round thirteen's c01
+    zeroed a block that started with a zero). The
     masks come from `draws`, a generator on the rows' device."""
+
+    import torch
 
     rewrites = [lambda r: r.sort(dim=1, descending=True).values]
     if signed(rows):
-        rewrites.append(lambda r: r * _half_kept(r, draws))
+        rewrites.append(lambda r: torch.where(_half_kept(r, draws) > 0, r, torch.zeros_like(r)))
     _by_eighths(rows, [_whole], generator, rotating=rewrites)
 
 
@@ -132,9 +134,9 @@ def _off_centre_rows(rows: Any, others: Any, generator: Any) -> None:
     common offset (a one-pass variance, E[x^2] - E[x]^2, loses its digits there: round nine's
     c01), up in a positive input, else every other one down (logits minus a large constant:
     an online softmax whose running max starts at 0 gives NaN there, round thirteen's c03); an
-    eighth (at least one where more rows are left) multiplied by zero (padding rows, -0.0
-    where the value was negative: a row divided by its own peak is NaN there, round nine's
-    c02; a zero test on the bits missed -0.0, round thirteen's c11); and an eighth of them
+    eighth (at least one where more rows are left) set to zero (padding rows: a row divided
+    by its own peak is NaN there, round nine's c02; +0.0 only: codegen's own pow lowering
+    gives -0.0 ** -3 as +inf where torch gives -inf, so -0.0 waits for it); and an eighth of them
     set to one of their own values (a constant row, a fully masked attention row: round
     thirteen's c12 gave zeros for it)."""
     import torch
@@ -157,7 +159,7 @@ def _off_centre_rows(rows: Any, others: Any, generator: Any) -> None:
         return chosen + offset.to(rows.dtype)[:, None]
 
     _rewrite_rows(rows, picked["shifted"], moved)
-    _rewrite_rows(rows, picked["zeroed"], lambda r: r * 0)
+    _rewrite_rows(rows, picked["zeroed"], torch.zeros_like)
     picks = iter(_chunks(columns, rows))
     _rewrite_rows(rows, picked["constant"], lambda r: _constant(r, next(picks)))
 
@@ -175,10 +177,16 @@ def _rotated(kinds: list, rows: int, generator: Any) -> list:
 
 
 def _constant(picked: Any, columns: Any) -> Any:
+    """Each row set to one of its values rounded to a power of two (1 for a zero): a sum of
+    its copies is exact in any order, so a mean subtracted from it leaves exact zeros for the
+    reference and a correct kernel alike (a row's own value left a kernel's (x - mean) / std
+    at +-inf where the reference's was NaN)."""
     import torch
 
-    chosen = picked.gather(1, columns.to(picked.device)[:, None])
-    return torch.broadcast_to(chosen, picked.shape).clone()
+    chosen = picked.gather(1, columns.to(picked.device)[:, None]).float()
+    power = torch.exp2(torch.round(torch.log2(chosen.abs().clamp(min=2.0**-14))))
+    power = torch.where(chosen < 0, -power, power).to(picked.dtype)
+    return torch.broadcast_to(power, picked.shape).clone()
 
 
 def _whole(picked: Any) -> Any:

@@ -159,7 +159,8 @@ def test_the_guard_frees_a_width_the_kernel_passed_at_every_size(swept):
     problem, reports = swept
     terms = _guard(problem, reports["generic"])
     # up to the largest checked, in steps the reference takes (it refused 80 wide)
-    assert terms[-4:-2] == ["x.shape[1] <= 256", "x.shape[1] % 64 == 0"]
+    assert terms[-5:-3] == ["x.shape[1] <= 256", "x.shape[1] % 64 == 0"]
+    assert terms[-3] == "x.shape[0] <= 5"  # the tokens: up to the largest case
     assert terms[-2:] == [
         "not (torch.is_grad_enabled() and x.requires_grad)",
         "torch.get_default_dtype() == torch.float32",
@@ -280,7 +281,7 @@ def test_a_sweep_cut_short_admits_the_sizes_it_checked_and_not_the_ranges_betwee
     partial = {**reports["generic"], "partial": True, "note": "3 of 5 points checked"}
     terms = _guard(problem, partial)
     assert "x.shape[1] in (64, 128, 256)" in terms
-    assert not any("<=" in t for t in terms)
+    assert not any("<=" in t and "shape[1]" in t for t in terms)  # widths: no range
 
 
 def test_a_sweep_stopped_by_its_grace_keeps_the_points_it_checked(tmp_path, fakes, monkeypatch):
