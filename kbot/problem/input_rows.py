@@ -221,13 +221,17 @@ def _half_kept(picked: Any, draws: Any) -> Any:
 
 def _chunks(values: Any, rows: Any) -> list:
     """`values` (one row per picked row) cut as _rewrite_rows cuts the picked rows."""
-    step = max(1, _CHUNK // max(1, rows.shape[1]))
+    step = _rows_per_chunk(rows)
     return [values[start : start + step] for start in range(0, len(values), step)]
 
 
 def _rewrite_rows(rows: Any, picked: Any, rewrite: Callable[[Any], Any]) -> None:
     """`rows[picked] = rewrite(rows[picked])`, a chunk of rows at a time."""
-    step = max(1, _CHUNK // max(1, rows.shape[1]))
+    step = _rows_per_chunk(rows)
     for start in range(0, len(picked), step):
         index = picked[start : start + step].to(rows.device)
         rows[index] = rewrite(rows.index_select(0, index))
+
+
+def _rows_per_chunk(rows: Any) -> int:
+    return max(1, _CHUNK // max(1, rows.shape[1]))
