@@ -37,7 +37,18 @@ def signed(rows: Any) -> bool:
     return bool((rows < 0).any())
 
 
-def grid_rows(rows: Any, generator: Any, draws: Any) -> None:
+def with_repeats(rows: Any, seed: int, certain: int, kinds: Callable[[range], None]) -> None:
+    """`kinds(skip)` (a distribution's row kinds, drawn from rows outside `skip`), then a run
+    of equal rows (repeated_run) over the rows `skip` names. The run takes only rows that no
+    certain kind needs (`certain` of them): a run copied over the only bf16 row of a 4-row
+    input had left round eleven's c03 accepted again."""
+    run = repeated_run(rows.shape[0], seed, certain)
+    kinds(run)
+    if run:
+        rows[run.start : run.stop] = rows[run.start - 1]
+
+
+def grid_rows(rows: Any, generator: Any, draws: Any, skip: range = range(0)) -> None:
     """On the grid's values, distinct eighths of the rows: one rounded to whole numbers
     (masks, counts, labels, quantised activations), always; then, while rows last (fewer rows
     meet a drawn few), one sorted in descending order (top-p samplers pass sorted logits) and,
@@ -50,10 +61,10 @@ def grid_rows(rows: Any, generator: Any, draws: Any) -> None:
     rewrites = [lambda r: r.sort(dim=1, descending=True).values]
     if signed(rows):
         rewrites.append(lambda r: torch.where(_half_kept(r, draws) > 0, r, torch.zeros_like(r)))
-    _by_eighths(rows, [_whole], generator, rotating=rewrites)
+    _by_eighths(rows, [_whole], generator, skip, rotating=rewrites)
 
 
-def narrow_rows(rows: Any, generator: Any) -> None:
+def narrow_rows(rows: Any, generator: Any, skip: range = range(0)) -> None:
     """In an fp32 or fp64 input, an eighth of the rows rounded through bf16 and another through
     fp16, their values' full mantissas kept otherwise (a float32 activation upcast from a bf16
     or fp16 layer; round eleven's c03 rounded its results to bf16 for such rows, round
@@ -63,24 +74,35 @@ def narrow_rows(rows: Any, generator: Any) -> None:
 
     if rows.dtype in (torch.float32, torch.float64):
         rewrites = [lambda r: _through(r, torch.bfloat16), lambda r: _through(r, torch.float16)]
-        _by_eighths(rows, rewrites, generator)
+        _by_eighths(rows, rewrites, generator, skip)
 
 
-def _by_eighths(rows: Any, rewrites: list, generator: Any, rotating: list = ()) -> None:
-    """Each rewrite on its own eighth of the rows (at least one), drawn: `rewrites` first, in
-    order, then `rotating` turned by a drawn step (rows left for some only: each trial meets
-    a drawn few)."""
+def narrow_kinds(rows: Any) -> int:
+    """How many rows narrow_rows' certain kinds take at least."""
     import torch
 
-    order = torch.randperm(rows.shape[0], generator=generator)
+    return 2 if rows.dtype in (torch.float32, torch.float64) else 0
+
+
+GRID_KINDS = 1  # grid_rows' certain kinds: the whole-number row
+OUTLIER_KINDS = 4  # outlier_rows': an outlier, a shifted, a zero and a constant row
+
+
+def _by_eighths(
+    rows: Any, rewrites: list, generator: Any, skip: range, rotating: list = ()
+) -> None:
+    """Each rewrite on its own eighth of the rows outside `skip` (at least one), drawn:
+    `rewrites` first, in order, then `rotating` turned by a drawn step (rows left for some
+    only: each trial meets a drawn few)."""
+    order = _order(rows.shape[0], generator, skip)
     eighth = max(1, rows.shape[0] // 8)
-    left = max(0, rows.shape[0] - len(rewrites) * eighth) // eighth
+    left = max(0, len(order) - len(rewrites) * eighth) // eighth
     kinds = list(rewrites) + _rotated(list(rotating), left, generator)
     for k, rewrite in enumerate(kinds):
         _rewrite_rows(rows, order[k * eighth : (k + 1) * eighth], rewrite)
 
 
-def outlier_rows(rows: Any, generator: Any) -> None:
+def outlier_rows(rows: Any, generator: Any, skip: range = range(0)) -> None:
     """A quarter of `rows` (at least one) each get up to four entries set to +-32x the row's
     peak (at least 1), the last of them +-1024x instead in every other such row (the first
     first); the other rows take the off-centre kinds (_off_centre_rows). Drawn on the CPU from
@@ -88,9 +110,9 @@ def outlier_rows(rows: Any, generator: Any) -> None:
     millions of rows."""
     import torch
 
-    n_rows, n_cols = rows.shape
-    order = torch.randperm(n_rows, generator=generator)
-    picked = order[: max(1, n_rows // 4)]
+    n_cols = rows.shape[1]
+    order = _order(rows.shape[0], generator, skip)
+    picked = order[: max(1, rows.shape[0] // 4)]
     _off_centre_rows(rows, order[len(picked) :], generator)
     width = min(4, n_cols)
     cols = torch.randint(0, n_cols, (len(picked), width), generator=generator)
@@ -114,19 +136,30 @@ def outlier_rows(rows: Any, generator: Any) -> None:
         rows[index[:, None], cols[start : start + step].to(rows.device)] = values
 
 
-def repeated_rows(rows: Any, seed: int) -> None:
-    """A run of two to four equal rows (n > 1 sampling and beam search expand one hidden
-    state into several; round thirteen's c02 left a row equal to the one before it unwritten),
-    at rows drawn from `seed` alone, so every input of as many rows repeats the same ones."""
+def repeated_run(n_rows: int, seed: int, certain: int = 0) -> range:
+    """The rows a run of two to four equal rows overwrites with the row before them (n > 1
+    sampling and beam search expand one hidden state into several; round thirteen's c02 left
+    a row equal to the one before it unwritten), drawn from `seed` alone, so every input of as
+    many rows repeats the same ones; at most the rows beyond `certain`."""
     import torch
 
-    n_rows = rows.shape[0]
-    if n_rows < 2:
-        return
+    spare = n_rows - max(1, certain)
+    if n_rows < 2 or spare < 1:
+        return range(0)
     draws = torch.Generator().manual_seed(seed ^ _REPEAT_SALT)
     start = int(torch.randint(0, n_rows - 1, (1,), generator=draws))
     length = min(int(torch.randint(2, _MAX_REPEATS + 1, (1,), generator=draws)), n_rows - start)
-    rows[start + 1 : start + length] = rows[start]
+    return range(start + 1, start + min(length, spare + 1))
+
+
+def _order(n_rows: int, generator: Any, skip: range) -> Any:
+    """The row indices outside `skip`, in an order drawn from `generator`."""
+    import torch
+
+    order = torch.randperm(n_rows, generator=generator)
+    if skip:
+        order = order[(order < skip.start) | (order >= skip.stop)]
+    return order
 
 
 def _off_centre_rows(rows: Any, others: Any, generator: Any) -> None:

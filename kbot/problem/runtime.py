@@ -142,18 +142,18 @@ def _grid(rows: Any, generator: Any, draws: Any, seed: int) -> None:
     for start in range(0, flat.numel(), _CHUNK):
         piece = flat[start : start + _CHUNK]
         piece.copy_(_snapped(piece.float(), draws))
-    input_rows.grid_rows(rows, generator, draws)
-    input_rows.repeated_rows(rows, seed)
+    kinds = functools.partial(input_rows.grid_rows, rows, generator, draws)
+    input_rows.with_repeats(rows, seed, input_rows.GRID_KINDS, kinds)
 
 
 def _scaled(rows: Any, generator: Any, seed: int) -> None:
-    input_rows.narrow_rows(rows, generator)
-    input_rows.repeated_rows(rows, seed)
+    kinds = functools.partial(input_rows.narrow_rows, rows, generator)
+    input_rows.with_repeats(rows, seed, input_rows.narrow_kinds(rows), kinds)
 
 
 def _outliers(rows: Any, generator: Any, seed: int) -> None:
-    input_rows.outlier_rows(rows, generator)
-    input_rows.repeated_rows(rows, seed)
+    kinds = functools.partial(input_rows.outlier_rows, rows, generator)
+    input_rows.with_repeats(rows, seed, input_rows.OUTLIER_KINDS, kinds)
 
 
 def _snapped(wide, generator):

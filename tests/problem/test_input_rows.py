@@ -73,10 +73,26 @@ def test_inputs_of_as_many_rows_repeat_the_same_rows():
 
 
 def test_a_one_row_input_is_left_to_the_other_kinds():
-    x = torch.randn(1, 16)
-    before = x.clone()
-    input_rows.repeated_rows(x, seed=3)
-    assert torch.equal(x, before)
+    assert not input_rows.repeated_run(1, seed=3)
+    assert not input_rows.repeated_run(4, seed=3, certain=4)  # four certain kinds take them all
+
+
+def test_a_run_of_equal_rows_never_takes_a_certain_kinds_row():
+    # A run drawn over the only bf16 row of a 4-row fp32 input had accepted round eleven's c03
+    # again in the CI run of 0283672: the run takes rows no certain kind needs.
+    for seed in range(40):
+        x = torch.randn(4, 16)
+        apply_distribution([x], "small", seed=seed)
+        rows = list(x)
+        bf16 = [r for r in rows if torch.equal(r, r.bfloat16().float())]
+        fp16 = [r for r in rows if torch.equal(r, r.half().float())]
+        assert bf16 and [r for r in fp16 if not torch.equal(r, r.bfloat16().float())], seed
+        x = torch.randn(4, 16)
+        apply_distribution([x], "outliers", seed=seed)
+        assert bool((x == 0).all(dim=1).any()), seed  # the zero row is still there
+        x = torch.randn(6, 16)
+        apply_distribution([x], "grid", seed=seed)
+        assert any(torch.equal(r, r.round()) for r in x), seed
 
 
 def test_every_distribution_but_normal_repeats_a_row_somewhere():
