@@ -52,15 +52,13 @@ def grid_rows(rows: Any, generator: Any, draws: Any, skip: range = range(0)) -> 
     """On the grid's values, distinct eighths of the rows: one rounded to whole numbers
     (masks, counts, labels, quantised activations), always; then, while rows last (fewer rows
     meet a drawn few), one sorted in descending order (top-p samplers pass sorted logits) and,
-    in a signed input, one masked (about half the values set to 0; round thirteen's c01
-    zeroed a block that started with a zero). The
-    masks come from `draws`, a generator on the rows' device."""
-
-    import torch
+    in a signed input, one masked (about half the values zeroed by a multiply, so negative
+    ones become -0.0, as `h * mask` does; round thirteen's c01 zeroed a block that started
+    with a zero). The masks come from `draws`, a generator on the rows' device."""
 
     rewrites = [lambda r: r.sort(dim=1, descending=True).values]
     if signed(rows):
-        rewrites.append(lambda r: torch.where(_half_kept(r, draws) > 0, r, torch.zeros_like(r)))
+        rewrites.append(lambda r: r * _half_kept(r, draws))
     _by_eighths(rows, [_whole], generator, skip, rotating=rewrites)
 
 
@@ -167,9 +165,9 @@ def _off_centre_rows(rows: Any, others: Any, generator: Any) -> None:
     common offset (a one-pass variance, E[x^2] - E[x]^2, loses its digits there: round nine's
     c01), up in a positive input, else every other one down (logits minus a large constant:
     an online softmax whose running max starts at 0 gives NaN there, round thirteen's c03); an
-    eighth (at least one where more rows are left) set to zero (padding rows: a row divided
-    by its own peak is NaN there, round nine's c02; +0.0 only: codegen's own pow lowering
-    gives -0.0 ** -3 as +inf where torch gives -inf, so -0.0 waits for it); and an eighth of them
+    eighth (at least one where more rows are left) multiplied by zero (padding rows, -0.0
+    where the value was negative: a row divided by its own peak is NaN there, round nine's
+    c02; a zero test on the bits missed -0.0, round thirteen's c11); and an eighth of them
     set to one of their own values (a constant row, a fully masked attention row: round
     thirteen's c12 gave zeros for it)."""
     import torch
@@ -192,7 +190,7 @@ def _off_centre_rows(rows: Any, others: Any, generator: Any) -> None:
         return chosen + offset.to(rows.dtype)[:, None]
 
     _rewrite_rows(rows, picked["shifted"], moved)
-    _rewrite_rows(rows, picked["zeroed"], torch.zeros_like)
+    _rewrite_rows(rows, picked["zeroed"], lambda r: r * 0)
     picks = iter(_chunks(columns, rows))
     _rewrite_rows(rows, picked["constant"], lambda r: _constant(r, next(picks)))
 

@@ -7,6 +7,7 @@ angle keeps its low bits."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from kbot.evaluate import EvalOptions, Evaluator
 from kbot.problem import load_problem
@@ -115,3 +116,39 @@ def test_candidates_are_accepted(name, text, tmp_path, evaluator):
         assert "tl.int64" in source and "-9223372036854775807 - 1" in source
     if name == "powers":
         assert "_pow_tensor(" in source and "tl.float64" in source
+
+
+SIGNED_POW = (
+    HEAD
+    + """
+class Model(nn.Module):
+    def forward(self, x, y):
+        return torch.pow(x, y)
+
+
+CASES = [dict(T=2)]
+
+
+def get_inputs(T):
+    return [torch.randn(T, 12), torch.randn(T, 12).round()]
+
+
+def get_init_inputs():
+    return []
+"""
+)
+
+
+def test_a_tensor_power_keeps_the_sign_of_negative_zero(tmp_path, load_candidate):
+    # h * mask gives -0.0, and the judge draws it: -0.0 ** -3 is -inf, -0.0 ** 3 is -0.0,
+    # -0.0 ** 2 and -0.0 ** -0.5 are +0.0 and +inf, as torch has them.
+    path = tmp_path / "signed_pow.py"
+    path.write_text(SIGNED_POW)
+    x = torch.tensor([[-0.0, -0.0, -0.0, -0.0, 0.0, 0.0, -2.0, -2.0, 2.0, -0.0, 0.0, -0.0]])
+    y = torch.tensor([[-3.0, 3.0, 2.0, -2.0, -3.0, 3.0, 3.0, 0.5, -1.0, 0.5, -0.5, 0.0]])
+    expected = torch.pow(x, y)
+    for candidate in generate(load_problem(path))[:2]:
+        got = load_candidate(candidate.source).ModelNew()(x, y)
+        torch.testing.assert_close(got, expected, equal_nan=True)
+        numbers = ~expected.isnan()  # a NaN's sign is no part of the answer
+        assert torch.equal(torch.signbit(got[numbers]), torch.signbit(expected[numbers]))

@@ -21,12 +21,15 @@ def test_a_signed_input_has_rows_moved_down_as_well_as_up():
     assert int((shifts > 0).sum()) == 6 and int((shifts < 0).sum()) == 6  # logits - C (c03)
 
 
-def test_zeroed_rows_are_plus_zero():
+def test_zeroed_rows_keep_negative_zero_where_the_value_was_negative():
     x = torch.randn(64, 32)
+    before = x.clone()
     input_rows.outlier_rows(x, _generator(2))
     zero_rows = (x == 0).all(dim=1)
     assert int(zero_rows.sum()) == 6
-    assert not bool(torch.signbit(x[zero_rows]).any())
+    negative_zero = torch.signbit(x[zero_rows])
+    assert bool(negative_zero.any())  # h * mask: -0.0 (c11 tested a row's bits for zero)
+    assert torch.equal(negative_zero, before[zero_rows] < 0)
 
 
 def test_grid_rows_of_a_signed_input_take_every_kind():
@@ -38,6 +41,7 @@ def test_grid_rows_of_a_signed_input_take_every_kind():
     ordered = [r for r in rows if torch.equal(r, r.sort(descending=True).values)]
     assert len(whole) >= 8 and len(ordered) >= 8  # an eighth each
     assert len(masked) == 8  # masked rows: about half their values zero
+    assert any(bool(torch.signbit(r[r == 0]).any()) for r in masked)  # -0.0 among the zeros
 
 
 def test_narrow_rows_keep_full_mantissas_of_bf16_and_fp16():

@@ -339,12 +339,15 @@ def _tanh(x):
 def _pow_tensor(a, b):
     """a ** b elementwise, as torch gives it: |a| ** b by exp2/log2 in fp64 (in fp32 the
     product b * log2|a| loses the low bits a large result needs), a negative base's sign for
-    an odd integer b and NaN for a non-integer one, 1 where b == 0 or a == 1."""
+    an odd integer b and NaN for a non-integer one (-0.0 keeps its sign for an odd b:
+    -0.0 ** -3 is -inf), 1 where b == 0 or a == 1."""
     magnitude = tl.exp2(b.to(tl.float64) * tl.log2(tl.abs(a).to(tl.float64))).to(tl.float32)
     integral = tl.floor(b) == b
     odd = integral & ((b - 2.0 * tl.floor(b * 0.5)) != 0.0)
     signed = tl.where(integral, tl.where(odd, -magnitude, magnitude), float("nan"))
-    raised = tl.where(a < 0, signed, magnitude)
+    # where a >= 0, 1 / a < 0 only for -0.0
+    kept = tl.where(odd, tl.where((1.0 / a) < 0, -magnitude, magnitude), magnitude)
+    raised = tl.where(a < 0, signed, kept)
     return tl.where(b == 0.0, 1.0, tl.where(a == 1.0, 1.0, raised))
 ''',
     "_round_half_even": '''@triton.jit
