@@ -175,7 +175,29 @@ def _read_yaml(config_file: Path) -> yaml.MappingNode | None:
         raise ConfigError(
             f"{config_file}:{node.start_mark.line + 1}: the file must be a mapping like `version: 1`"
         )
+    _refuse_duplicate_keys(config_file, node)
     return node
+
+
+def _refuse_duplicate_keys(config_file: Path, node: yaml.Node) -> None:
+    """YAML keeps the last of two equal keys without a word: a setting written twice would
+    silently lose its first value."""
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _refuse_duplicate_keys(config_file, item)
+    if not isinstance(node, yaml.MappingNode):
+        return
+    first: dict[str, int] = {}
+    for key_node, value_node in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            line = key_node.start_mark.line + 1
+            if key_node.value in first:
+                raise ConfigError(
+                    f"{config_file}:{line}: `{key_node.value}` is given twice (first on line "
+                    f"{first[key_node.value]}); keep one"
+                )
+            first[key_node.value] = line
+        _refuse_duplicate_keys(config_file, value_node)
 
 
 class _Resolver:

@@ -48,6 +48,15 @@ def integer(minimum: int = 0) -> Field:
     return Field(0, check, _env_int, f"an integer >= {minimum}")
 
 
+def version() -> Field:
+    def check(value: Any) -> int:
+        if not _is_int(value) or value != 1:
+            raise SchemaError(f"must be 1, the only version this kbot reads; got {_shown(value)}")
+        return value
+
+    return Field(1, check, _env_int, "1")
+
+
 def number(minimum: float = 0.0) -> Field:
     def check(value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
@@ -299,7 +308,7 @@ PROPOSERS = ("codegen", "tune", "inductor", "llm")
 DEFAULT_CASES = ({"T": 1}, {"T": 16}, {"T": 4096})
 
 TOP_LEVEL: dict[str, Field] = {
-    "version": with_default(integer(1), 1),
+    "version": with_default(version(), 1),
     "work_dir": with_default(text(), ".kbot"),
     "device": choice(*DEVICES),
     "gpus": int_list(),

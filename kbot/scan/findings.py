@@ -128,6 +128,7 @@ class TargetHint:
     cases: tuple[dict[str, int], ...] = ()
     dtypes: tuple[str, ...] = ()
     skip: bool = False
+    where: str = ".kbot.yml"  # the entry's "file:line", for messages
 
     @property
     def file(self) -> str | None:
@@ -142,7 +143,7 @@ class TargetHint:
         return None if "::" in self.target else self.target.split(":")[0]
 
     @classmethod
-    def from_config(cls, target: Any) -> TargetHint:
+    def from_config(cls, target: Any, config_file: Any = None) -> TargetHint:
         """Converts a `kbot.config.TargetConfig` (duck-typed, so config stays optional here)."""
         inputs = {
             name: {"shape": tuple(spec.shape), "dtype": spec.dtype, "high": spec.high}
@@ -156,6 +157,7 @@ class TargetHint:
             cases=tuple(target.cases),
             dtypes=tuple(target.dtypes),
             skip=bool(target.skip),
+            where=f"{config_file or '.kbot.yml'}:{target.line}",
         )
 
 

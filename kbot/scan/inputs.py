@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
+from kbot.errors import ConfigError
 from kbot.scan.findings import ConfigArg, Finding, InputMeta, Param, ScanOptions
 
 TOKEN_DIM = "T"  # the case variable for the leading (token) dimension of profiled inputs
@@ -112,10 +114,7 @@ def _from_config(finding: Finding, options: ScanOptions) -> InputPlan:
     unknown = [n for n in hint.inputs if n not in params and not _has_varargs(finding)]
     if unknown:
         what = f"{finding.qualname}.{finding.entry}" if finding.entry else finding.qualname
-        raise InputsUnknown(
-            f"{finding.name}: .kbot.yml inputs {unknown} are not arguments of {what} "
-            f"(arguments: {', '.join(params)})"
-        )
+        raise _misnamed(finding, "inputs", unknown, f"arguments of {what}", list(params))
     dtype_default = hint.dtypes[0] if hint.dtypes else "bfloat16"
     args = []
     for name in [p.name for p in finding.params if p.name in hint.inputs or p.name in init] or list(
@@ -178,9 +177,8 @@ def init_arguments(
     names = [p.name for p in finding.init_params]
     unknown = [k for k in init if k not in names]
     if unknown and finding.entry:
-        raise InputsUnknown(
-            f"{finding.name}: .kbot.yml init keys {unknown} are not constructor arguments of "
-            f"{finding.qualname} (arguments: {', '.join(names) or 'none'})"
+        raise _misnamed(
+            finding, "init keys", unknown, f"constructor arguments of {finding.qualname}", names
         )
     if not finding.entry:
         return (), ()
@@ -216,10 +214,8 @@ def config_value(finding: Finding, config: ConfigArg, given: dict[str, Any]) -> 
     if config.class_name:
         unknown = [k for k in given if k not in names]
         if unknown:
-            raise InputsUnknown(
-                f"{finding.name}: {unknown} are not fields of {config.class_name} "
-                f"(the `{config.param}` of {finding.qualname}; its fields: {', '.join(names)})"
-            )
+            what = f"fields of {config.class_name} (the `{config.param}` of {finding.qualname})"
+            raise _misnamed(finding, f"init.{config.param} keys", unknown, what, names)
         missing = [f.name for f in config.fields if f.default is None and f.name not in given]
         if missing:
             raise InputsUnknown(
@@ -229,6 +225,20 @@ def config_value(finding: Finding, config: ConfigArg, given: dict[str, Any]) -> 
             )
         given = {k: given[k] for k in names if k in given}
     return ConfigValue(config.build, tuple(given.items()))
+
+
+def _misnamed(
+    finding: Finding, key: str, unknown: list[str], what: str, names: list[str]
+) -> Exception:
+    """A .kbot.yml target naming what its op does not have: a typo to fix (ConfigError, the
+    whole command stops), not a skip. Names kbot inferred itself stay a skip."""
+    near = [difflib.get_close_matches(name, names, n=1) for name in unknown]
+    hints = [f"`{name}` -> `{match[0]}`" for name, match in zip(unknown, near) if match]
+    hint = f"; did you mean {', '.join(hints)}?" if hints else ""
+    message = f"{key} {unknown} are not {what}{hint} (they are: {', '.join(names) or 'none'})"
+    if finding.hint is None:
+        return InputsUnknown(f"{finding.name}: {message}")
+    return ConfigError(f"{finding.hint.where}: target {finding.name}: {message}")
 
 
 def _missing_init(finding: Finding, name: str) -> str:

@@ -270,11 +270,14 @@ def _config_candidate(
     all_facts: list[FileFacts],
     options: ScanOptions,
 ) -> Candidate:
-    path = _target_file(hint, config_root)
-    try:
-        rel = path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        rel = None
+    path = _target_file(hint, config_root).resolve()
+    if root.is_file():  # one file scanned: the walk named it by its own name
+        rel = root.name if path == root else None
+    else:
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            rel = None
     facts = next((f for f in all_facts if f.file.rel == rel), None) if rel else None
     if facts is None:
         # Outside the scanned folder (or excluded): read it on its own.

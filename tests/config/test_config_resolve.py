@@ -146,6 +146,16 @@ def test_unrelated_kbot_variables_are_ignored(tmp_path):
             "`atol` must be a number >= 0",
         ),
         ("version: 1\ntargets: {a: 1}\n", "`targets` must be a list"),
+        ("version: 2\n", ":1: `version` must be 1, the only version this kbot reads; got 2"),
+        (
+            "version: 1\nsearch:\n  generations: 3\n  generations: 5\n",
+            ":4: `generations` is given twice (first on line 3); keep one",
+        ),
+        ("version: 1\ndevice: cpu\ndevice: cuda\n", ":3: `device` is given twice"),
+        (
+            "version: 1\ntargets:\n  - target: a.py::F\n    name: f\n    name: g\n",
+            ":5: `name` is given twice (first on line 4)",
+        ),
     ],
 )
 def test_bad_config_names_file_line_and_key(tmp_path, text, expected):

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
 import torch
 
 from kbot.config import load_config
+from kbot.errors import ConfigError
 from kbot.problem.runtime import case_inputs, import_file, init_inputs
 from kbot.scan import ScanOptions, scan
 from kbot.scan.extract import EmitStatus, emit_problems
@@ -139,7 +141,7 @@ def _emit(root, tmp_path, options):
 def _emit_configured(root, tmp_path):
     """The problems emitted for the targets of the repository's own .kbot.yml."""
     config = load_config(root)
-    hints = tuple(TargetHint.from_config(t) for t in config.targets)
+    hints = tuple(TargetHint.from_config(t, config.config_file) for t in config.targets)
     result = scan(root, ScanOptions(cases=CASES, targets=hints), config_root=config.root)
     options = ScanOptions(cases=CASES, targets=hints)
     return {e.name: e for e in emit_problems(result, tmp_path / "problems", options)}
@@ -217,10 +219,6 @@ def test_kbot_yml_gives_a_config_object_as_a_mapping(tmp_path):
             init: {config: {dim: 64, window: 4}}
             inputs: {x: {shape: [T, 64], dtype: float32}}
             cases: [{T: 1}, {T: 3}]
-          - target: engine/norms.py::OffsetRMSNorm.forward
-            name: offset_rms_norm
-            init: {config: {dim: 64, width: 2}}
-            inputs: {x: {shape: [T, 64], dtype: float32}}
         """,
     )
     emitted = _emit_configured(root, tmp_path)
@@ -232,10 +230,47 @@ def test_kbot_yml_gives_a_config_object_as_a_mapping(tmp_path):
     )
     _, model, out = _run(emitted["windowed_rms_norm"])
     assert model.window == 4 and out.shape == (3, 64)
-    assert emitted["offset_rms_norm"].message == (
-        "offset_rms_norm: ['width'] are not fields of Config (the `config` of OffsetRMSNorm; its "
-        "fields: dim, eps, tags)"
+
+
+def test_a_kbot_yml_name_the_op_does_not_have_is_an_error_with_its_line(tmp_path):
+    """A typo in `init:` or `inputs:` stops the command (exit 2) naming the file, the line and
+    the nearest name; it is not a skip reason among a scan's rows."""
+    targets = {
+        "init: {config: {dim: 64, widht: 2}}": "init.config keys ['widht'] are not fields of "
+        "Config (the `config` of OffsetRMSNorm)",
+        "init: {confg: {dim: 64}}": "init keys ['confg'] are not constructor arguments of "
+        "OffsetRMSNorm; did you mean `confg` -> `config`?",
+    }
+    for init, expected in targets.items():
+        root = _repo(
+            tmp_path / str(len(init)),
+            f"""
+            version: 1
+            targets:
+              - target: engine/norms.py::OffsetRMSNorm.forward
+                name: offset_rms_norm
+                {init}
+                inputs: {{x: {{shape: [T, 64], dtype: float32}}}}
+            """,
+        )
+        with pytest.raises(ConfigError) as caught:
+            _emit_configured(root, tmp_path / str(len(init)))
+        message = str(caught.value)
+        assert message.startswith(f"{root / '.kbot.yml'}:4: target offset_rms_norm: "), message
+        assert expected in message
+    root = _repo(
+        tmp_path / "inputs",
+        """
+        version: 1
+        targets:
+          - target: engine/norms.py::OffsetRMSNorm.forward
+            name: offset_rms_norm
+            init: {config: {dim: 64}}
+            inputs: {y: {shape: [T, 64], dtype: float32}}
+        """,
     )
+    with pytest.raises(ConfigError, match=r"inputs \['y'\] are not arguments of OffsetRMSNorm"):
+        _emit_configured(root, tmp_path / "inputs")
 
 
 def test_an_op_on_fixed_size_tensors_gets_one_case(tmp_path):

@@ -155,6 +155,15 @@ def test_config_targets_merge_with_patterns_and_may_repeat(engine_tree):
     assert names["rms"].status == Status.TARGET and names["rms"].has_fast_path
 
 
+def test_a_single_file_scan_applies_the_kbot_yml_entries_of_that_file(engine_tree):
+    # Scanning the file alone once listed the op twice: its skip entry, and the op unskipped.
+    hints = (TargetHint("engine/layers/activation.py::SiluAndMul", skip=True),)
+    path = engine_tree / "engine" / "layers" / "activation.py"
+    result = scan(path, ScanOptions(targets=hints), config_root=engine_tree)
+    silu = [f for f in result.findings if f.qualname == "SiluAndMul"]
+    assert len(silu) == 1 and silu[0].status == Status.SKIPPED, silu
+
+
 def test_config_target_that_does_not_exist_is_a_config_error(engine_tree):
     with pytest.raises(ConfigError, match="no class or function Nope"):
         scan(engine_tree, ScanOptions(targets=(TargetHint("engine/layers/norm.py::Nope"),)))
