@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 from types import ModuleType
+from typing import TextIO
 
 from kbot import __version__
 from kbot.commands import COMMANDS
@@ -22,7 +23,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage and exiting, so errors are one line."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise _ArgumentError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+        # no `kbot optimize:` lead: `_fail` writes `kbot: error: ` before it, the hint names
+        # the command
+        raise _ArgumentError(f"{message} (see `{self.prog} --help`)")
 
 
 class _ArgumentError(Exception):
@@ -54,13 +57,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    # The stdout the command began with: a proposer's thread still running when the command
+    # ends (one abandoned by Ctrl-C) may hold `sys.stdout` redirected to a buffer
+    # (contextlib.redirect_stdout is process-wide), which would swallow the result.
+    stdout = sys.stdout
     wants_json = "--json" in argv
     debug = "--debug" in argv
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
     except _ArgumentError as exc:
-        return _fail("kbot", str(exc), ExitCode.BAD_INPUT, wants_json)
+        return _fail("kbot", str(exc), ExitCode.BAD_INPUT, wants_json, stdout)
     if args.command is None:
         parser.print_help()
         return int(ExitCode.BAD_INPUT)
@@ -69,29 +76,27 @@ def main(argv: list[str] | None = None) -> int:
     except KbotError as exc:
         if debug:
             raise
-        return _fail(args.command, str(exc), exc.exit_code, wants_json)
+        return _fail(args.command, str(exc), exc.exit_code, wants_json, stdout)
     except KeyboardInterrupt:
-        return _fail(
-            args.command,
-            "interrupted; re-run the same command to resume",
-            ExitCode.REJECTED,
-            wants_json,
-        )
+        message = "interrupted; what was written stays; run the same command again"
+        return _fail(args.command, message, ExitCode.INTERRUPTED, wants_json, stdout)
     except OSError as exc:
         if debug or exc.filename is None or exc.errno not in _PATH_ERRORS:
             raise  # not a path the user can fix: a bug to see in full
-        return _fail(args.command, _path_error(exc), ExitCode.BAD_INPUT, wants_json)
+        return _fail(args.command, _path_error(exc), ExitCode.BAD_INPUT, wants_json, stdout)
     try:
         if wants_json:
-            print(envelope(args.command, result.exit_code, result.data, None))
+            print(envelope(args.command, result.exit_code, result.data, None), file=stdout)
         elif result.text:
-            print(result.text)
+            print(result.text, file=stdout)
         # Out before the interpreter's teardown: a C++ thread torch or Triton leaves behind can
         # abort it ("terminate called without an active exception", seen after a stopped `kbot
         # run` on the H200), and a piped stdout still buffered would be lost with it.
-        sys.stdout.flush()
+        stdout.flush()
     except BrokenPipeError:  # `kbot config --show | head -3`: the reader has what it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+    if result.notice:
+        print(f"kbot: {result.notice}", file=sys.stderr, flush=True)
     return int(result.exit_code)
 
 
@@ -110,9 +115,11 @@ def _path_error(exc: OSError) -> str:
     return f"cannot write {exc.filename}: {reason}; pass a path kbot can write to"
 
 
-def _fail(command: str, message: str, code: ExitCode, wants_json: bool) -> int:
+def _fail(command: str, message: str, code: ExitCode, wants_json: bool, stdout: TextIO) -> int:
     if wants_json:
-        print(envelope(command, code, None, message))
-    print(f"kbot: error: {message}", file=sys.stderr)
-    sys.stdout.flush()
+        print(envelope(command, code, None, message), file=stdout)
+    # Ctrl-C is the user's choice, not an error: `kbot: interrupted; ...`
+    lead = "kbot: " if code == ExitCode.INTERRUPTED else "kbot: error: "
+    print(f"{lead}{message}", file=sys.stderr)
+    stdout.flush()
     return int(code)

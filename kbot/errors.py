@@ -9,6 +9,7 @@ class ExitCode(IntEnum):
     OK = 0
     REJECTED = 1  # a candidate was rejected, or a scan found nothing
     BAD_INPUT = 2  # the input itself is unusable: usage, config, missing file
+    INTERRUPTED = 130  # Ctrl-C (SIGINT), as a shell reports it: 128 + 2
 
 
 class KbotError(Exception):
@@ -31,6 +32,12 @@ class ProblemError(KbotError):
 
 class CandidateError(KbotError):
     """A candidate file that cannot be read at all (missing, not UTF-8)."""
+
+
+class Interrupted(KbotError):
+    """Ctrl-C stopped the command; the message says how to resume it. What was written stays."""
+
+    exit_code = ExitCode.INTERRUPTED
 
 
 class ToolError(KbotError):

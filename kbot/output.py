@@ -28,6 +28,8 @@ class CommandResult:
     exit_code: ExitCode
     text: str
     data: dict[str, Any] = field(default_factory=dict)
+    # one line for stderr after the output, e.g. how to resume a run Ctrl-C stopped
+    notice: str = ""
 
 
 def to_jsonable(value: Any) -> Any:

@@ -70,3 +70,47 @@ def test_an_export_never_writes_over_a_file_of_the_users(tmp_path, capsys):
     again = tmp_path / "sft.jsonl"
     assert main([*args[:-1], str(again)]) in (0, 1)  # a new file: written
     assert main([*args[:-1], str(again)]) in (0, 1)  # its own export: written over
+
+
+def test_an_argument_error_has_one_kbot_prefix(capsys):
+    assert main(["optimize", "--generations", "many"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "kbot: error: argument --generations: invalid int value: 'many' "
+        "(see `kbot optimize --help`)"
+    ]
+    assert main(["config"]) == 2  # a command's own usage error: no `kbot config:` lead either
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "kbot: error: `kbot config` has nothing to do; use `kbot config --show [PATH]`"
+    ]
+
+
+def test_the_result_reaches_the_stdout_the_command_began_with(monkeypatch, capsys):
+    """A proposer's thread still running at the end (one a Ctrl-C abandoned) may hold
+    sys.stdout redirected to a buffer; the result is printed where stdout was."""
+    import io
+
+    import kbot.commands.config as config_command
+    from kbot.errors import ExitCode
+    from kbot.output import CommandResult
+
+    def redirected(args):
+        monkeypatch.setattr(sys, "stdout", io.StringIO())
+        return CommandResult(ExitCode.OK, "the result")
+
+    monkeypatch.setattr(config_command, "run", redirected)
+    assert main(["config", "--show"]) == 0
+    assert capsys.readouterr().out == "the result\n"
+
+
+def test_ctrl_c_in_any_command_is_one_line_and_exit_130(monkeypatch, capsys):
+    import kbot.commands.config as config_command
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(config_command, "run", interrupted)
+    assert main(["config", "--show"]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("kbot: interrupted; ")
+    assert "run the same command again" in err[0]

@@ -48,7 +48,7 @@ def _prepare(args: argparse.Namespace) -> CommandResult:
     from kbot.action.prepare import detect_gpu_model, prepare_target
 
     if not args.scan or not args.target:
-        raise UsageError("kbot action prepare: give --scan FILE and --target JSON")
+        raise UsageError("`kbot action prepare` needs --scan FILE and --target JSON")
     try:
         envelope = json.loads(Path(args.scan).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -93,7 +93,7 @@ def _report(args: argparse.Namespace) -> CommandResult:
     from kbot.action.report import step_report
 
     if args.mode is None or not args.result:
-        raise UsageError("kbot action report: give the MODE and --result FILE")
+        raise UsageError("`kbot action report` needs the MODE and --result FILE")
     if args.mode == "scan" and args.max_targets < 1:
         raise UsageError(f"--max-targets must be at least 1, got {args.max_targets}")
     prepared = {}

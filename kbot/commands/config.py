@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> CommandResult:
     if not args.show:
-        raise UsageError("kbot config: nothing to do; use `kbot config --show [PATH]`")
+        raise UsageError("`kbot config` has nothing to do; use `kbot config --show [PATH]`")
     config = load_config(Path(args.path), config_file=args.config)
     return CommandResult(ExitCode.OK, render_text(config), render_data(config))
 

@@ -58,6 +58,10 @@ def run(args: argparse.Namespace) -> CommandResult:
         source = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise CandidateError(f"{path} is not UTF-8 text; save it as UTF-8") from None
+    if args.device == "cuda":
+        from kbot.search.environment import resolve_device
+
+        resolve_device("cuda")  # no GPU is the machine's fault, not the candidate's: exit 2
     options = EvalOptions(
         device=args.device,
         gpus=_gpus(args.gpus),

@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
-from kbot.errors import ExitCode, UsageError
+from kbot.errors import ExitCode, Interrupted, UsageError
 from kbot.output import CommandResult, to_jsonable
 
 HELP = "evolve a faster Triton kernel for a problem file; writes <work-dir>/runs/<run_id>/"
@@ -71,10 +72,11 @@ def run(args: argparse.Namespace) -> CommandResult:
     from kbot.problem import load_problem
     from kbot.search import Budget, StopReason, load_run_options, optimize
     from kbot.search.options import options_from_config
+    from kbot.search.problem_check import check_problem_builds
     from kbot.search.progress import progress_for
 
     if args.problem is None and args.resume is None:
-        raise UsageError("kbot optimize: give a PROBLEM.py, or --resume RUN_ID")
+        raise UsageError("`kbot optimize` needs a PROBLEM.py, or --resume RUN_ID")
     anchor = Path(args.problem) if args.problem else Path(".")
     if args.problem and not anchor.is_file():
         raise UsageError(f"problem file {args.problem} does not exist")
@@ -96,12 +98,25 @@ def run(args: argparse.Namespace) -> CommandResult:
     else:
         problem = load_problem(args.problem)
         options = options_from_config(config, notes)
+    check_problem_builds(problem)  # a get_inputs that raises: said now, not after the search
     progress = progress_for(args.json, sys.stderr)
     for note in notes:
         progress.note(note)
-    result = optimize(
-        problem, options, work_dir, target, resume_run_id=args.resume, progress=progress
-    )
+    runs_before = _run_ids(work_dir, problem)
+    try:
+        result = optimize(
+            problem, options, work_dir, target, resume_run_id=args.resume, progress=progress
+        )
+    except KeyboardInterrupt:  # a second Ctrl-C: the run stops where it is (the store is kept)
+        started = args.resume or next(
+            (r for r in _run_ids(work_dir, problem) if r not in runs_before), None
+        )
+        if started is None:
+            message = "interrupted before the run started; run the same command again"
+            raise Interrupted(message) from None
+        raise Interrupted(
+            f"interrupted; resume with `{_resume_command(started, work_dir)}`"
+        ) from None
     data: dict[str, Any] = {
         "run_id": result.run_id,
         "run_dir": result.run_dir,
@@ -119,10 +134,33 @@ def run(args: argparse.Namespace) -> CommandResult:
         "verdict": to_jsonable(result.verdict) if result.verdict else None,
         "notes": notes,
     }
-    # a run stopped by a signal wrote its report, but did not finish: exit 1 (docs/search.md)
-    finished = result.stop_reason is not StopReason.INTERRUPTED
-    code = ExitCode.OK if result.has_winner and finished else ExitCode.REJECTED
-    return CommandResult(code, _text(result), data)
+    # a run stopped by a signal wrote its report, but did not finish: exit 130 for Ctrl-C,
+    # 1 for SIGTERM (docs/search.md)
+    interrupted = result.stop_reason is StopReason.INTERRUPTED
+    code = ExitCode.OK if result.has_winner and not interrupted else ExitCode.REJECTED
+    notice = ""
+    if interrupted and result.stop_signal != "SIGTERM":
+        code = ExitCode.INTERRUPTED
+        notice = (
+            f"interrupted; what it measured is kept; resume with "
+            f"`{_resume_command(result.run_id, work_dir)}`"
+        )
+    return CommandResult(code, _text(result), data, notice)
+
+
+def _run_ids(work_dir: Path, problem: Any) -> list[str]:
+    """The store's runs of this problem, newest first (none while there is no store)."""
+    from kbot.search.runner import STORE_NAME
+    from kbot.search.store import Store
+
+    if not (work_dir / STORE_NAME).is_file():
+        return []
+    with Store(work_dir / STORE_NAME) as store:
+        return [run.run_id for run in store.runs_of_problem(problem.source_sha256)]
+
+
+def _resume_command(run_id: str, work_dir: Path) -> str:
+    return f"kbot optimize --resume {run_id} --work-dir {shlex.quote(str(work_dir))}"
 
 
 def _config_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -169,6 +207,10 @@ def _target(text: str | None, problem: str | None) -> dict[str, Any] | None:
             return None
         text = str(beside)
     path = Path(text)
+    if not path.is_file() and not _inline_json(text):
+        raise UsageError(
+            f"--target {text}: no such file; give the scan's <name>.target.json or a JSON object"
+        )
     try:
         raw = path.read_text() if path.is_file() else text
         value = json.loads(raw)
@@ -177,6 +219,11 @@ def _target(text: str | None, problem: str | None) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         raise UsageError('--target must be a JSON object like {"file": ..., "line": ...}')
     return value
+
+
+def _inline_json(text: str) -> bool:
+    """`{...}` or `[...]` given on the command line, as opposed to a file's path."""
+    return text.lstrip().startswith(("{", "["))
 
 
 def _text(result: Any) -> str:

@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> CommandResult:
     missing = [p for p in args.runs if not Path(p).is_dir()]
     if missing:
         raise UsageError(f"{', '.join(missing)}: not a folder; give run directories")
+    expected = _expected(args.expect)  # before the slow re-extraction below
     cli = {"scan.model_config": args.model_config} if args.model_config else {}
     config = load_config(repo, cli=cli, config_file=args.config)
     work_dir = Path(args.work_dir).resolve() if args.work_dir else config.work_dir
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> CommandResult:
         config,
         work_dir,
         push,
-        expected=_expected(args.expect),
+        expected=expected,
         settings=settings,
         trusted=trusted,
     )
@@ -103,6 +104,10 @@ def _expected(text: str | None) -> list[dict[str, Any]]:
     if not text or not text.strip():
         return []
     path = Path(text)
+    if not path.is_file() and not text.lstrip().startswith(("{", "[")):
+        raise UsageError(
+            f"--expect {text}: no such file; give the scan's matrix as a JSON file or inline JSON"
+        )
     try:
         value = json.loads(path.read_text(encoding="utf-8") if path.is_file() else text)
     except (OSError, ValueError) as exc:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 from pathlib import Path
 
-from kbot.errors import ExitCode, UsageError
+from kbot.errors import ExitCode, Interrupted, UsageError
 from kbot.output import CommandResult
 
 HELP = "scan a repository, optimize every eligible op and open (or draft) a PR for each"
@@ -38,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> CommandResult:
     from kbot.config import load_config
-    from kbot.publish.pipeline import run_pipeline
+    from kbot.publish.pipeline import PROGRESS_FILE, run_pipeline
     from kbot.publish.publisher import PublishSettings, should_push
     from kbot.publish.summary import summary_table
 
@@ -57,11 +58,37 @@ def run(args: argparse.Namespace) -> CommandResult:
     from kbot.publish.gitops import locate_repo
 
     locate_repo(path)  # no repository: said before any search, not after it
-    rows = run_pipeline(path, config, work_dir, push)
+    # Run again, finished searches are reused and a stopped one resumes (kbot.search.earlier).
+    again = f"run `{_rerun_command(args, work_dir)}` again to continue"
+    try:
+        rows = run_pipeline(path, config, work_dir, push)
+    except KeyboardInterrupt:  # Ctrl-C while scanning or publishing, or a second one
+        progress = work_dir / PROGRESS_FILE
+        raise Interrupted(f"interrupted; {again} (targets done so far: {progress})") from None
     published = [r for r in rows if r.stage == "published"]
     mode = (
         "pushed" if push and published else "nothing pushed" if push else "dry run (nothing sent)"
     )
     text = f"{summary_table(rows)}\n\n{len(published)} of {len(rows)} targets published; {mode}; work directory {work_dir}"
     data = {"work_dir": work_dir, "pushed": push, "targets": rows}
+    if any(r.stage == "optimize" and r.result == "interrupted" for r in rows):
+        return CommandResult(ExitCode.INTERRUPTED, text, data, f"interrupted; {again}")
     return CommandResult(ExitCode.OK if published else ExitCode.REJECTED, text, data)
+
+
+def _rerun_command(args: argparse.Namespace, work_dir: Path) -> str:
+    """This `kbot run` as given, with the work directory it resolved to."""
+    words = ["kbot", "run", args.path, "--work-dir", str(work_dir)]
+    flags = {
+        "--config": args.config,
+        "--model-config": args.model_config,
+        "--llm-base-url": args.llm_base_url,
+        "--llm-model": args.llm_model,
+        "--llm-api-key-env": args.llm_api_key_env,
+    }
+    for flag, value in flags.items():
+        if value:
+            words += [flag, value]
+    if args.push:
+        words.append("--push")
+    return shlex.join(words)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kbot.errors import ExitCode, UsageError
+from kbot.errors import ConfigError, ExitCode, UsageError
 from kbot.output import CommandResult
 
 HELP = "find hot PyTorch ops in a repository, rank them, and extract runnable problems"
@@ -69,13 +69,14 @@ def options_from_args(args: argparse.Namespace):
             exclude = tuple(p[len(prefix) :] if p.startswith(prefix) else p for p in exclude)
         except ValueError:
             pass
+    exclude = (*exclude, *_work_dir_excluded(config, scan_root))
     options = ScanOptions(
         compile_decorators=tuple(config.scan.compile_decorators),
         exclude=tuple(exclude),
         include_existing=config.scan.include_existing,
         include_stochastic=config.scan.include_stochastic,
         cases=tuple(config.scan.cases),
-        targets=tuple(TargetHint.from_config(t) for t in config.targets),
+        targets=tuple(TargetHint.from_config(t, config.config_file) for t in config.targets),
         profile_command=args.profile,
         profile_function=args.profile_module,
         top=args.top,
@@ -141,6 +142,24 @@ def run(args: argparse.Namespace) -> CommandResult:
     if not result.targets:
         text += "\nno targets found (mark one with `# kbot: optimize` or list it under targets: in .kbot.yml)"
     return CommandResult(code, text, data)
+
+
+def _work_dir_excluded(config, scan_root: Path) -> tuple[str, ...]:
+    """kbot's own folder (clones, problems, runs) as an exclude pattern when it lies in the
+    scanned tree: a later scan would list the clone's ops as the project's. A work_dir that
+    is the scanned folder itself (`work_dir: .`) is refused: kbot would write its clones and
+    problems among the user's files."""
+    work_dir = config.work_dir.resolve()
+    folder = scan_root if scan_root.is_dir() else scan_root.parent
+    if folder == work_dir:
+        raise ConfigError(
+            f"{config.source_of('work_dir')}: work_dir is the scanned folder {folder} itself; "
+            "kbot writes clones and problems there: give it a folder of its own, such as .kbot"
+        )
+    try:
+        return (work_dir.relative_to(folder).as_posix() + "/**",)
+    except ValueError:
+        return ()
 
 
 def _planned_inputs(result, options) -> dict[str, tuple[tuple, str]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -116,13 +117,36 @@ def run_profile(
                 f"the profiled program ran over {options.profile_timeout_s:.0f} s; profile a shorter run"
             ) from None
         if not out.is_file():
-            tail = (stderr.strip().splitlines() or ["no output"])[-1]
-            raise ProfileError(f"the profiled program failed (exit {process.returncode}): {tail}")
+            raise ProfileError(
+                f"the profiled program failed (exit {process.returncode}){_stderr_tail(stderr)}"
+            )
         data = json.loads(out.read_text())
     if data["exit_code"] != 0:
-        tail = (stderr.strip().splitlines() or [data["error"] or ""])[-1]
-        raise ProfileError(f"the profiled program {data['error']}: {tail}")
+        raise ProfileError(f"the profiled program {data['error']}{_stderr_tail(stderr)}")
     return _parse(data)
+
+
+# The last lines of the program's stderr shown when it fails: its traceback's end or its own
+# message, without scrolling the command line away.
+STDERR_TAIL_LINES = 20
+
+# torch.profiler's own log lines (kineto's, glog-style), not the program's:
+# `STAGE:2024-05-01 12:00:00 1234:1234 ActivityProfilerController.cpp:314] Completed Stage`
+_PROFILER_LOG = re.compile(r"^[A-Z]+:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \d+:\d+ \w+\.cpp:\d+\]")
+
+
+def _stderr_tail(stderr: str) -> str:
+    """`; the last lines of its stderr:` and up to STDERR_TAIL_LINES of them, indented."""
+    lines = [
+        line.rstrip()
+        for line in stderr.splitlines()
+        if line.strip() and not _PROFILER_LOG.match(line)
+    ]
+    if not lines:
+        return "; it wrote nothing to stderr"
+    tail = lines[-STDERR_TAIL_LINES:]
+    lead = "its stderr" if len(tail) == len(lines) else f"the last {len(tail)} lines of its stderr"
+    return f"; {lead}:\n" + "\n".join(f"  {line}" for line in tail)
 
 
 def _parse(data: dict[str, Any]) -> ProfileRun:

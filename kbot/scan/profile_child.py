@@ -20,6 +20,7 @@ import inspect
 import json
 import runpy
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -243,6 +244,26 @@ def _run_target(args: argparse.Namespace) -> None:
         runpy.run_path(argv[0], run_name="__main__")
 
 
+def _print_program_error(exc: BaseException) -> None:
+    """The traceback Python would print for the program, less the frames of this module and of
+    runpy that ran it (the user's frames are what the user can fix)."""
+    report = traceback.TracebackException.from_exception(exc)
+    pending, seen = [report], set()
+    while pending:
+        item = pending.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        kept = [frame for frame in item.stack if not _runner_frame(frame.filename)]
+        item.stack = traceback.StackSummary.from_list(kept)
+        pending += [e for e in (item.__cause__, item.__context__) if e is not None]
+    sys.stderr.write("".join(report.format()))
+
+
+def _runner_frame(filename: str) -> bool:
+    return filename == __file__ or filename.startswith("<frozen ") or filename.endswith("runpy.py")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m kbot.scan.profile_child")
     parser.add_argument("--root", type=Path, required=True)
@@ -268,6 +289,9 @@ def main() -> int:
         except SystemExit as exc:
             exit_code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             error = None if exit_code == 0 else f"exited with {exc.code}"
+        except Exception as exc:  # the program's own error: the parent shows its stderr's end
+            _print_program_error(exc)
+            exit_code, error = 1, f"raised {type(exc).__name__}"
         finally:
             if use_device:
                 torch.cuda.synchronize()

@@ -76,6 +76,7 @@ class OptimizeResult:
     candidates: int  # evaluated in this run (fresh + cached)
     accepted: int
     fresh_evaluations: int  # evaluator calls made by this process
+    stop_signal: str | None = None  # "SIGINT" (Ctrl-C) or "SIGTERM" that stopped the run
 
     @property
     def has_winner(self) -> bool:
@@ -196,8 +197,9 @@ def optimize(
                     progress.note(f"other models' sizes: {sweep_summary(swept)} (report.md)")
             result.elapsed_s = loop.tracker.elapsed_s()
             store.update_run(run_id, spent_s=result.elapsed_s)
-        return _finish(store, run_id, run_dir, problem, device_name, options, result, finalists,
-                       progress, sized, target, swept)  # fmt: skip
+        finished = _finish(store, run_id, run_dir, problem, device_name, options, result,
+                           finalists, progress, sized, target, swept)  # fmt: skip
+        return dataclasses.replace(finished, stop_signal=stop.signal_name)
 
 
 def _abandoned(result: LoopResult, abandoned: Abandoned, what: str, ran_out: str) -> None:

@@ -77,3 +77,27 @@ def test_bad_gpu_list_is_bad_input(paths, capsys):
         ]
     )
     assert code == 2 and "--gpus" in capsys.readouterr().err
+
+
+def test_cuda_asked_for_on_a_machine_without_one_is_bad_input(paths, monkeypatch, capsys):
+    import torch
+
+    import kbot.evaluate
+
+    def no_evaluation(*args, **kwargs):
+        raise AssertionError("nothing is evaluated without the device asked for")
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(kbot.evaluate, "Evaluator", no_evaluation)
+    code = main(
+        [
+            "eval",
+            str(paths / "problems" / "gelu_fp32.py"),
+            str(paths / "candidates" / "quick_gelu.py"),
+            "--device",
+            "cuda",
+        ]
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert "--device cuda: no CUDA GPU is visible; use --device cpu" in err[0]

@@ -216,3 +216,59 @@ def test_run_pipeline_skips_a_target_whose_file_differs_from_the_base(target_rep
     repo.git.push("-q", "origin", "main")
     repo.git.fetch("-q", "origin")
     assert run().stage == "optimize" and len(optimized) == 2
+
+
+def test_kbot_publish_says_a_missing_expect_file_is_missing(tmp_path, target_repo, capsys):
+    from kbot.cli import main
+
+    (tmp_path / "runs").mkdir()
+    missing = tmp_path / "targets.json"
+    argv = ["publish", str(tmp_path / "runs"), "--repo", str(target_repo), "--expect", str(missing)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"kbot: error: --expect {missing}: no such file; give the scan's matrix as a JSON file "
+        "or inline JSON"
+    ]
+
+
+@pytest.fixture
+def kbot_run_argv(target_repo, tmp_path, monkeypatch):
+    """The argv of a `kbot run` of target_repo (a dry run), its work directory in tmp_path."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    return ["run", str(target_repo), "--work-dir", str(tmp_path / "work")]
+
+
+def test_kbot_run_stopped_by_ctrl_c_exits_130_and_says_what_to_rerun(
+    kbot_run_argv, tmp_path, monkeypatch, capsys
+):
+    import kbot.publish.pipeline as pipeline
+    from kbot.cli import main
+    from kbot.publish.summary import RunRow
+
+    stopped = RunRow("m::op", "op", "optimize", "interrupted", "skipped", "interrupted; run again")
+    monkeypatch.setattr(pipeline, "run_pipeline", lambda *a, **k: [stopped])
+    assert main(kbot_run_argv) == 130
+    captured = capsys.readouterr()
+    assert "0 of 1 targets published" in captured.out  # the summary is still printed
+    work = tmp_path / "work"
+    assert captured.err.strip().splitlines()[-1] == (
+        f"kbot: interrupted; run `kbot run {kbot_run_argv[1]} --work-dir {work}` again to continue"
+    )
+
+
+def test_kbot_run_interrupted_outside_a_search_exits_130(
+    kbot_run_argv, tmp_path, monkeypatch, capsys
+):
+    import kbot.publish.pipeline as pipeline
+    from kbot.cli import main
+
+    def scanning(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "run_pipeline", scanning)
+    assert main(kbot_run_argv) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("kbot: interrupted; run `kbot run ")
+    assert f"targets done so far: {tmp_path / 'work' / 'run.json'}" in err[0]

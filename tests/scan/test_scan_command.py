@@ -54,3 +54,22 @@ def test_scan_reads_kbot_yml(engine_tree, capsys):
     names = {f["name"] for f in data["findings"]}
     assert "gemma" in names and "rotate_half" in names
     assert not any(f["kind"] == "default_backend" for f in data["findings"])
+
+
+def test_kbot_s_work_dir_inside_the_tree_is_not_scanned(engine_tree, capsys):
+    # kbot run clones the repository into <work_dir>/publish/repo: a later scan listed its ops.
+    clone = engine_tree / "kbot-work" / "publish" / "repo"
+    clone.mkdir(parents=True)
+    (clone / "norm_copy.py").write_text((engine_tree / "engine/layers/norm.py").read_text())
+    (engine_tree / ".kbot.yml").write_text("version: 1\nwork_dir: kbot-work\n")
+    assert main(["scan", str(engine_tree), "--json"]) == 0
+    files = {f["file"] for f in json.loads(capsys.readouterr().out)["data"]["findings"]}
+    assert files and not any(f.startswith("kbot-work/") for f in files)
+
+
+def test_a_work_dir_that_is_the_scanned_folder_is_refused(engine_tree, capsys):
+    (engine_tree / ".kbot.yml").write_text("version: 1\nwork_dir: .\n")
+    assert main(["scan", str(engine_tree)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("such as .kbot") and ".kbot.yml:2: work_dir is the scanned folder" in err
+    assert "\n" not in err

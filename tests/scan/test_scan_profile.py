@@ -236,3 +236,37 @@ def test_profile_attributes_device_time_on_a_gpu(toy_tree):
     assert result.findings[0].qualname == "HeavyNorm"
     assert heavy.profile.time_share > mid.profile.time_share > light.profile.time_share
     assert heavy.profile.inputs_seen[0][0].dtype == "bfloat16"
+
+
+def test_a_failing_profile_command_shows_the_end_of_its_stderr(tmp_path, capsys):
+    """The last 20 lines the program wrote to stderr, its own traceback's end among them
+    (without the profiler's frames), so the user sees why their command failed."""
+    (tmp_path / "crashes.py").write_text(
+        "import sys\n\nfor i in range(30):\n    print(f'line {i}', file=sys.stderr)\n"
+        "raise RuntimeError('the model file is missing')\n"
+    )
+    code = main(["scan", str(tmp_path), "--profile-cmd", f"python {tmp_path / 'crashes.py'}"])
+    err = capsys.readouterr().err.rstrip().splitlines()
+    assert code == 2
+    assert err[0] == (
+        "kbot: error: the profiled program raised RuntimeError; the last 20 lines of its stderr:"
+    )
+    assert err[-4:] == [
+        "  Traceback (most recent call last):",
+        f'    File "{tmp_path / "crashes.py"}", line 5, in <module>',
+        "      raise RuntimeError('the model file is missing')",
+        "  RuntimeError: the model file is missing",
+    ]
+    assert err[1:17] == [f"  line {i}" for i in range(14, 30)] and len(err) == 21
+
+
+def test_the_profilers_own_log_lines_are_not_shown_as_the_programs():
+    from kbot.scan.profile import _stderr_tail
+
+    stderr = (
+        "STAGE:2024-05-01 12:00:00 1234:1234 ActivityProfilerController.cpp:314] Completed\n"
+        "weights not found\n"
+        "USDT:2026-12-07 05:22:32 28332:28332 SyncActivityProfilerHandler.cpp:59] profiler_stop\n"
+    )
+    assert _stderr_tail(stderr) == "; its stderr:\n  weights not found"
+    assert _stderr_tail("") == "; it wrote nothing to stderr"

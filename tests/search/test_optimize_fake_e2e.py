@@ -256,3 +256,110 @@ def test_slow_seeders_seed_after_the_first_generation(tmp_path, problem, fakes, 
     assert late_generation == ({0} if generations == 1 else {1})
     assert late.seed_calls == 1
     assert seeded[0] == 3 + (1 if generations == 1 else 0)
+
+
+def test_a_problem_whose_get_inputs_raises_is_bad_input_before_any_search(
+    tmp_path, problem, fake_cli, capsys
+):
+    broken = tmp_path / "broken.py"
+    broken.write_text(
+        problem.source.replace("return [torch.randn(N)]", "raise ValueError('no weights here')")
+    )
+    work = tmp_path / "w"
+    argv = ["optimize", str(broken), "--proposers", "tune", "--device", "cpu",
+            "--work-dir", str(work)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"kbot: error: problem {broken}: get_inputs(N=64)")
+    assert "ValueError: no weights here (broken.py:" in err[0]
+    assert not work.exists()  # no run was started
+
+
+def test_a_problem_that_reads_values_passes_the_check_on_the_cpu(tmp_path):
+    """`.item()` and numpy cannot run on the meta device: the CPU build decides, with the
+    Model given CPU init inputs."""
+    from kbot.problem import load_problem
+    from kbot.search.problem_check import check_problem_builds
+
+    reads_values = tmp_path / "reads_values.py"
+    reads_values.write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+        "    def __init__(self, scale):\n        super().__init__()\n"
+        "        self.scale = float(scale)\n\n"
+        "    def forward(self, x):\n        return x * self.scale\n\n\n"
+        "def get_inputs():\n    return [torch.from_numpy(torch.randn(8).numpy())]\n\n\n"
+        "def get_init_inputs():\n    return [torch.tensor(2.0)]\n"
+    )
+    check_problem_builds(load_problem(reads_values))
+
+
+def test_a_missing_target_file_is_said_to_be_missing(tmp_path, problem, capsys):
+    argv = ["optimize", str(problem.path), "--target", str(tmp_path / "gone.target.json"),
+            "--work-dir", str(tmp_path / "w")]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "gone.target.json: no such file" in err[0] and "JSON" in err[0]
+    assert "not a JSON" not in err[0]
+
+
+def test_ctrl_c_exits_130_and_says_how_to_resume(tmp_path, problem, fakes, monkeypatch, capsys):
+    import sqlite3
+
+    import kbot.propose.registry as registry
+    import kbot.search.runner as runner
+
+    class CtrlC(fakes.FakeEvaluator):
+        def evaluate(self, problem, source, name="candidate.py"):
+            if len(self.evaluated) == 2:
+                os.kill(os.getpid(), signal.SIGINT)
+            return super().evaluate(problem, source, name)
+
+    monkeypatch.setitem(registry.PROPOSERS, "tune", lambda: fakes.FakeProposer(name="tune"))
+    monkeypatch.setattr(runner, "default_evaluator", lambda *a: CtrlC())
+    work = tmp_path / "w"
+    argv = ["optimize", str(problem.path), "--proposers", "tune", "--device", "cpu",
+            "--generations", "4", "--work-dir", str(work)]  # fmt: skip
+    assert main(argv) == 130
+    captured = capsys.readouterr()
+    (run_dir,) = (work / "runs").iterdir()
+    notice = captured.err.strip().splitlines()[-1]
+    assert notice == (
+        "kbot: interrupted; what it measured is kept; resume with "
+        f"`kbot optimize --resume {run_dir.name} --work-dir {work}`"
+    )
+    assert f"run: {run_dir.name}" in captured.out  # the result still reaches stdout
+    assert (run_dir / "report.json").is_file()
+    with sqlite3.connect(work / "kbot.sqlite") as con:
+        assert con.execute("SELECT status FROM runs").fetchone() == ("interrupted",)
+
+
+def test_a_second_ctrl_c_names_the_run_to_resume(tmp_path, problem, monkeypatch, capsys):
+    import kbot.search
+    from kbot.search.store import Store
+
+    def stopped_mid_run(problem, options, work_dir, target, **kw):
+        with Store(work_dir / "kbot.sqlite") as store:
+            store.create_run("scale-mid", problem, "env", {}, None)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(kbot.search, "optimize", stopped_mid_run)
+    work = tmp_path / "w"
+    argv = ["optimize", str(problem.path), "--device", "cpu", "--work-dir", str(work)]
+    assert main(argv) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"kbot: interrupted; resume with `kbot optimize --resume scale-mid --work-dir {work}`"
+    ]
+
+
+def test_cuda_asked_for_on_a_machine_without_one_is_bad_input(
+    tmp_path, problem, monkeypatch, capsys
+):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    argv = ["optimize", str(problem.path), "--device", "cuda", "--work-dir", str(tmp_path / "w")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["kbot: error: --device cuda: no CUDA GPU is visible; use --device cpu or auto"]
+    assert not (tmp_path / "w").exists()
