@@ -9,12 +9,13 @@ the device's free memory (a GPU's, or the host's available RAM) is smaller.
 
 from __future__ import annotations
 
-import contextlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+
+from kbot.quiet_stdout import quiet_stdout
 
 # Copies of the problem's tensors alive at once while a candidate is checked and timed:
 # judge (inputs, reference outputs), candidate process (inputs, outputs, its parameters) and
@@ -64,7 +65,7 @@ def problem_bytes(path: Path) -> int | None:
     spec = load_problem(path)
     quiet = io.StringIO()
     try:
-        with contextlib.redirect_stdout(quiet), torch.device("meta"):
+        with quiet_stdout(quiet), torch.device("meta"):
             module = import_file(path, prefix="kbot_bench_fit")
             model = module.Model(*init_inputs(module))
             inputs = [

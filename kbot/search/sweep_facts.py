@@ -10,8 +10,6 @@ sweep, bounded by FACTS_TIMEOUT_S, never the run:
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -21,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kbot.evaluate.credentials import scrub_environment
+from kbot.quiet_stdout import quiet_stdout
 
 FACTS_TIMEOUT_S = 120.0
 
@@ -83,7 +82,7 @@ def main(argv: list[str]) -> None:
     facts: dict[str, Any] = {}
     for path in paths:
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
+            with quiet_stdout():
                 facts[str(path)] = _facts(path)
         except BaseException as exc:  # the user's code: its failure is this problem's answer
             facts[str(path)] = {

@@ -13,6 +13,7 @@ import textwrap
 
 from kbot.problem import ProblemSpec
 from kbot.propose.codegen.trace import Unsupported, built_on_cpu
+from kbot.quiet_stdout import quiet_stdout
 
 _ALLOWED = {"torch", "nn", "self", "super"} | set(dir(builtins))
 
@@ -78,15 +79,13 @@ def instance_init_source(spec: ProblemSpec, state: tuple[str, ...] = ()) -> str:
     copies Model's tensor values in, so only the layout is written here. `state`: the
     attributes the launcher is passed (`cache` of `self.cache`); a Model built on meta without
     one of them (its constructor skipped the work there) is built on the CPU instead."""
-    import contextlib
-    import io
 
     import torch
 
     from kbot.problem.runtime import import_file, init_inputs
 
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
+        with quiet_stdout():
             module = import_file(spec.path, prefix="kbot_codegen_init")
             init = init_inputs(module)
             with torch.device("meta"):

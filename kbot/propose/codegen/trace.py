@@ -32,6 +32,7 @@ from kbot.propose.codegen.attr_constants import (
 from kbot.propose.codegen.complex_ops import ComplexUnsupported, decomplexify
 from kbot.propose.codegen.inplace import rewrite_in_place
 from kbot.propose.codegen.scalar_constants import ScalarConstants, scalar_constants
+from kbot.quiet_stdout import quiet_stdout
 
 aten = torch.ops.aten
 
@@ -146,7 +147,7 @@ def _build(module: Any, spec: ProblemSpec) -> tuple[dict[str, Any], Any, list[An
     `.item()` in get_inputs), on the default device for the smallest case instead."""
     quiet = io.StringIO()
     try:
-        with contextlib.redirect_stdout(quiet), torch.device("meta"):
+        with quiet_stdout(quiet), torch.device("meta"):
             case = dict(spec.cases[-1])
             # get_inputs may name its device (`device="cuda"`), which beats the default device:
             # bring such tensors to meta too, so Model and inputs trace together.
@@ -158,7 +159,7 @@ def _build(module: Any, spec: ProblemSpec) -> tuple[dict[str, Any], Any, list[An
     except Exception as meta_exc:
         built = None
         try:
-            with contextlib.redirect_stdout(quiet):
+            with quiet_stdout(quiet):
                 for case in spec.cases:  # the smallest case without a size-1 dim
                     built = (dict(case), module.Model(*init_inputs(module)))
                     args = case_inputs(module, case)
@@ -186,7 +187,7 @@ def built_on_cpu(module: Any) -> nn.Module | None:
     """Model built on the CPU and moved to meta, for a constructor that skips its work on meta
     (torchtune's rotaries: `if freqs.is_meta: return`); None when that fails too."""
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
+        with quiet_stdout():
             model = module.Model(*init_inputs(module))
         return model.to("meta").eval() if isinstance(model, nn.Module) else None
     except Exception:  # the meta trace's failure is the one reported
@@ -225,7 +226,7 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
 
     quiet = io.StringIO()
     try:
-        with contextlib.redirect_stdout(quiet):
+        with quiet_stdout(quiet):
             module = import_file(spec.path, prefix="kbot_codegen_trace")
     except Exception as exc:
         raise Unsupported(f"importing the problem failed: {exc!r}") from None
@@ -270,7 +271,7 @@ def trace_problem(spec: ProblemSpec) -> TracedProblem:
         # reads the hidden size from the token dimension.
         fx_config.use_duck_shape = False
         try:
-            with contextlib.redirect_stdout(quiet), _autocast_on_meta(), ScalarConstants():
+            with quiet_stdout(quiet), _autocast_on_meta(), ScalarConstants():
                 gm = make_fx(
                     forward_of(instance, numbers or {}),
                     decomposition_table=_decompositions(),
