@@ -74,7 +74,7 @@ GRAD_MODES = ("no_grad", "enable_grad", "inference_mode")
 def check_case(
     module: ModuleType,
     reference: torch.nn.Module,
-    call: Callable[[list, list[int], str, bool], tuple[tuple, list]],
+    call: Callable[[list, list[int], str, bool], tuple[tuple, list, bool]],
     case: dict[str, Any],
     trials: int,
     device: torch.device,
@@ -88,8 +88,8 @@ def check_case(
     phases: dict[str, float] | None = None,
 ) -> CaseOutcome:
     """`call(inputs, poison_bytes, where, allowed, extern_counts, grad_mode, shift, train)` runs the
-    candidate in its own process and returns its outputs and the inputs as they are after the
-    call (kbot.evaluate.jobs). `extern` names the aten ops of the declared extern ops: the
+    candidate in its own process and returns its outputs, the inputs as they are after the
+    call and whether forward returned a tuple or list (kbot.evaluate.jobs). `extern` names the aten ops of the declared extern ops: the
     candidate may make as many calls of them as the reference does, no more. The trials take
     the autograd modes in turn from a random one (GRAD_MODES), so that with three trials or
     more each mode is checked and none is predictable from the trial's number; the inputs'
@@ -134,7 +134,10 @@ def check_case(
         counted, indexed = ExternCount(extern), IndexSources()
         with torch.no_grad(), counted if extern else contextlib.nullcontext(), indexed:
             try:
-                references = as_outputs(reference(*reference_inputs))
+                returned = reference(*reference_inputs)
+                sequence = isinstance(returned, (tuple, list))
+                references = as_outputs(returned)
+                del returned
             except Exception as exc:
                 raise ReferenceFailed(
                     f"the problem's Model raised {type(exc).__name__}: {exc}"
@@ -153,12 +156,20 @@ def check_case(
             (counted.calls, counted.fused_adds, counted.scaled, counted.flops) if extern else None
         )
         clock.start("candidate call")
-        outputs, after = call(
+        outputs, after, said_sequence = call(
             pristine, poison, where, allowed, counts, grad_mode, shifts[trial], train[trial]
         )
         clock.start("judgement")
         if len(after) != len(pristine):
             failure = Reason("input-mutated", f"the inputs came back changed in number {where}")
+            break
+        if said_sequence != sequence:
+            shape = {True: "a tuple or list", False: "a bare value"}
+            failure = Reason(
+                "output-structure",
+                f"forward returned {shape[said_sequence]} where the reference returns "
+                f"{shape[sequence]}: its callers index the result {where}",
+            )
             break
         if mutates_inputs:
             # The op's results include what it writes into its inputs: compare those too.

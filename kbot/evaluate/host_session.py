@@ -209,7 +209,8 @@ class Session:
             # the judge picks the module's mode (kbot.evaluate.module_modes)
             with grad_mode(), in_mode(self.model, request.get("train") is True):
                 with guarding(guard), in_turn():
-                    outputs = _as_outputs(self.model(*aliases))
+                    returned = self.model(*aliases)
+                    outputs = _as_outputs(returned)
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
         except BaseException:
@@ -234,7 +235,9 @@ class Session:
         if why is not None:
             raise _Refused("output-alias", why)
         self._refuse_state_change()
-        reply = {"outputs": outputs}
+        # a tuple of one where the reference returns a tensor (or the other way) is another
+        # interface for its caller: `layer(h)[0]` takes a row of a bare tensor
+        reply = {"outputs": outputs, "sequence": isinstance(returned, (tuple, list))}
         if request.get("return_inputs"):
             # Every input crosses back, changed or not, and the judge compares the bytes: an
             # "unchanged" said by this process costs a cheat nothing (a patched torch.equal

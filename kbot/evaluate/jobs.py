@@ -13,6 +13,8 @@ from typing import Any
 import torch
 
 from kbot.evaluate.aliasing import NOTHING_SHARED, Allowed
+from kbot.evaluate.between_cases import TRIALS as BETWEEN_TRIALS
+from kbot.evaluate.between_cases import between_cases
 from kbot.evaluate.compute_guard import extern_aten
 from kbot.evaluate.correctness import CandidateCrashed, ReferenceFailed, check_case
 from kbot.evaluate.input_places import coarser_per_case
@@ -269,11 +271,12 @@ def _check(
 ) -> tuple[CaseResult, ...]:
     """Each case's trials, a step each: the first also pays the candidate's compiles."""
 
-    coarser = coarser_per_case(len(job.cases), job.seeds)
+    between = between_cases(job.cases)
+    coarser = coarser_per_case(len(job.cases) + len(between), job.seeds)
     phases: dict[str, float] = {}  # seconds per phase of the trials (correctness.PHASES)
     host_steps: dict[str, float] = {}  # the same by the candidate's process (HOST_STEPS)
 
-    def trials(index: int, case: dict, count: int):
+    def trials(index: int, case: dict, count: int, drawn: bool = False):
         try:
             outcome = check_case(
                 problem,
@@ -292,12 +295,16 @@ def _check(
                 phases,
             )
         except ReferenceFailed as exc:
+            if drawn:  # a size the problem cannot make or its Model cannot take: not served
+                return None
             raise _Rejected(Stage.INPUT, Reason("problem", str(exc))) from None
         if outcome.failure is not None:
+            drawn_note = " (a size drawn between the cases: the guard admits it)" if drawn else ""
             raise _Rejected(
                 Stage.CORRECTNESS,
                 Reason(
-                    outcome.failure.rule, f"case {case or '(default)'}: {outcome.failure.message}"
+                    outcome.failure.rule,
+                    f"case {case or '(default)'}{drawn_note}: {outcome.failure.message}",
                 ),
             )
         return outcome
@@ -307,6 +314,9 @@ def _check(
         step(f"correctness trials, case {case}" if len(job.cases) > 1 else "correctness trials")
         outcome = trials(index, case, job.seeds)
         results.append(CaseResult(case=dict(case), correctness=outcome.correctness, timing=None))
+    for extra, case in enumerate(between):
+        step(f"correctness trials, case {case}, drawn between the cases")
+        trials(len(job.cases) + extra, case, BETWEEN_TRIALS, drawn=True)
     _every_config(item.host, deadline, step, lambda extra: trials(*_nth(job.cases, extra), 1))
     # a step of no duration whose name says where the trials' time went
     step("correctness trials' phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
@@ -401,6 +411,6 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline, host_steps: 
             value = said.get(name) if isinstance(said, dict) else None
             if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e6:
                 host_steps[name] = host_steps.get(name, 0.0) + float(value)
-        return tuple(reply["outputs"]), list(reply["inputs_after"])
+        return tuple(reply["outputs"]), list(reply["inputs_after"]), reply.get("sequence") is True
 
     return call
