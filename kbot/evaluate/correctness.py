@@ -86,6 +86,7 @@ def check_case(
     extern: frozenset[str] = frozenset(),
     coarser: tuple[int, ...] | None = None,
     phases: dict[str, float] | None = None,
+    first_kind: str = "",
 ) -> CaseOutcome:
     """`call(inputs, poison_bytes, where, allowed, extern_counts, grad_mode, shift, train)` runs the
     candidate in its own process and returns its outputs, the inputs as they are after the
@@ -97,9 +98,13 @@ def check_case(
     alignments: `coarser`), and so is ModelNew's train or eval mode where the reference's
     result does not depend on it (kbot.evaluate.module_modes). `phases`, where given, gathers
     the seconds the trials spend in each phase (PHASES), the device synchronised at each
-    boundary, so a slow judgement says where its time went."""
+    boundary, so a slow judgement says where its time went. The trials take the
+    distributions in turn from `first_kind` (the first, `normal`, by default); the candidate's
+    process is told each trial's, so its autotune configs meet every kind
+    (kbot.evaluate.autotune_turns)."""
     clock = PhaseClock(phases, device)
-    distributions = tuple(DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(trials))
+    first = DISTRIBUTIONS.index(first_kind) if first_kind else 0
+    distributions = tuple(DISTRIBUTIONS[(first + k) % len(DISTRIBUTIONS)] for k in range(trials))
     first_mode = secrets.randbelow(len(GRAD_MODES))
     shifts = input_shifts(trials, coarser)
     train = train_trials(trials, same_in_both_modes(reference))
@@ -157,7 +162,15 @@ def check_case(
         )
         clock.start("candidate call")
         outputs, after, said_sequence = call(
-            pristine, poison, where, allowed, counts, grad_mode, shifts[trial], train[trial]
+            pristine,
+            poison,
+            where,
+            allowed,
+            counts,
+            grad_mode,
+            shifts[trial],
+            train[trial],
+            distribution,
         )
         clock.start("judgement")
         if len(after) != len(pristine):

@@ -72,7 +72,7 @@ class Session:
             "replay": self._replay,
             "recheck": self._recheck,
             "release": self._release,
-            "turns": lambda request: {"unrun": autotune_turns.unrun()},
+            "turns": lambda request: {"unrun": autotune_turns.unrun(str(request.get("kind", "")))},
             "ping": lambda request: {},
         }
         if op not in handlers:
@@ -208,7 +208,7 @@ class Session:
             # every autotune config takes its turn in the trials (timing tunes as written);
             # the judge picks the module's mode (kbot.evaluate.module_modes)
             with grad_mode(), in_mode(self.model, request.get("train") is True):
-                with guarding(guard), in_turn():
+                with guarding(guard), in_turn(str(request.get("kind", ""))):
                     returned = self.model(*aliases)
                     outputs = _as_outputs(returned)
             if self.device.type == "cuda":

@@ -276,7 +276,7 @@ def _check(
     phases: dict[str, float] = {}  # seconds per phase of the trials (correctness.PHASES)
     host_steps: dict[str, float] = {}  # the same by the candidate's process (HOST_STEPS)
 
-    def trials(index: int, case: dict, count: int, drawn: bool = False):
+    def trials(index: int, case: dict, count: int, drawn: bool = False, kind: str = ""):
         try:
             outcome = check_case(
                 problem,
@@ -293,6 +293,7 @@ def _check(
                 extern_aten(job.extern_ops),
                 coarser[index],
                 phases,
+                kind,
             )
         except ReferenceFailed as exc:
             if drawn:  # a size the problem cannot make or its Model cannot take: not served
@@ -317,7 +318,12 @@ def _check(
     for extra, case in enumerate(between):
         step(f"correctness trials, case {case}, drawn between the cases")
         trials(len(job.cases) + extra, case, BETWEEN_TRIALS, drawn=True)
-    _every_config(item.host, deadline, step, lambda extra: trials(*_nth(job.cases, extra), 1))
+    _every_config(
+        item.host,
+        deadline,
+        step,
+        lambda extra, kind: trials(*_nth(job.cases, extra), 1, kind=kind),
+    )
     # a step of no duration whose name says where the trials' time went
     step("correctness trials' phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
     if host_steps:
@@ -337,31 +343,40 @@ def _nth(cases, extra: int) -> tuple[int, dict]:
     return index, cases[index]
 
 
+# The input kinds every autotune config must meet: the off-centre rows and the grid's ties and
+# exact halves are where one config's arithmetic parts from another's (round fourteen's c05).
+MET_KINDS = ("outliers", "grid")
+
+
 def _every_config(host: CandidateProcess, deadline, step: Callable, trial: Callable) -> None:
     """One more trial at a time, over the cases in turn, while an autotune config has not run
-    in the trials: a config the trials never ran is a config nobody checked."""
-    unrun = _unrun(host, deadline)
-    if unrun:
-        step(f"correctness trials for {unrun} autotune configs not run yet")
-    extra = 0
-    while unrun:
-        if extra == MAX_EXTRA_TRIALS:
-            raise _Rejected(
-                Stage.CORRECTNESS,
-                Reason(
-                    "autotune-configs",
-                    f"{unrun} autotune configs never ran in the correctness trials, after "
-                    f"{MAX_EXTRA_TRIALS} calls added for them; give fewer configs",
-                ),
-            )
-        trial(extra)
-        extra += 1
-        unrun = _unrun(host, deadline)
+    in the trials, then while one has not met each of MET_KINDS: a config the trials never
+    ran on such inputs is a config nobody checked there. `trial(extra, kind)`."""
+    for kind in ("", *MET_KINDS):
+        unrun = _unrun(host, deadline, kind)
+        if unrun:
+            on = f" on {kind} inputs" if kind else ""
+            step(f"correctness trials for {unrun} autotune configs not run{on} yet")
+        extra = 0
+        while unrun:
+            if extra == MAX_EXTRA_TRIALS:
+                on = f" on {kind} inputs" if kind else ""
+                raise _Rejected(
+                    Stage.CORRECTNESS,
+                    Reason(
+                        "autotune-configs",
+                        f"{unrun} autotune configs never ran{on} in the correctness trials, "
+                        f"after {MAX_EXTRA_TRIALS} calls added for them; give fewer configs",
+                    ),
+                )
+            trial(extra, kind)
+            extra += 1
+            unrun = _unrun(host, deadline, kind)
 
 
-def _unrun(host: CandidateProcess, deadline) -> int:
+def _unrun(host: CandidateProcess, deadline, kind: str = "") -> int:
     try:
-        return int(host.request("turns", deadline.left()).get("unrun", 0))
+        return int(host.request("turns", deadline.left(), kind=kind).get("unrun", 0))
     except CandidateFailed as failed:
         raise CandidateCrashed(failed.reason, failed.fatal) from None
 
@@ -380,7 +395,8 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline, host_steps: 
         grad_mode: str = "no_grad",
         shift: int = 0,
         train: bool = False,
-    ) -> tuple[tuple, list]:
+        kind: str = "",
+    ) -> tuple[tuple, list, bool]:
         # What may come back: the inputs as they are after the call, and outputs like the
         # reference's (twice over, for a candidate that returns more than it should).
         host.max_reply_bytes = tensor_bytes(inputs) + 2 * sum(poison_bytes) + (64 << 20)
@@ -402,6 +418,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline, host_steps: 
                 grad_mode=grad_mode,
                 shift=shift,
                 train=train,
+                kind=kind,
             )
         except CandidateFailed as failed:
             reason = Reason(failed.reason.rule, f"{failed.reason.message} {where}".strip())
