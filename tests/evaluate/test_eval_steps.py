@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from kbot.evaluate import EvalOptions, evaluate
+from kbot.evaluate.between_cases import between_cases
 from kbot.evaluate.sandbox import _durations
 from kbot.evaluate.verdict import Verdict
 from kbot.problem import load_problem
@@ -35,7 +36,11 @@ def test_a_verdict_says_where_its_evaluation_spent_its_time():
     # a step per case: the first case's trials also pay the candidate's compiles
     trials = [label for label in labels if label.startswith("check candidate.py: correctness")]
     *cases, phases = trials
-    assert cases == [f"check candidate.py: correctness trials, case {c}" for c in problem.cases]
+    expected = [f"check candidate.py: correctness trials, case {c}" for c in problem.cases]
+    assert cases[: len(expected)] == expected
+    # then a case drawn between the cases' sizes (kbot.evaluate.between_cases), where one lies
+    assert all(c.endswith(", drawn between the cases") for c in cases[len(expected) :])
+    assert len(cases) - len(expected) == len(between_cases(tuple(problem.cases)))
     # then where the trials' time went, phase by phase (a step of no duration of its own)
     assert phases.startswith("check candidate.py: correctness trials' phases: inputs ")
     for phase in ("reference", "candidate call", "judgement"):
