@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from kbot.evaluate.aliasing import NOTHING_SHARED, Allowed
+from kbot.evaluate.autotune_trials import every_config
 from kbot.evaluate.between_cases import TRIALS as BETWEEN_TRIALS
 from kbot.evaluate.between_cases import between_cases
 from kbot.evaluate.compute_guard import extern_aten
@@ -318,12 +319,14 @@ def _check(
     for extra, case in enumerate(between):
         step(f"correctness trials, case {case}, drawn between the cases")
         trials(len(job.cases) + extra, case, BETWEEN_TRIALS, drawn=True)
-    _every_config(
+    refusal = every_config(
         item.host,
         deadline,
         step,
         lambda extra, kind: trials(*_nth(job.cases, extra), 1, kind=kind),
     )
+    if refusal is not None:
+        raise _Rejected(Stage.CORRECTNESS, refusal)
     # a step of no duration whose name says where the trials' time went
     step("correctness trials' phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
     if host_steps:
@@ -334,51 +337,9 @@ def _check(
     return tuple(results)
 
 
-# Calls the trials add until every autotune config has run (kbot.evaluate.autotune_turns).
-MAX_EXTRA_TRIALS = 32
-
-
 def _nth(cases, extra: int) -> tuple[int, dict]:
     index = extra % len(cases)
     return index, cases[index]
-
-
-# The input kinds every autotune config must meet: the off-centre rows and the grid's ties and
-# exact halves are where one config's arithmetic parts from another's (round fourteen's c05).
-MET_KINDS = ("outliers", "grid")
-
-
-def _every_config(host: CandidateProcess, deadline, step: Callable, trial: Callable) -> None:
-    """One more trial at a time, over the cases in turn, while an autotune config has not run
-    in the trials, then while one has not met each of MET_KINDS: a config the trials never
-    ran on such inputs is a config nobody checked there. `trial(extra, kind)`."""
-    for kind in ("", *MET_KINDS):
-        unrun = _unrun(host, deadline, kind)
-        if unrun:
-            on = f" on {kind} inputs" if kind else ""
-            step(f"correctness trials for {unrun} autotune configs not run{on} yet")
-        extra = 0
-        while unrun:
-            if extra == MAX_EXTRA_TRIALS:
-                on = f" on {kind} inputs" if kind else ""
-                raise _Rejected(
-                    Stage.CORRECTNESS,
-                    Reason(
-                        "autotune-configs",
-                        f"{unrun} autotune configs never ran{on} in the correctness trials, "
-                        f"after {MAX_EXTRA_TRIALS} calls added for them; give fewer configs",
-                    ),
-                )
-            trial(extra, kind)
-            extra += 1
-            unrun = _unrun(host, deadline, kind)
-
-
-def _unrun(host: CandidateProcess, deadline, kind: str = "") -> int:
-    try:
-        return int(host.request("turns", deadline.left(), kind=kind).get("unrun", 0))
-    except CandidateFailed as failed:
-        raise CandidateCrashed(failed.reason, failed.fatal) from None
 
 
 def _remote_call(host: CandidateProcess, case_index: int, deadline, host_steps: dict[str, float]):

@@ -70,13 +70,14 @@ def narrow_rows(rows: Any, generator: Any, skip: range = range(0)) -> None:
     grid value is already exact in both."""
     import torch
 
-    if rows.dtype in (torch.float32, torch.float64):
+    if narrow_kinds(rows):
         rewrites = [lambda r: _through(r, torch.bfloat16), lambda r: _through(r, torch.float16)]
         _by_eighths(rows, rewrites, generator, skip)
 
 
 def narrow_kinds(rows: Any) -> int:
-    """How many rows narrow_rows' certain kinds take at least."""
+    """How many rows narrow_rows' certain kinds take (a bf16 and an fp16 row, in an fp32 or
+    fp64 input only)."""
     import torch
 
     return 2 if rows.dtype in (torch.float32, torch.float64) else 0
