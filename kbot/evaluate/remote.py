@@ -270,8 +270,10 @@ class CandidateProcess:
         with selectors.DefaultSelector() as selector:
             selector.register(stream, selectors.EVENT_READ)
             while b"\n" not in self._buffer:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not selector.select(timeout=remaining):
+                # A reply already waiting is read even past the deadline: a process started
+                # ahead may have been ready long before its candidate came (host_pool).
+                remaining = max(deadline - time.monotonic(), 0.0)
+                if not selector.select(timeout=remaining):
                     self.kill()
                     raise CandidateLost(
                         Reason("timeout", "timed out: killed the candidate's process group")
