@@ -1,7 +1,8 @@
 """The modes a judged call of the candidate's forward runs under: an autograd mode the judge
 picks per trial (GRAD_MODES) and, where the reference cannot tell them apart, train mode
-(`in_mode`; kbot.evaluate.module_modes decides when). Built on torch's C switches, taken when
-this module is imported, before any candidate code runs."""
+(`in_mode`; kbot.evaluate.module_modes decides when), and with its parameters frozen or not
+(`frozen`). Built on torch's C switches, taken when this module is imported, before any
+candidate code runs."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ _SET_GRAD_ENABLED = torch._C._set_grad_enabled
 _IS_GRAD_ENABLED = torch._C.is_grad_enabled
 _INFERENCE_MODE = torch._C._InferenceMode
 _TRAIN = torch.nn.Module.train  # so is this, a method of a class a candidate could patch
+_PARAMETERS = torch.nn.Module.parameters
+_REQUIRES_GRAD = torch._C.TensorBase.requires_grad_
 
 
 @contextlib.contextmanager
@@ -40,6 +43,25 @@ def in_mode(model: torch.nn.Module, train: bool):
         yield
     finally:
         _TRAIN(model, False)
+
+
+@contextlib.contextmanager
+def frozen(model: torch.nn.Module, freeze: bool):
+    """ModelNew's parameters with `requires_grad` off for this call when asked, as serving
+    engines load weights (`Parameter(w, requires_grad=False)`), each set back after it: a forward
+    that reads `requires_grad` (to route training calls through autograd, say) must be right
+    both ways (red-team round fourteen's c09 took a wrong path for frozen weights)."""
+    if not freeze:
+        yield
+        return
+    parameters = [p for p in _PARAMETERS(model) if p.requires_grad]
+    for parameter in parameters:
+        _REQUIRES_GRAD(parameter, False)
+    try:
+        yield
+    finally:
+        for parameter in parameters:
+            _REQUIRES_GRAD(parameter, True)
 
 
 @contextlib.contextmanager

@@ -29,7 +29,7 @@ from kbot.evaluate.compute_guard import ExternCount
 from kbot.evaluate.index_outputs import IndexSources
 from kbot.evaluate.input_places import input_shifts
 from kbot.evaluate.judgement import PreciseReference, casts_truncate, judge_outputs
-from kbot.evaluate.module_modes import same_in_both_modes, train_trials
+from kbot.evaluate.module_modes import frozen_trials, same_in_both_modes, train_trials
 from kbot.evaluate.repeats import PreviousTrial
 from kbot.evaluate.verdict import CaseCorrectness, Reason
 from kbot.problem.runtime import DISTRIBUTIONS, apply_distribution, seeded_inputs
@@ -88,7 +88,8 @@ def check_case(
     phases: dict[str, float] | None = None,
     first_kind: str = "",
 ) -> CaseOutcome:
-    """`call(inputs, poison_bytes, where, allowed, extern_counts, grad_mode, shift, train)` runs the
+    """`call(inputs, poison_bytes, where, allowed, extern_counts, grad_mode, shift, train, kind,
+    frozen)` runs the
     candidate in its own process and returns its outputs, the inputs as they are after the
     call and whether forward returned a tuple or list (kbot.evaluate.jobs). `extern` names the aten ops of the declared extern ops: the
     candidate may make as many calls of them as the reference does, no more. The trials take
@@ -96,7 +97,8 @@ def check_case(
     more each mode is checked and none is predictable from the trial's number; the inputs'
     alignment is drawn per trial (input_shifts, with this case's part of the coarser
     alignments: `coarser`), and so is ModelNew's train or eval mode where the reference's
-    result does not depend on it (kbot.evaluate.module_modes). `phases`, where given, gathers
+    result does not depend on it (kbot.evaluate.module_modes), and whether its parameters are
+    frozen (`requires_grad` off, as serving engines load them). `phases`, where given, gathers
     the seconds the trials spend in each phase (PHASES), the device synchronised at each
     boundary, so a slow judgement says where its time went. The trials take the
     distributions in turn from `first_kind` (the first, `normal`, by default); the candidate's
@@ -108,6 +110,7 @@ def check_case(
     first_mode = secrets.randbelow(len(GRAD_MODES))
     shifts = input_shifts(trials, coarser)
     train = train_trials(trials, same_in_both_modes(reference))
+    frozen = frozen_trials(trials, any(True for _ in reference.parameters()))
     worst_abs = worst_norm = 0.0
     previous: PreviousTrial | None = None
     failure: Reason | None = None
@@ -121,6 +124,7 @@ def check_case(
         grad_mode = GRAD_MODES[(first_mode + trial) % len(GRAD_MODES)]
         placed = f", inputs {shifts[trial]} bytes off alignment" if shifts[trial] else ""
         mode = "in train mode, " if train[trial] else ""
+        mode += "parameters frozen, " if frozen[trial] else ""
         where = (
             f"(trial {trial + 1}/{trials}, {distribution} inputs{placed}, seed {seed}, "
             f"forward called {mode}under {grad_mode})"
@@ -171,6 +175,7 @@ def check_case(
             shifts[trial],
             train[trial],
             distribution,
+            frozen[trial],
         )
         clock.start("judgement")
         if len(after) != len(pristine):

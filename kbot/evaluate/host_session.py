@@ -20,7 +20,7 @@ from kbot.evaluate.aliasing import Allowed, held_outside, state_tensors
 from kbot.evaluate.aliasing import refusal as aliasing_refusal
 from kbot.evaluate.audit import Policy, candidate_builtins
 from kbot.evaluate.autotune_turns import in_turn
-from kbot.evaluate.call_modes import GRAD_MODES, in_mode
+from kbot.evaluate.call_modes import GRAD_MODES, frozen, in_mode
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
 from kbot.evaluate.cuda_errors import is_sticky
 from kbot.evaluate.input_places import InputPlaces, PlacementError, checked_shift, refill
@@ -208,7 +208,8 @@ class Session:
             # every autotune config takes its turn in the trials (timing tunes as written);
             # the judge picks the module's mode (kbot.evaluate.module_modes)
             with grad_mode(), in_mode(self.model, request.get("train") is True):
-                with guarding(guard), in_turn(str(request.get("kind", ""))):
+                freeze = frozen(self.model, request.get("frozen") is True)
+                with freeze, guarding(guard), in_turn(str(request.get("kind", ""))):
                     returned = self.model(*aliases)
                     outputs = _as_outputs(returned)
             if self.device.type == "cuda":

@@ -357,6 +357,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline, host_steps: 
         shift: int = 0,
         train: bool = False,
         kind: str = "",
+        frozen: bool = False,
     ) -> tuple[tuple, list, bool]:
         # What may come back: the inputs as they are after the call, and outputs like the
         # reference's (twice over, for a candidate that returns more than it should).
@@ -380,6 +381,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline, host_steps: 
                 shift=shift,
                 train=train,
                 kind=kind,
+                frozen=frozen,
             )
         except CandidateFailed as failed:
             reason = Reason(failed.reason.rule, f"{failed.reason.message} {where}".strip())

@@ -67,3 +67,13 @@ def train_trials(trials: int, both_modes: bool) -> list[bool]:
         return [False] * trials
     first = secrets.randbelow(2) == 1
     return [(trial % 2 == 0) == first for trial in range(trials)]
+
+
+def frozen_trials(trials: int, has_parameters: bool) -> list[bool]:
+    """Which trials call ModelNew with its parameters frozen (kbot.evaluate.call_modes.frozen):
+    none where it has no parameter; else about half, at least one of each where there are two
+    trials or more, in an order drawn from the OS apart from the train-mode trials'."""
+    if not has_parameters:
+        return [False] * trials
+    first = secrets.randbelow(2) == 1
+    return [(trial % 2 == 0) == first for trial in range(trials)]

@@ -16,7 +16,13 @@ from kbot.errors import KbotError
 from kbot.publish.adapters import ADAPTERS, AdapterInput, Integration, choose_adapter
 from kbot.publish.adapters.source import AdapterError
 from kbot.publish.callsite import KernelCall, parse_kernel_call
-from kbot.publish.guard import SizeGuard, input_facts, problem_module, scalar_attributes
+from kbot.publish.guard import (
+    SizeGuard,
+    float_tensor_attributes,
+    input_facts,
+    problem_module,
+    scalar_attributes,
+)
 from kbot.publish.pr_template import find_template
 from kbot.publish.rundir import RunDir, TargetInfo
 from kbot.publish.swept import swept_scalars
@@ -116,6 +122,7 @@ def plan_publication(
         scalars=scalars,
         sizes=SizeGuard.from_report(run.report),
         swept_scalars=swept_scalars(sweep, scalars),
+        tensors=float_tensor_attributes(problem),
     )
     integration = ADAPTERS[name].integrate(spec)
     _refuse_overwrite(repo_root, layout.kernel_path)

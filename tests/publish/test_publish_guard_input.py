@@ -311,3 +311,61 @@ def test_an_optional_tensor_passed_as_none_in_every_case_keeps_to_none(tmp_path)
     target = (Param("x", None), Param("residual", "None"))
     terms = guard_terms(call, target, ("float32",), True, "op", facts)
     assert "residual is None" in terms
+
+
+WEIGHTED_PROBLEM = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(16))
+        self.register_buffer("scale", torch.ones(16))
+        self.register_buffer("index", torch.arange(16))
+        self.eps = 1e-6
+
+    def forward(self, x):
+        return x * self.weight * self.scale
+
+
+CASES = [dict(T=1)]
+
+
+def get_inputs(T=1):
+    return [torch.randn(T, 16)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_the_weights_the_kernel_reads_join_the_autograd_term(tmp_path):
+    """Red-team round fourteen's c12: a kernel with no gradient through its weight ran where a
+    weight was being trained, since the term asked only forward's arguments."""
+    from kbot.publish.guard import float_tensor_attributes
+
+    path = tmp_path / "problem.py"
+    path.write_text(WEIGHTED_PROBLEM)
+    tensors = float_tensor_attributes(path)
+    assert tensors == ("weight", "scale")  # the integer buffer never requires grad
+    call = KernelCall("norm", ("x",), ("x", "self.weight", "self.eps"), (), ("weight", "eps"))
+    target = (Param("x", None),)
+    terms = guard_terms(
+        call,
+        target,
+        ("float32",),
+        False,
+        "here",
+        _facts(tmp_path, WEIGHTED_PROBLEM),
+        tensors=tensors,
+    )
+    assert (
+        "not (torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad))" in terms
+    )
+    plain = guard_terms(
+        call, target, ("float32",), False, "here", _facts(tmp_path, WEIGHTED_PROBLEM)
+    )
+    assert "not (torch.is_grad_enabled() and x.requires_grad)" in plain

@@ -86,6 +86,8 @@ class AdapterInput:
     sizes: SizeGuard | None = None
     # Model's scalar attributes the shape sweep changed (kbot.publish.swept)
     swept_scalars: dict[str, SweptValue] = field(default_factory=dict)
+    # Model's own float parameters and buffers (their `requires_grad` joins the autograd term)
+    tensors: tuple[str, ...] = ()
 
     def module_of(self, relative: str) -> str:
         """The dotted module name of a repo-relative .py file under `import_root`."""
@@ -129,6 +131,7 @@ def guard_terms(
     owner: ast.ClassDef | None = None,
     sizes: SizeGuard | None = None,
     swept_scalars: dict[str, SweptValue] | None = None,
+    tensors: tuple[str, ...] = (),
 ) -> list[str]:
     """The conditions under which the kernel is known correct: the inputs as the evaluator
     checked them (kbot.publish.guard), and any extra target parameter at the default the
@@ -149,7 +152,8 @@ def guard_terms(
         else:
             terms.append(f"{extra.name} == {extra.default}")
     terms += size_terms(passed, sizes, inputs[: len(passed)])
-    terms += autograd_term(passed, inputs[: len(passed)])
+    weights = tuple(a for a in call.attributes if a in tensors)
+    terms += autograd_term(passed, inputs[: len(passed)], weights)
     terms += default_dtype_term()
     return terms + attribute_terms(function, scalars, call.attributes, owner, swept_scalars)
 

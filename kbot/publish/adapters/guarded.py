@@ -60,6 +60,7 @@ class GuardedDispatchAdapter:
             cls,
             spec.sizes,
             spec.swept_scalars,
+            spec.tensors,
         )
         lines = text.splitlines(keepends=True)
         step = indent_step(text, spec.target_path)

@@ -73,6 +73,7 @@ class LMDeployBuilderAdapter:
             impl,
             spec.sizes,
             spec.swept_scalars,
+            spec.tensors,
         )
         step = "    "
         builder_file = str(cuda_dir / f"triton_{spec.call.launcher}_builder.py")

@@ -72,6 +72,7 @@ class MethodBackendAdapter:
             cls,
             spec.sizes,
             spec.swept_scalars,
+            spec.tensors,
         )
         step = indent_step(text, spec.target_path)
         lines = text.splitlines(keepends=True)
@@ -100,6 +101,7 @@ class MethodBackendAdapter:
                 cls,
                 spec.sizes,
                 spec.swept_scalars,
+                spec.tensors,
             )
             existing_copy = _module_level_copy(lines, existing, f"_existing_{self.method}")
             index = source.body_start(existing)
