@@ -410,8 +410,11 @@ def attribute_terms(
     """`self.<attr> == <value>` for each scalar attribute the original code reads (in the method,
     or in the owner's methods it calls as `self.<method>(...)`, transitively) and the kernel does
     not take as an argument: the kernel has it built in (a head size, an approximation mode, an
-    eps that torch.compile specialized), so another value must take the original path. An
-    attribute the shape sweep changed (`swept`, kbot.publish.swept) is not built in: no term
+    eps that torch.compile specialized), so another value must take the original path. A flag
+    (bool or str) is pinned even where the kernel takes it: it picks a code path, and the judge
+    ran one (red-team round fourteen's c07 took a wrong GPT-J path behind `is_neox_style`
+    False, checked only True); a number the kernel takes stays free. An attribute the shape
+    sweep changed (`swept`, kbot.publish.swept) is not built in: no term
     when every changed value passed, else the values that passed."""
     if function is None or not scalars:
         return []
@@ -440,7 +443,7 @@ def attribute_terms(
             elif (
                 isinstance(node.ctx, ast.Load)
                 and node.attr in values
-                and node.attr not in passed
+                and (node.attr not in passed or isinstance(values[node.attr], (bool, str)))
                 and node.attr not in reads
             ):
                 reads.append(node.attr)

@@ -196,6 +196,12 @@ def test_scalar_attributes_the_kernel_has_built_in_are_pinned(tmp_path):
         "self.approximate == 'tanh'",
     ]
     assert attribute_terms(None, scalars, ()) == []  # a plain function has no attributes
+    # A flag the kernel takes still picks one code path of those the judge could run: pinned
+    # (red-team round fourteen's c07); a number it takes (eps) stays free.
+    assert attribute_terms(function, scalars, ("eps", "approximate")) == [
+        "self.head_size == 64",
+        "self.approximate == 'tanh'",
+    ]
 
 
 OWNER = """
