@@ -97,6 +97,7 @@ def compare_outputs(
     reference_max_error: tuple[float, ...] | None = None,
     constant_ok: frozenset[int] = frozenset(),
     index_sources: dict[int, IndexSource] | None = None,
+    element_noise: tuple[torch.Tensor | None, ...] | None = None,
 ) -> Comparison:
     """`atol_per_rms`: take atol relative to each output's RMS (at least 1x). The retry against
     the float32 reference uses it: where terms cancel (RoPE's q1*cos - q2*sin at large inputs),
@@ -107,6 +108,10 @@ def compare_outputs(
     (higher-precision) references; the error norm may reach REFERENCE_NOISE_MULTIPLE times it.
     `reference_max_error`: per output, the reference's largest elementwise error against them;
     each element may be off by ELEMENT_NOISE_MULTIPLE times it on top of the tolerance.
+    `element_noise`: per output, how far each element of the reference moved when its inputs
+    moved one ulp (kbot.evaluate.judgement.PreciseReference.jitter): that element may be off by
+    ELEMENT_NOISE_MULTIPLE times it too (a GEMM's element that cancels terms a million times its
+    size is as uncertain as its terms' rounding, whatever the other elements are).
     `constant_ok`: outputs that may be constant where the reference varies (the correctly
     rounded answer is constant: kbot.evaluate.judgement.judge_outputs). `index_sources`:
     outputs that are indices torch leaves unordered among ties (kbot.evaluate.index_outputs),
@@ -124,9 +129,10 @@ def compare_outputs(
     for index, (out, ref) in enumerate(zip(outputs, references)):
         noise = reference_noise[index] if reference_noise else 0.0
         worst = reference_max_error[index] if reference_max_error else 0.0
+        moved = element_noise[index] if element_noise else None
         result = _compare_one(
             index, out, ref, atol, rtol, atol_per_rms, truncating_casts, rounded_to, noise, worst,
-            index in constant_ok, (index_sources or {}).get(index),
+            index in constant_ok, (index_sources or {}).get(index), moved,
         )  # fmt: skip
         worst_abs = max(worst_abs, result.max_abs_error)
         worst_norm = max(worst_norm, result.max_rel_norm_error)
@@ -148,6 +154,7 @@ def _compare_one(
     reference_max_error: float = 0.0,
     constant_ok: bool = False,
     index_source: IndexSource | None = None,
+    element_noise: torch.Tensor | None = None,
 ) -> Comparison:
     where = f"output {index}"
     if not isinstance(ref, torch.Tensor):
@@ -258,10 +265,19 @@ def _compare_one(
     abs_tol += ELEMENT_NOISE_MULTIPLE * reference_max_error
     # Second pass, elementwise, now that the tolerance is known.
     outside_count, first, offset = 0, None, 0
-    for o, r in _chunks(flat_out, flat_ref):
+    if element_noise is not None and element_noise.shape != ref.shape:
+        element_noise = None
+    flat_noise = element_noise.reshape(-1) if element_noise is not None else None
+    for start, (o, r) in zip(
+        range(0, flat_ref.numel(), CHUNK_ELEMENTS), _chunks(flat_out, flat_ref)
+    ):
         keep = torch.isfinite(r)
         o, r = o[keep], r[keep]
-        outside = (o - r).abs() > abs_tol + tol.rtol * r.abs()
+        bound = abs_tol + tol.rtol * r.abs()
+        if flat_noise is not None:
+            moved = flat_noise[start : start + CHUNK_ELEMENTS].double()[keep]
+            bound = bound + ELEMENT_NOISE_MULTIPLE * moved
+        outside = (o - r).abs() > bound
         count = int(outside.sum())
         if count and first is None:
             at = int(outside.nonzero()[0])
@@ -276,7 +292,13 @@ def _compare_one(
             Reason(
                 "mismatch",
                 f"{where}: {outside_count} of {stats.count} elements outside "
-                f"atol {abs_tol:g} + rtol {tol.rtol:g}·|ref| (first at flat index {index}: "
+                f"atol {abs_tol:g} + rtol {tol.rtol:g}·|ref|"
+                + (
+                    f" + {ELEMENT_NOISE_MULTIPLE:g}x each element's move under one-ulp input moves"
+                    if flat_noise is not None
+                    else ""
+                )
+                + f" (first at flat index {index}: "
                 f"{got:.6g} vs {want:.6g}){note}",
             ),
         )
@@ -333,6 +355,31 @@ def error_norms(values: tuple[object, ...], exact: tuple[object, ...]) -> tuple[
             total += float((v[keep] - w[keep]).square().sum())
         norms.append(math.sqrt(total))
     return tuple(norms)
+
+
+def deviations(
+    values: tuple[object, ...], references: tuple[object, ...]
+) -> tuple[torch.Tensor | None, ...]:
+    """Per output, `|value - reference|` element by element in float32 (None for a non-tensor or
+    non-floating output); 0 where either is not finite, so that no element's allowance is NaN
+    (a NaN bound would pass any value)."""
+    moved: list[torch.Tensor | None] = []
+    for value, want in zip(values, references):
+        if not (
+            isinstance(value, torch.Tensor)
+            and isinstance(want, torch.Tensor)
+            and want.is_floating_point()
+            and value.shape == want.shape
+        ):
+            moved.append(None)
+            continue
+        parts = []
+        for v, w in _chunks(value.reshape(-1), want.reshape(-1)):
+            apart = (v - w).abs()
+            parts.append(torch.where(torch.isfinite(apart), apart, 0.0).float())
+        flat = torch.cat(parts) if parts else torch.zeros(0)
+        moved.append(flat.reshape(want.shape))
+    return tuple(moved)
 
 
 def _chunks(out: torch.Tensor, ref: torch.Tensor):
