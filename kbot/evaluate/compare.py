@@ -314,6 +314,16 @@ def _compare_one(
 CHUNK_ELEMENTS = 1 << 24
 
 
+def _comparable(value: object, want: object) -> bool:
+    """Both floating tensors of one shape: what the noise measures below compare."""
+    return (
+        isinstance(value, torch.Tensor)
+        and isinstance(want, torch.Tensor)
+        and want.is_floating_point()
+        and value.shape == want.shape
+    )
+
+
 def max_errors(values: tuple[object, ...], exact: tuple[object, ...]) -> tuple[float, ...]:
     """Per output, the largest `|value - exact|` over the elements where both are finite (0 for
     a non-tensor or non-floating output): the reference's worst error against its
@@ -321,12 +331,7 @@ def max_errors(values: tuple[object, ...], exact: tuple[object, ...]) -> tuple[f
     worst = []
     for value, want in zip(values, exact):
         largest = 0.0
-        if (
-            isinstance(value, torch.Tensor)
-            and isinstance(want, torch.Tensor)
-            and want.is_floating_point()
-            and value.shape == want.shape
-        ):
+        if _comparable(value, want):
             for v, w in _chunks(value.reshape(-1), want.reshape(-1)):
                 keep = torch.isfinite(v) & torch.isfinite(w)
                 if bool(keep.any()):
@@ -341,12 +346,7 @@ def error_norms(values: tuple[object, ...], exact: tuple[object, ...]) -> tuple[
     higher-precision run."""
     norms = []
     for value, want in zip(values, exact):
-        if not (
-            isinstance(value, torch.Tensor)
-            and isinstance(want, torch.Tensor)
-            and want.is_floating_point()
-            and value.shape == want.shape
-        ):
+        if not _comparable(value, want):
             norms.append(0.0)
             continue
         total = 0.0
@@ -365,12 +365,7 @@ def deviations(
     (a NaN bound would pass any value)."""
     moved: list[torch.Tensor | None] = []
     for value, want in zip(values, references):
-        if not (
-            isinstance(value, torch.Tensor)
-            and isinstance(want, torch.Tensor)
-            and want.is_floating_point()
-            and value.shape == want.shape
-        ):
+        if not _comparable(value, want):
             moved.append(None)
             continue
         parts = []
