@@ -43,3 +43,23 @@ def test_a_number_made_from_an_attribute_follows_the_attribute(load_candidate):
     x = torch.randn(3, reference.HIDDEN)
     with torch.no_grad():
         torch.testing.assert_close(new(x), model(x), atol=1e-5, rtol=1e-5)
+
+
+def test_the_trace_holds_where_torch_tensor_is_wrapped():
+    """The judge's launch hooks wrap the name `torch.tensor` for the rest of their process; a
+    trace later in that process (a pytest worker that ran test_compute_guard first: CI failed so
+    at b3cf1b2) must still make the number on the CPU. Run in a child: the hooks stay."""
+    import subprocess
+    import sys
+
+    script = (
+        "from kbot.evaluate.launch_hooks import install_launch_hooks\n"
+        "install_launch_hooks()\n"
+        "from kbot.problem import load_problem\n"
+        "from kbot.propose.codegen.trace import trace_problem\n"
+        f"trace_problem(load_problem({str(PROBLEMS / 'scalar_tensor_on_input_device.py')!r}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-600:]
