@@ -65,8 +65,7 @@ def train_trials(trials: int, both_modes: bool) -> list[bool]:
     OS."""
     if not both_modes or trials < 2:
         return [False] * trials
-    first = secrets.randbelow(2) == 1
-    return [(trial % 2 == 0) == first for trial in range(trials)]
+    return _alternating(trials)
 
 
 def frozen_trials(trials: int, has_parameters: bool) -> list[bool]:
@@ -75,5 +74,10 @@ def frozen_trials(trials: int, has_parameters: bool) -> list[bool]:
     trials or more, in an order drawn from the OS apart from the train-mode trials'."""
     if not has_parameters:
         return [False] * trials
+    return _alternating(trials)
+
+
+def _alternating(trials: int) -> list[bool]:
+    """Every other trial, starting from a side drawn from the OS."""
     first = secrets.randbelow(2) == 1
     return [(trial % 2 == 0) == first for trial in range(trials)]

@@ -361,9 +361,9 @@ def _fixed_terms(name: str, fact: InputFact) -> list[str]:
     return terms
 
 
-def scalar_attributes(problem: Path | ModuleType) -> tuple[tuple[str, Any], ...]:
-    """The plain scalar attributes (int, float, bool, str) of the problem's Model as
-    get_init_inputs() builds it, on the meta device: the values the kernel was checked with."""
+def _meta_model(problem: Path | ModuleType) -> Any:
+    """The problem's Model as get_init_inputs() builds it on the meta device; None where the
+    user's constructor fails there."""
     import torch
 
     from kbot.problem.runtime import init_inputs
@@ -371,8 +371,16 @@ def scalar_attributes(problem: Path | ModuleType) -> tuple[tuple[str, Any], ...]
     module = problem_module(problem) if isinstance(problem, Path) else problem
     try:
         with torch.device("meta"):
-            model = module.Model(*init_inputs(module))
-    except Exception:  # the user's constructor; without values there is nothing to pin
+            return module.Model(*init_inputs(module))
+    except Exception:
+        return None
+
+
+def scalar_attributes(problem: Path | ModuleType) -> tuple[tuple[str, Any], ...]:
+    """The plain scalar attributes (int, float, bool, str) of the problem's Model as
+    get_init_inputs() builds it, on the meta device: the values the kernel was checked with."""
+    model = _meta_model(problem)
+    if model is None:  # the user's constructor failed; without values there is nothing to pin
         return ()
     return tuple(
         (name, value)
@@ -386,15 +394,8 @@ def scalar_attributes(problem: Path | ModuleType) -> tuple[tuple[str, Any], ...]
 def float_tensor_attributes(problem: Path | ModuleType) -> tuple[str, ...]:
     """The names of the problem's Model's own float parameters and buffers, as get_init_inputs()
     builds it on the meta device: the tensors whose `requires_grad` a guard asks."""
-    import torch
-
-    from kbot.problem.runtime import init_inputs
-
-    module = problem_module(problem) if isinstance(problem, Path) else problem
-    try:
-        with torch.device("meta"):
-            model = module.Model(*init_inputs(module))
-    except Exception:  # the user's constructor: scalar_attributes says the same
+    model = _meta_model(problem)
+    if model is None:
         return ()
     tensors = [*model.named_parameters(recurse=False), *model.named_buffers(recurse=False)]
     return tuple(name for name, t in tensors if t.is_floating_point())
