@@ -309,31 +309,22 @@ def test_a_sweep_announces_the_points_still_to_check(tmp_path):
 def test_a_process_ready_long_ago_is_taken_past_its_start_up_limit(tmp_path):
     """A process started ahead for a candidate that came later than the start-up limit (a long
     check in between) answered `ready` in time: its reply is read, not timed out unread."""
+    import os
     import subprocess
-    import sys
     import time
 
     from kbot.evaluate import remote
 
     host = remote.CandidateProcess(tmp_path / "candidate-x", torch.device("cpu"), Sandbox(False))
-    host._process = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            'print(\'{"event": "ready"}\', flush=True); import time; time.sleep(60)',
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        start_new_session=True,
-    )
+    # The reply is in the pipe before the judge looks, written here rather than by a child whose
+    # start-up a loaded machine may delay (CI once waited 30 s on one).
+    read_end, write_end = os.pipe()
+    os.write(write_end, b'{"event": "ready"}\n')
+    os.close(write_end)
+    host._process = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    host._process.stdout = os.fdopen(read_end, "rb")
     try:
         host._launched_at = time.monotonic() - remote.STARTUP_TIMEOUT_S - 1.0
-        deadline = time.monotonic() + 30.0
-        while time.monotonic() < deadline:  # the line is in the pipe before the judge looks
-            import select
-
-            if select.select([host._process.stdout], [], [], 0.1)[0]:
-                break
         host.wait_ready()
         assert host._ready and host.launched
     finally:
