@@ -127,6 +127,11 @@ class Session:
         # Moved and switched to eval before Model's values arrive, so nothing that runs there
         # sees the weights.
         model = model.to(self.device).eval()
+        persistent = frozenset(request.get("persistent") or ())
+        # Sharing is looked for in the constructor's tensors too: loading puts new tensor
+        # objects in ModelNew's places (state_loading), which a registry would not hold, while
+        # a loader copying in place (vLLM's weight loaders) would fill the shared one.
+        shared = self._shared(model, module, persistent)
         try:
             load_state(model, state, adopt=bool(request.get("adopt")))
         except LoadRefused as exc:
@@ -139,9 +144,9 @@ class Session:
         self.module = module
         try:
             self.state = snapshot(model, module)
-            shared = held_outside(model, module, frozenset(request.get("persistent") or ()))
         except StateTypeError as exc:
             raise _Refused("model-new", str(exc)) from None
+        shared = shared or self._shared(model, module, persistent)
         if shared is not None:
             raise _Refused(
                 "model-new",
@@ -150,6 +155,13 @@ class Session:
                 "into one tensor); give each instance its own",
             )
         return {}
+
+    @staticmethod
+    def _shared(model: torch.nn.Module, module: Any, persistent: frozenset[str]):
+        try:
+            return held_outside(model, module, persistent)
+        except StateTypeError as exc:
+            raise _Refused("model-new", str(exc)) from None
 
     def _second_instance(self, model_new: type, init: list, module: Any) -> torch.nn.Module:
         """ModelNew built twice, the second judged: a model of many layers builds one per

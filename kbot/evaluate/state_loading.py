@@ -1,6 +1,13 @@
-"""Model's values copied into ModelNew before any call: by name, or under a submodule of
+"""Model's values loaded into ModelNew before any call: by name, or under a submodule of
 ModelNew's own where the pairing is unique; with `adopt` (the shape sweep), a tensor of another
 shape replaced by one of Model's. kbot.evaluate.host_session loads through `load_state`.
+
+Each value arrives as a new tensor object in ModelNew's place, the way
+`load_state_dict(assign=True)` loads a checkpoint (Hugging Face's loading from the meta
+device), rather than copied into the tensor its constructor made: anything ModelNew built from
+its own tensors in `__init__` (a view, a launch-argument tuple, a list of its parameters) keeps
+the constructor's values and shows. A copy in place would have kept a view right (red-team
+round fourteen's c03).
 """
 
 from __future__ import annotations
@@ -15,16 +22,17 @@ class LoadRefused(Exception):
 def load_state(
     candidate: torch.nn.Module, state: dict[str, torch.Tensor], adopt: bool = False
 ) -> None:
-    """Copies Model's values into ModelNew's tensors of the same names. With `adopt` (the shape
-    sweep), a tensor whose shape differs is replaced by one of Model's shape: the kernel then
-    runs on the op's own state at a size ModelNew's constructor did not build for."""
+    """Loads Model's values into ModelNew's tensors of the same names, as new tensor objects
+    (`assign_tensor`). With `adopt` (the shape sweep), a tensor whose shape differs is replaced
+    by one of Model's shape: the kernel then runs on the op's own state at a size ModelNew's
+    constructor did not build for."""
     # Non-persistent buffers (a rotary cos/sin cache) are state too: copied like the rest.
-    ours = {**candidate.state_dict(), **dict(candidate.named_buffers())}
+    ours = {**candidate.state_dict(keep_vars=True), **dict(candidate.named_buffers())}
     if adopt:
         for key, value in state.items():
             if key in ours and ours[key].shape != value.shape and ours[key].dtype == value.dtype:
                 replace_tensor(candidate, key, value)
-        ours = {**candidate.state_dict(), **dict(candidate.named_buffers())}
+        ours = {**candidate.state_dict(keep_vars=True), **dict(candidate.named_buffers())}
     state = {**state, **renamed(state, ours)}
     for key, value in state.items():
         if key not in ours:
@@ -40,7 +48,7 @@ def load_state(
     with torch.no_grad():
         for key, value in state.items():
             if key in ours:
-                ours[key].copy_(value)
+                assign_tensor(candidate, key, value, ours[key])
 
 
 def renamed(state: dict[str, torch.Tensor], ours: dict[str, torch.Tensor]) -> dict:
@@ -66,6 +74,23 @@ def renamed(state: dict[str, torch.Tensor], ours: dict[str, torch.Tensor]) -> di
         if len(matches) == 1 and [k for k in theirs if related(matches[0], k)] == [key]:
             pairs[matches[0]] = state[key]
     return pairs
+
+
+def assign_tensor(
+    candidate: torch.nn.Module, key: str, value: torch.Tensor, old: torch.Tensor
+) -> None:
+    """ModelNew's parameter or buffer `key` (dotted) replaced by a new tensor holding `value`,
+    on the old one's device, a parameter keeping its `requires_grad`; anything else the state
+    names (a tensor of a module's extra state) is copied into in place."""
+    owner_name, _, leaf = key.rpartition(".")
+    owner = candidate.get_submodule(owner_name) if owner_name else candidate
+    fresh = value.detach().to(old.device, copy=True)
+    if owner._parameters.get(leaf) is old:
+        owner._parameters[leaf] = torch.nn.Parameter(fresh, requires_grad=old.requires_grad)
+    elif owner._buffers.get(leaf) is old:
+        owner._buffers[leaf] = fresh
+    else:
+        old.copy_(value)
 
 
 def replace_tensor(candidate: torch.nn.Module, key: str, value: torch.Tensor) -> None:
