@@ -21,7 +21,7 @@ from kbot.evaluate.correctness import CandidateCrashed, ReferenceFailed, check_c
 from kbot.evaluate.input_places import coarser_per_case
 from kbot.evaluate.processes import short
 from kbot.evaluate.protocol import CandidateOutcome, Job
-from kbot.evaluate.reference_state import vary_constant_parameters
+from kbot.evaluate.reference_state import signs_keep_finite, vary_constant_parameters
 from kbot.evaluate.remote import (
     CandidateFailed,
     CandidateLost,
@@ -220,6 +220,18 @@ def _warm_reference(job: Job, state: Any, problem) -> None:
                 inputs = seeded_inputs(problem, case, job.base_seed, state.device)
                 key = (job.problem_sha256, index)
                 state.rounded_to[key] = coarsest_rounding(model, inputs)  # runs it once
+        del model
+        state.signs[job.problem_sha256] = signs_keep_finite(
+            lambda: (
+                build_on(state.device, lambda: problem.Model(*init), job.base_seed)
+                .to(state.device)
+                .eval()
+            ),
+            job.base_seed,
+            lambda: seeded_inputs(
+                problem, job.cases[0] if job.cases else {}, job.base_seed, state.device
+            ),
+        )
     except BaseException as exc:  # the problem's own code: its failure is bad input
         raise _Rejected(
             Stage.INPUT, Reason("problem", f"running the problem's Model raised {short(exc)}")
@@ -241,7 +253,9 @@ def _load(
     reference.to(state.device).eval()
     # A parameter a fresh Model holds constant (LayerNorm's ones) gets values a checkpoint
     # could hold, so a kernel must read it (kbot.evaluate.reference_state).
-    vary_constant_parameters(reference, job.base_seed)
+    vary_constant_parameters(
+        reference, job.base_seed, signed=state.signs.get(job.problem_sha256, False)
+    )
     # Non-persistent buffers (a rotary cos/sin cache) are state too: sent like the rest.
     shared = {**reference.state_dict(), **dict(reference.named_buffers())}
     try:

@@ -90,6 +90,9 @@ class WorkerState:
     warmed: set[str] = field(default_factory=set)  # problems whose reference ran before candidates
     # (problem sha256, case index) -> the reference's coarsest rounding (kbot.evaluate.rounding)
     rounded_to: dict = field(default_factory=dict)
+    # problem sha256 -> whether its constant parameters are redrawn with some signs flipped
+    # (kbot.evaluate.reference_state.signs_keep_finite)
+    signs: dict = field(default_factory=dict)
     hosts: Any = None  # kbot.evaluate.host_pool.HostPool: candidates' processes, started ahead
 
 
