@@ -237,6 +237,16 @@ def autograd_term(
     return [f"not (torch.is_grad_enabled() and {needs})"]
 
 
+def weight_dtype_terms(weights: tuple[tuple[str, str], ...]) -> list[str]:
+    """`self.weight.dtype == torch.float32` for each of the module's float tensors the kernel
+    reads, at the dtype the judge checked it with (Model's as built): a module cast to
+    another (`model.to(torch.bfloat16)`, a checkpoint loaded in 16 bits) keeps the original
+    path, since the kernel's path for such a weight never ran (red-team round fourteen's c02
+    took a wrong one there). A problem built with the callers' weight dtype (`kbot scan
+    --profile-cmd`) is checked, and guarded, at that one."""
+    return [f"self.{name}.dtype == torch.{dtype}" for name, dtype in weights]
+
+
 def default_dtype_term() -> list[str]:
     """The default dtype the judge ran under (float32, torch's own): code that sets another
     (`torch.set_default_dtype(torch.bfloat16)` in some models' inference) keeps the original
@@ -391,14 +401,29 @@ def scalar_attributes(problem: Path | ModuleType) -> tuple[tuple[str, Any], ...]
     )
 
 
-def float_tensor_attributes(problem: Path | ModuleType) -> tuple[str, ...]:
-    """The names of the problem's Model's own float parameters and buffers, as get_init_inputs()
-    builds it on the meta device: the tensors whose `requires_grad` a guard asks."""
+def missing_attributes(problem: Path | ModuleType, names: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of `names` that the problem's Model, as get_init_inputs() builds it on the meta
+    device, does not have: what ModelNew built in its own constructor (a tuple of launch
+    arguments, a submodule holding the weight). The patched op is the target's, so the kernel
+    call there finds none of them. () where the constructor fails on meta."""
+    model = _meta_model(problem)
+    if model is None:
+        return ()
+    own = {**vars(model), **model._parameters, **model._buffers, **model._modules}
+    return tuple(n for n in names if n not in own and not hasattr(type(model), n))
+
+
+def float_tensor_attributes(problem: Path | ModuleType) -> tuple[tuple[str, str], ...]:
+    """(name, dtype) of the problem's Model's own float parameters and buffers, as
+    get_init_inputs() builds it on the meta device (`("weight", "float32")`): the tensors whose
+    `requires_grad` and dtype a guard asks."""
     model = _meta_model(problem)
     if model is None:
         return ()
     tensors = [*model.named_parameters(recurse=False), *model.named_buffers(recurse=False)]
-    return tuple(name for name, t in tensors if t.is_floating_point())
+    return tuple(
+        (name, str(t.dtype).removeprefix("torch.")) for name, t in tensors if t.is_floating_point()
+    )
 
 
 def attribute_terms(

@@ -20,6 +20,7 @@ from kbot.publish.guard import (
     SizeGuard,
     float_tensor_attributes,
     input_facts,
+    missing_attributes,
     problem_module,
     scalar_attributes,
 )
@@ -106,6 +107,13 @@ def plan_publication(
     kernel_import = _module(layout.kernel_path, layout.import_root)
     dtypes = checked_dtypes(run)
     problem = problem_module(run.path / "problem.py")
+    foreign = missing_attributes(problem, call.attributes)
+    if foreign:
+        raise AdapterError(
+            f"{run.path.name}: the kernel call reads self.{foreign[0]}, which "
+            f"{run.target.qualname} does not have (the candidate's ModelNew made it), so the "
+            "patched op would raise AttributeError; the call must pass the op's own attributes"
+        )
     scalars = scalar_attributes(problem)
     sweep = run.report.get("sweep")
     spec = AdapterInput(

@@ -29,6 +29,7 @@ from kbot.publish.guard import (
     default_dtype_term,
     input_terms,
     size_terms,
+    weight_dtype_terms,
 )
 from kbot.publish.swept import SweptValue
 
@@ -86,8 +87,9 @@ class AdapterInput:
     sizes: SizeGuard | None = None
     # Model's scalar attributes the shape sweep changed (kbot.publish.swept)
     swept_scalars: dict[str, SweptValue] = field(default_factory=dict)
-    # Model's own float parameters and buffers (their `requires_grad` joins the autograd term)
-    tensors: tuple[str, ...] = ()
+    # (name, dtype) of Model's own float parameters and buffers: those the kernel reads join
+    # the autograd term and keep the dtype checked (kbot.publish.guard)
+    tensors: tuple[tuple[str, str], ...] = ()
 
     def module_of(self, relative: str) -> str:
         """The dotted module name of a repo-relative .py file under `import_root`."""
@@ -131,7 +133,7 @@ def guard_terms(
     owner: ast.ClassDef | None = None,
     sizes: SizeGuard | None = None,
     swept_scalars: dict[str, SweptValue] | None = None,
-    tensors: tuple[str, ...] = (),
+    tensors: tuple[tuple[str, str], ...] = (),
 ) -> list[str]:
     """The conditions under which the kernel is known correct: the inputs as the evaluator
     checked them (kbot.publish.guard), and any extra target parameter at the default the
@@ -152,8 +154,10 @@ def guard_terms(
         else:
             terms.append(f"{extra.name} == {extra.default}")
     terms += size_terms(passed, sizes, inputs[: len(passed)])
-    weights = tuple(a for a in call.attributes if a in tensors)
-    terms += autograd_term(passed, inputs[: len(passed)], weights)
+    dtypes_of = dict(tensors)
+    weights = tuple((a, dtypes_of[a]) for a in call.attributes if a in dtypes_of)
+    terms += weight_dtype_terms(weights)
+    terms += autograd_term(passed, inputs[: len(passed)], tuple(name for name, _ in weights))
     terms += default_dtype_term()
     return terms + attribute_terms(function, scalars, call.attributes, owner, swept_scalars)
 
