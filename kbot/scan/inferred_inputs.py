@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from kbot.scan.findings import ConfigArg, Finding, ScanOptions
@@ -46,9 +46,7 @@ def from_model_config(finding: Finding, options: ScanOptions) -> InputPlan:
                 plans.append(plan)
     chained = None
     for plan in reversed(plans):
-        chained = InputPlan(
-            plan.args, plan.init_args, plan.init_names, plan.cases, plan.source, chained
-        )
+        chained = replace(plan, retry=chained)
     return chained
 
 
@@ -119,8 +117,14 @@ def _model_config_plan(
     cases = tuple(options.cases)
     check_case_variables(args, cases, finding)
     init_args, init_names = init_arguments(finding, init)
+    dtype = config.values["torch_dtype"] if finding.entry else ""
+    if dtype and dtype != "float32":
+        said.append(f"float parameters in {dtype} (its torch_dtype)")
     source = f"--model-config {config.name}: " + "; ".join(said)
-    return InputPlan(tuple(args), init_args, init_names, cases, source)
+    return InputPlan(
+        tuple(args), init_args, init_names, cases, source,
+        parameter_dtype=dtype if dtype != "float32" else "",
+    )  # fmt: skip
 
 
 def _config_fields(

@@ -64,6 +64,12 @@ class InputPlan:
     # Inferred from --model-config only: the plan to try when the reference refuses this one
     # (query/key as [T, heads, head_dim] instead of [T, heads × head_dim]).
     retry: InputPlan | None = None
+    # The dtypes the callers hold the module's tensors in, where not the constructor's float32:
+    # (name, dtype) of its own parameters and buffers as the profile saw them, and
+    # `parameter_dtype` for every float parameter (--model-config's torch_dtype). The problem's
+    # Model casts them, so the kernel is judged, and its guard pins, the dtype served.
+    tensor_dtypes: tuple[tuple[str, str], ...] = ()
+    parameter_dtype: str = ""
 
 
 def case_variables(plan: InputPlan) -> list[str]:
@@ -274,7 +280,23 @@ def _from_profile(finding: Finding, options: ScanOptions) -> InputPlan:
         cases = ({},)
     init = _init_from_state(finding)
     init_args, init_names = init_arguments(finding, init) if finding.entry else ((), ())
-    return InputPlan(tuple(args), init_args, init_names, cases, "profile")
+    held = tuple(
+        (name, dtype)
+        for name, dtype in stats.param_dtypes.items()
+        if dtype in _CAST_DTYPES and dtype != "float32" and name.isidentifier()
+    )
+    return InputPlan(
+        tuple(args),
+        init_args,
+        init_names,
+        cases,
+        "profile",
+        tensor_dtypes=held if finding.entry else (),
+    )
+
+
+# The float dtypes a problem casts a module's tensors to (kbot.scan.render).
+_CAST_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
 def _token_sizes(signatures: tuple[tuple[InputMeta, ...], ...]) -> set[int]:

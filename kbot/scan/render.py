@@ -94,6 +94,9 @@ def _header(finding: Finding, plan: InputPlan, location: ImportLocation | None, 
         "",
         f"{EMITTED_MARK}; inputs from {plan.source}. {how}",
     ]
+    if plan.tensor_dtypes:
+        held = ", ".join(f"{name} {dtype}" for name, dtype in plan.tensor_dtypes)
+        lines.append(f"Module tensors in the dtypes the profiled callers held them in: {held}.")
     for note in finding.flags:
         lines.append(f"Note: {note.flag.value}: {note.reason}.")
     lines.append('"""')
@@ -218,6 +221,7 @@ def _class_model(finding: Finding, plan: InputPlan, imported: bool) -> str:
     ]
     if imported:
         lines.append("        _eager_attributes(self)")
+    lines += _held_dtypes(plan)
     # Any method of the class (`add_rms_forward`) may be the reference, with its own arguments.
     # Bound as `_entry`, not `_reference`: the parity test the publisher renders from this file
     # defines a `_reference` of its own, and a function problem's `_reference` means the
@@ -228,6 +232,28 @@ def _class_model(finding: Finding, plan: InputPlan, imported: bool) -> str:
         f"        return _entry(self, {_call_args(plan.args, False)})",
     ]
     return "\n".join(lines)
+
+
+def _held_dtypes(plan: InputPlan) -> list[str]:
+    """Model.__init__'s lines casting the module's tensors to the dtypes its callers hold them
+    in (InputPlan.tensor_dtypes, parameter_dtype): what the kernel is judged with, and what
+    the PR's guard pins (kbot.publish.guard.weight_dtype_terms)."""
+    lines = []
+    if plan.parameter_dtype:
+        lines += [
+            f"        # Float parameters in {plan.parameter_dtype}, as a checkpoint of that "
+            "torch_dtype loads them.",
+            "        for _parameter in self.parameters():",
+            "            if _parameter.is_floating_point():",
+            f"                _parameter.data = _parameter.data.to(torch.{plan.parameter_dtype})",
+        ]
+    if plan.tensor_dtypes:
+        lines.append("        # The dtypes the profiled callers held these tensors in.")
+        lines += [
+            f"        self.{name}.data = self.{name}.data.to(torch.{dtype})"
+            for name, dtype in plan.tensor_dtypes
+        ]
+    return lines
 
 
 def _function_model(finding: Finding, plan: InputPlan) -> str:

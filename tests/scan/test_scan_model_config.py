@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from kbot.errors import UsageError
 from kbot.problem.runtime import case_inputs, import_file, init_inputs
@@ -36,10 +37,13 @@ def test_a_preset_gives_most_targets_cases_and_says_where_each_value_came_from(
         and "eps=1e-06 (rms_norm_eps for `eps`)" in header
     )
     assert "x [T, 4096] bfloat16 ([T, hidden_size])" in header
+    # the weights as a bf16 checkpoint loads them (red-team round fourteen's c02)
+    assert "float parameters in bfloat16 (its torch_dtype)" in header
     widths = {}
     for name in ("gemma_rms_norm", "silu_and_mul", "split_heads"):
         module = import_file(emitted[name].path)
         model = module.Model(*init_inputs(module))
+        assert all(p.dtype == torch.bfloat16 for p in model.parameters() if p.is_floating_point())
         (x,) = [v for v in case_inputs(module, {"T": 3}) if v.is_floating_point()][:1]
         widths[name] = tuple(x.shape)
         model(*case_inputs(module, {"T": 3}))  # the op runs on what was inferred

@@ -270,3 +270,33 @@ def test_the_profilers_own_log_lines_are_not_shown_as_the_programs():
     )
     assert _stderr_tail(stderr) == "; its stderr:\n  weights not found"
     assert _stderr_tail("") == "; it wrote nothing to stderr"
+
+
+def test_a_module_its_callers_hold_in_bf16_is_judged_with_bf16_weights(toy_tree, capsys, tmp_path):
+    """Red-team round fourteen's c02: a kernel with another path for a 16-bit weight passed a
+    judge whose problem kept the constructor's fp32 weights, while the callers cast the model
+    to bf16. The profile records the dtypes the callers hold the module's tensors in, and the
+    problem's Model casts them so, saying so in its header."""
+    import torch
+
+    bench = toy_tree / "toymodel" / "bench_bf16.py"
+    bench.write_text(
+        "import torch\n\nfrom toymodel.layers import Block\n\n"
+        "block = Block(1024).to(torch.bfloat16)\n"
+        "with torch.no_grad():\n"
+        "    for tokens in (8, 32):\n"
+        "        block(torch.randn(tokens, 1024, dtype=torch.bfloat16))\n"
+    )
+    args = ["scan", str(toy_tree), "--profile-cmd", f"python {bench}"]
+    assert main([*args, "--emit-problems", str(tmp_path / "problems"), "--json"]) == 0
+    capsys.readouterr()
+    path = tmp_path / "problems" / "heavy_norm.py"
+    text = path.read_text()
+    assert "the dtypes the profiled callers held them in: weight bfloat16." in text
+    from kbot.problem.runtime import case_inputs, import_file, init_inputs
+
+    module = import_file(path)
+    model = module.Model(*init_inputs(module))
+    assert model.weight.dtype == torch.bfloat16
+    (x,) = case_inputs(module, {"T": 8})
+    assert x.dtype == torch.bfloat16 and model(x).dtype == torch.bfloat16
