@@ -23,6 +23,7 @@ from kbot.evaluate.autotune_turns import in_turn
 from kbot.evaluate.call_modes import GRAD_MODES, frozen, in_mode
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
 from kbot.evaluate.cuda_errors import is_sticky
+from kbot.evaluate.decoy_init import decoy_arguments
 from kbot.evaluate.input_places import InputPlaces, PlacementError, checked_shift, refill
 from kbot.evaluate.launch_hooks import record_kernels
 from kbot.evaluate.library_state import library_baseline, library_change
@@ -164,11 +165,17 @@ class Session:
             raise _Refused("model-new", str(exc)) from None
 
     def _second_instance(self, model_new: type, init: list, module: Any) -> torch.nn.Module:
-        """ModelNew built twice, the second judged: a model of many layers builds one per
-        layer, and building one may not change what the next is built from (red-team round
-        twelve: a count of instances kept in the module left every layer after the first
-        wrong)."""
+        """ModelNew built twice after a decoy built from other values (kbot.evaluate.decoy_init),
+        the second judged: a model of many layers builds one per layer, and building one may
+        not change what the next is built from (red-team round twelve: a count of instances
+        kept in the module left every layer after the first wrong)."""
+        decoy = decoy_arguments(model_new, init)
         try:
+            if decoy is not None:
+                try:
+                    build_on(self.device, lambda: model_new(*decoy[0], **decoy[1]))
+                except Exception:  # values this constructor refuses: no decoy
+                    pass
             first = build_on(self.device, lambda: model_new(*init))
             del first
             once = snapshot(None, module, identity=False)  # an equal dict rebuilt is alike
