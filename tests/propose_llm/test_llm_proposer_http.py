@@ -234,3 +234,30 @@ def test_credentials_in_the_base_url_are_neither_shown_nor_stored():
     assert "URLcanary" not in shown and "QUERYcanary" not in shown
     assert endpoint.base_url == "https://***@127.0.0.1:9/v1?api-key=***"
     assert endpoint.connect_url == url  # requests still go to the URL as configured
+
+
+def test_an_unreachable_endpoint_is_not_asked_again_and_says_why(chat, kernels, problem, api_key):
+    """An endpoint no request reached after the client's retries is dropped for the run: the
+    next rounds skip at once with the reason, rather than each waiting out every retry."""
+    import socket
+
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    dead = ModelEndpoint("scripted-coder", f"http://127.0.0.1:{port}/v1", KEY_ENV)
+    with chat.ChatServer(chat.replies(chat.Reply(kernels.fenced(kernels.GOOD)))) as server:
+        live = ModelEndpoint("other-coder", server.base_url, KEY_ENV)
+        llm = LLMSettings(models=(dead, live), samples=4, retries=1, timeout_s=5.0)
+        proposer = LLMProposer(llm, OpenAIChatClient(5.0, 1, sleep=lambda s: None))
+        first = proposer.propose(_context(problem))
+        assert {c.status for c in first.calls if c.model == "scripted-coder"} == {"connection"}
+        assert first.proposals  # the reachable model still answers
+        second = proposer.propose(_context(problem))
+    assert all(c.model == "other-coder" for c in second.calls) and second.proposals
+    alone = LLMProposer(LLMSettings(models=(dead,), retries=1, timeout_s=5.0),
+                        OpenAIChatClient(5.0, 1, sleep=lambda s: None))  # fmt: skip
+    assert alone.propose(_context(problem)).calls[0].status == "connection"
+    again = alone.propose(_context(problem))
+    assert again.calls == () and "is not asked again this run after 2 attempt(s)" in (
+        again.skipped_reason or ""
+    )

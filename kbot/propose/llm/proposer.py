@@ -12,6 +12,7 @@ status (a parsed candidate, a typed parse failure, a transport failure); none ra
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,6 +37,11 @@ from kbot.propose.llm.prompts import Mode, build_messages, prompt_hash
 from kbot.propose.llm.settings import LLMSettings, ModelEndpoint
 
 CROSSOVER_SHARE = 0.25  # of requests with two accepted parents
+# A call that ends so after the client's retries will not go better later in the run (the host
+# unreachable; the key refused, the model unknown): its endpoint is not asked again, and the
+# search says why, rather than waiting out every retry of every later round.
+_UNREACHABLE = CallStatus.CONNECTION.value
+_REFUSED_FOR_GOOD = re.compile(r"^refused \(HTTP 40[134]\)")
 DIFF_SHARE = 0.5  # of the other requests with an accepted parent
 
 
@@ -48,10 +54,15 @@ class LLMProposer:
     def __init__(self, settings: LLMSettings, client: ChatClient | None = None) -> None:
         self.settings = settings
         self.client = client or OpenAIChatClient(settings.timeout_s, settings.retries)
+        # (model, shown base_url) -> why that endpoint is not asked again this run
+        self._down: dict[tuple[str, str], str] = {}
 
     def propose(self, context: ProposeContext) -> ProposeOutcome:
         if not self.settings.configured:
             return ProposeOutcome((), skipped_reason="llm: no model set (--llm-model or llm.model)")
+        models = [m for m in self.settings.models if _slot(m) not in self._down]
+        if not models:
+            return ProposeOutcome((), skipped_reason="llm: " + "; ".join(self._down.values()))
         if (
             self.settings.style == "evolve"
             and context.parents
@@ -59,7 +70,8 @@ class LLMProposer:
         ):
             return ProposeOutcome((), skipped_reason="llm: the parents carry no source")
         plans = [
-            self._plan(context, i) for i in range(min(context.max_proposals, self.settings.samples))
+            self._plan(context, i, models)
+            for i in range(min(context.max_proposals, self.settings.samples))
         ]
         width = max(1, self.settings.concurrency)
         calls: list[ModelCall] = []
@@ -83,15 +95,30 @@ class LLMProposer:
                     usd += call.usd
                     if source is not None:
                         proposals.append(self._proposal(plan, call, source))
+        self._mark_down(calls)
         skipped = None if proposals else "llm: " + _summary(calls)
         return ProposeOutcome(tuple(proposals), skipped, tokens, usd, tuple(calls))
 
     # planning
 
-    def _plan(self, context: ProposeContext, index: int) -> _Plan:
+    def _mark_down(self, calls: Sequence[ModelCall]) -> None:
+        """Endpoints whose every request this round ended unreachable or refused for good."""
+        reached = {(c.model, c.base_url) for c in calls if c.cached or c.answered}
+        for call in calls:
+            slot = (call.model, call.base_url)
+            lost = call.status == _UNREACHABLE or _REFUSED_FOR_GOOD.match(call.message or "")
+            if lost and slot not in reached and slot not in self._down:
+                where = call.base_url or "the openai default endpoint"
+                self._down[slot] = (
+                    f"{call.model} at {where} is not asked again this run after "
+                    f"{call.attempts} attempt(s): {call.message}"
+                )
+                reached.add(slot)
+
+    def _plan(self, context: ProposeContext, index: int, models: Sequence[ModelEndpoint]) -> _Plan:
         rng = random.Random(f"llm/{context.seed}/{index}")
         mode, parents = self._task(context.parents, rng)
-        endpoint = _pick(self.settings.models, rng)
+        endpoint = _pick(models, rng)
         messages = build_messages(mode, context.problem, parents, context.device)
         seed = context.seed * 1009 + index
         key = prompt_hash(
@@ -193,6 +220,10 @@ class _Plan:
     messages: tuple[dict[str, str], ...]
     seed: int
     key: str
+
+
+def _slot(endpoint: ModelEndpoint) -> tuple[str, str]:
+    return endpoint.model, endpoint.base_url or ""
 
 
 def _pick(models: Sequence[ModelEndpoint], rng: random.Random) -> ModelEndpoint:
