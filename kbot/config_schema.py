@@ -378,6 +378,7 @@ TARGET_KEYS = (
     "inputs",
     "cases",
     "dtypes",
+    "params_dtype",
     "tolerance",
     "adapter",
     "skip",

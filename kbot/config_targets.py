@@ -49,6 +49,9 @@ class TargetConfig:
     adapter: str
     skip: bool
     line: int  # where the entry starts in .kbot.yml, for messages
+    # the dtype the model holds the module's float parameters in (vLLM's params_dtype); "" keeps
+    # the constructor's
+    params_dtype: str = ""
 
     @property
     def file(self) -> str | None:
@@ -129,6 +132,9 @@ def _target(
     dtypes = value("dtypes", ["bfloat16"])
     if not isinstance(dtypes, list) or not dtypes or any(d not in DTYPES for d in dtypes):
         raise fail("dtypes", f"must be a list from {', '.join(DTYPES)}, got {dtypes!r}")
+    params_dtype = value("params_dtype", "")
+    if params_dtype != "" and params_dtype not in DTYPES:
+        raise fail("params_dtype", f"must be one of {', '.join(DTYPES)}, got {params_dtype!r}")
     adapter = value("adapter", "auto")
     if adapter not in ADAPTERS:
         raise fail("adapter", f"must be one of {', '.join(ADAPTERS)}, got {adapter!r}")
@@ -146,6 +152,7 @@ def _target(
         adapter=adapter,
         skip=skip,
         line=node.start_mark.line + 1,
+        params_dtype=params_dtype,
     )
 
 

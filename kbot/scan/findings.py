@@ -129,6 +129,7 @@ class TargetHint:
     dtypes: tuple[str, ...] = ()
     skip: bool = False
     where: str = ".kbot.yml"  # the entry's "file:line", for messages
+    params_dtype: str = ""  # the dtype the model holds the module's float parameters in
 
     @property
     def file(self) -> str | None:
@@ -158,6 +159,7 @@ class TargetHint:
             dtypes=tuple(target.dtypes),
             skip=bool(target.skip),
             where=f"{config_file or '.kbot.yml'}:{target.line}",
+            params_dtype=getattr(target, "params_dtype", ""),
         )
 
 

@@ -143,7 +143,8 @@ def _from_config(finding: Finding, options: ScanOptions) -> InputPlan:
     cases = tuple(hint.cases) or tuple(options.cases)
     check_case_variables(args, cases, finding)
     init_args, init_names = init_arguments(finding, init)
-    return InputPlan(tuple(args), init_args, init_names, cases, ".kbot.yml")
+    held = hint.params_dtype if finding.entry and hint.params_dtype != "float32" else ""
+    return InputPlan(tuple(args), init_args, init_names, cases, ".kbot.yml", parameter_dtype=held)
 
 
 def _has_varargs(finding: Finding) -> bool:

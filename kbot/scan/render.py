@@ -94,6 +94,8 @@ def _header(finding: Finding, plan: InputPlan, location: ImportLocation | None, 
         "",
         f"{EMITTED_MARK}; inputs from {plan.source}. {how}",
     ]
+    if plan.parameter_dtype and plan.source == ".kbot.yml":
+        lines.append(f"Float parameters in {plan.parameter_dtype} (the target's `params_dtype`).")
     if plan.tensor_dtypes:
         held = ", ".join(f"{name} {dtype}" for name, dtype in plan.tensor_dtypes)
         lines.append(f"Module tensors in the dtypes the profiled callers held them in: {held}.")
@@ -241,8 +243,7 @@ def _held_dtypes(plan: InputPlan) -> list[str]:
     lines = []
     if plan.parameter_dtype:
         lines += [
-            f"        # Float parameters in {plan.parameter_dtype}, as a checkpoint of that "
-            "torch_dtype loads them.",
+            f"        # Float parameters in {plan.parameter_dtype}, as the served model holds them.",
             "        for _parameter in self.parameters():",
             "            if _parameter.is_floating_point():",
             f"                _parameter.data = _parameter.data.to(torch.{plan.parameter_dtype})",

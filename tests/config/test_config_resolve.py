@@ -134,6 +134,10 @@ def test_unrelated_kbot_variables_are_ignored(tmp_path):
             "`targets.dtypes` must be a list from bfloat16",
         ),
         (
+            "version: 1\ntargets:\n  - target: a.py::F\n    params_dtype: bf16\n",
+            ":4: `targets.params_dtype` must be one of bfloat16, float16, float32, got 'bf16'",
+        ),
+        (
             "version: 1\ntargets:\n  - target: a.py::F\n    inputs: {x: {shape: T}}\n",
             "`x.shape` must be a list of sizes",
         ),

@@ -409,3 +409,25 @@ def test_a_base_that_cannot_be_copied_at_all_is_dropped_or_named():
     with pytest.raises(RebuildError, match=r"Norm reads self\.eps, which its base class NormBase "
                        r"sets, and that base could not be copied \(.*decorated"):  # fmt: skip
         _rebuilt(source, "Norm", package_roots={"pkg"})
+
+
+def test_params_dtype_casts_the_modules_float_parameters(engine_tree, tmp_path, run_problem):
+    """A target's `params_dtype` (the dtype the served model holds its weights in): the problem's
+    Model holds its float parameters so, and says so in its header; the kernel is judged, and
+    the PR's guard pins, that dtype (red-team round fourteen's c02)."""
+    import torch
+
+    hint = TargetHint(
+        "engine/layers/norm.py::GemmaRMSNorm",
+        name="g",
+        init={"hidden_size": 64},
+        inputs={"x": {"shape": ("T", 64), "dtype": "bfloat16"}},
+        params_dtype="bfloat16",
+    )
+    _, emitted = _emit(engine_tree, tmp_path, [hint])
+    assert emitted["g"].status == EmitStatus.EMITTED, emitted["g"].message
+    text = emitted["g"].path.read_text()
+    assert "Float parameters in bfloat16 (the target's `params_dtype`)." in text
+    _, _, model, inputs = run_problem(emitted["g"].path)
+    assert {p.dtype for p in model.parameters()} == {torch.bfloat16}
+    model(*inputs[0])
