@@ -165,17 +165,24 @@ class Session:
             raise _Refused("model-new", str(exc)) from None
 
     def _second_instance(self, model_new: type, init: list, module: Any) -> torch.nn.Module:
-        """ModelNew built twice after a decoy built from other values (kbot.evaluate.decoy_init),
-        the second judged: a model of many layers builds one per layer, and building one may
-        not change what the next is built from (red-team round twelve: a count of instances
-        kept in the module left every layer after the first wrong)."""
+        """ModelNew built twice between two decoys built from other values
+        (kbot.evaluate.decoy_init), the second judged: a model of many layers builds one per
+        layer, and building one may not change what the next is built from (red-team round
+        twelve: a count of instances kept in the module left every layer after the first
+        wrong). A decoy before catches a module cache the first construction fills for all
+        (keyed without one value), one after a cache each construction overwrites and every
+        instance reads at its call."""
         decoy = decoy_arguments(model_new, init)
-        try:
+
+        def build_decoy() -> None:
             if decoy is not None:
                 try:
                     build_on(self.device, lambda: model_new(*decoy[0], **decoy[1]))
                 except Exception:  # values this constructor refuses: no decoy
                     pass
+
+        try:
+            build_decoy()
             first = build_on(self.device, lambda: model_new(*init))
             del first
             once = snapshot(None, module, identity=False)  # an equal dict rebuilt is alike
@@ -192,6 +199,10 @@ class Session:
                 "alike (a model of many layers builds one per layer), so a constructor may not "
                 "count or record its instances",
             )
+        try:
+            build_decoy()
+        except StateTypeError as exc:
+            raise _Refused("model-new", str(exc)) from None
         return model
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
