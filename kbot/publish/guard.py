@@ -15,7 +15,6 @@ stays free.
 
 from __future__ import annotations
 
-import ast
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # adapters import this module; a runtime import would be circular
     from kbot.publish.adapters.source import Param
 from kbot.errors import KbotError
-from kbot.publish.swept import SweptDim, SweptValue, rows_split_positions, swept_dims
+from kbot.publish.swept import SweptDim, rows_split_positions, swept_dims
 
 
 @dataclass(frozen=True)
@@ -237,16 +236,6 @@ def autograd_term(
     return [f"not (torch.is_grad_enabled() and {needs})"]
 
 
-def weight_dtype_terms(weights: tuple[tuple[str, str], ...]) -> list[str]:
-    """`self.weight.dtype == torch.float32` for each of the module's float tensors the kernel
-    reads, at the dtype the judge checked it with (Model's as built): a module cast to
-    another (`model.to(torch.bfloat16)`, a checkpoint loaded in 16 bits) keeps the original
-    path, since the kernel's path for such a weight never ran (red-team round fourteen's c02
-    took a wrong one there). A problem built with the callers' weight dtype (`kbot scan
-    --profile-cmd`) is checked, and guarded, at that one."""
-    return [f"self.{name}.dtype == torch.{dtype}" for name, dtype in weights]
-
-
 def default_dtype_term() -> list[str]:
     """The default dtype the judge ran under (float32, torch's own): code that sets another
     (`torch.set_default_dtype(torch.bfloat16)` in some models' inference) keeps the original
@@ -341,7 +330,7 @@ def _swept_terms(name: str, fact: InputFact, from_end: int = 0) -> list[str]:
     for swept in fact.swept:
         size = f"{name}.shape[{swept.dim - from_end if from_end else swept.dim}]"
         if not swept.clean:
-            terms.append(f"{size} in {_tuple(swept.sizes)}")
+            terms.append(f"{size} in {tuple_source(swept.sizes)}")
             continue
         terms.append(f"{size} <= {max(swept.sizes)}")
         if swept.step > 1:
@@ -349,7 +338,7 @@ def _swept_terms(name: str, fact: InputFact, from_end: int = 0) -> list[str]:
     return terms
 
 
-def _tuple(values: tuple[Any, ...]) -> str:
+def tuple_source(values: tuple[Any, ...]) -> str:
     return repr(tuple(values))
 
 
@@ -368,116 +357,4 @@ def _fixed_terms(name: str, fact: InputFact) -> list[str]:
         return [f"{name}.shape[{first}:] == ({sizes})"]
     terms = [f"{name}.dim() == {ndim}"]
     terms += [f"{name}.shape[{d}] == {size}" for d, size in fixed]
-    return terms
-
-
-def _meta_model(problem: Path | ModuleType) -> Any:
-    """The problem's Model as get_init_inputs() builds it on the meta device; None where the
-    user's constructor fails there."""
-    import torch
-
-    from kbot.problem.runtime import init_inputs
-
-    module = problem_module(problem) if isinstance(problem, Path) else problem
-    try:
-        with torch.device("meta"):
-            return module.Model(*init_inputs(module))
-    except Exception:
-        return None
-
-
-def scalar_attributes(problem: Path | ModuleType) -> tuple[tuple[str, Any], ...]:
-    """The plain scalar attributes (int, float, bool, str) of the problem's Model as
-    get_init_inputs() builds it, on the meta device: the values the kernel was checked with."""
-    model = _meta_model(problem)
-    if model is None:  # the user's constructor failed; without values there is nothing to pin
-        return ()
-    return tuple(
-        (name, value)
-        for name, value in vars(model).items()
-        if not name.startswith("_")
-        and name != "training"
-        and isinstance(value, (bool, int, float, str))
-    )
-
-
-def missing_attributes(problem: Path | ModuleType, names: tuple[str, ...]) -> tuple[str, ...]:
-    """Those of `names` that the problem's Model, as get_init_inputs() builds it on the meta
-    device, does not have: what ModelNew built in its own constructor (a tuple of launch
-    arguments, a submodule holding the weight). The patched op is the target's, so the kernel
-    call there finds none of them. () where the constructor fails on meta."""
-    model = _meta_model(problem)
-    if model is None:
-        return ()
-    own = {**vars(model), **model._parameters, **model._buffers, **model._modules}
-    return tuple(n for n in names if n not in own and not hasattr(type(model), n))
-
-
-def float_tensor_attributes(problem: Path | ModuleType) -> tuple[tuple[str, str], ...]:
-    """(name, dtype) of the problem's Model's own float parameters and buffers, as
-    get_init_inputs() builds it on the meta device (`("weight", "float32")`): the tensors whose
-    `requires_grad` and dtype a guard asks."""
-    model = _meta_model(problem)
-    if model is None:
-        return ()
-    tensors = [*model.named_parameters(recurse=False), *model.named_buffers(recurse=False)]
-    return tuple(
-        (name, str(t.dtype).removeprefix("torch.")) for name, t in tensors if t.is_floating_point()
-    )
-
-
-def attribute_terms(
-    function: ast.FunctionDef | None,
-    scalars: tuple[tuple[str, Any], ...],
-    passed: tuple[str, ...],
-    owner: ast.ClassDef | None = None,
-    swept: dict[str, SweptValue] | None = None,
-) -> list[str]:
-    """`self.<attr> == <value>` for each scalar attribute the original code reads (in the method,
-    or in the owner's methods it calls as `self.<method>(...)`, transitively) and the kernel does
-    not take as an argument: the kernel has it built in (a head size, an approximation mode, an
-    eps that torch.compile specialized), so another value must take the original path. A flag
-    (bool or str) is pinned even where the kernel takes it: it picks a code path, and the judge
-    ran one (red-team round fourteen's c07 took a wrong GPT-J path behind `is_neox_style`
-    False, checked only True); a number the kernel takes stays free. An attribute the shape
-    sweep changed (`swept`, kbot.publish.swept) is not built in: no term
-    when every changed value passed, else the values that passed."""
-    if function is None or not scalars:
-        return []
-    values = dict(scalars)
-    methods = {
-        node.name: node
-        for node in (owner.body if owner is not None else [])
-        if isinstance(node, ast.FunctionDef)
-    }
-    reads: list[str] = []
-    pending, walked = [function], set()
-    while pending:
-        current = pending.pop(0)
-        if current.name in walked:
-            continue
-        walked.add(current.name)
-        for node in ast.walk(current):
-            if not (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id == "self"
-            ):
-                continue
-            if node.attr in methods and node.attr not in walked:
-                pending.append(methods[node.attr])
-            elif (
-                isinstance(node.ctx, ast.Load)
-                and node.attr in values
-                and (node.attr not in passed or isinstance(values[node.attr], (bool, str)))
-                and node.attr not in reads
-            ):
-                reads.append(node.attr)
-    swept = swept or {}
-    terms = []
-    for name in reads:
-        if name not in swept:
-            terms.append(f"self.{name} == {values[name]!r}")
-        elif not swept[name].clean:
-            terms.append(f"self.{name} in {_tuple(swept[name].values)}")
     return terms

@@ -16,12 +16,10 @@ from kbot.errors import KbotError
 from kbot.publish.adapters import ADAPTERS, AdapterInput, Integration, choose_adapter
 from kbot.publish.adapters.source import AdapterError
 from kbot.publish.callsite import KernelCall, parse_kernel_call
-from kbot.publish.guard import (
-    SizeGuard,
+from kbot.publish.guard import SizeGuard, input_facts, problem_module
+from kbot.publish.module_facts import (
     float_tensor_attributes,
-    input_facts,
     missing_attributes,
-    problem_module,
     scalar_attributes,
 )
 from kbot.publish.pr_template import find_template

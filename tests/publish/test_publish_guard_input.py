@@ -183,7 +183,7 @@ def forward(self, x):
 def test_scalar_attributes_the_kernel_has_built_in_are_pinned(tmp_path):
     import ast
 
-    from kbot.publish.guard import attribute_terms, scalar_attributes
+    from kbot.publish.module_facts import attribute_terms, scalar_attributes
 
     path = tmp_path / "problem.py"
     path.write_text(ATTR_PROBLEM)
@@ -217,7 +217,7 @@ class Rotary:
 def test_attributes_read_in_helper_methods_the_forward_calls_are_pinned():
     import ast
 
-    from kbot.publish.guard import attribute_terms
+    from kbot.publish.module_facts import attribute_terms
 
     cls = ast.parse(OWNER).body[0]
     forward = cls.body[0]
@@ -351,7 +351,7 @@ def get_init_inputs():
 def test_the_weights_the_kernel_reads_join_the_autograd_term(tmp_path):
     """Red-team round fourteen's c12: a kernel with no gradient through its weight ran where a
     weight was being trained, since the term asked only forward's arguments."""
-    from kbot.publish.guard import float_tensor_attributes
+    from kbot.publish.module_facts import float_tensor_attributes
 
     path = tmp_path / "problem.py"
     path.write_text(WEIGHTED_PROBLEM)

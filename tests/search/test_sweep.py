@@ -11,7 +11,8 @@ from kbot.problem import load_problem
 from kbot.publish.adapters.base import guard_terms
 from kbot.publish.adapters.source import Param
 from kbot.publish.callsite import KernelCall
-from kbot.publish.guard import attribute_terms, input_facts
+from kbot.publish.guard import input_facts
+from kbot.publish.module_facts import attribute_terms
 from kbot.publish.swept import swept_scalars
 from kbot.search import Budget, OptimizeOptions, optimize
 from kbot.search.sweep import run_sweep, sweep_points, sweep_values

@@ -24,13 +24,12 @@ from kbot.publish.callsite import KernelCall
 from kbot.publish.guard import (
     InputFact,
     SizeGuard,
-    attribute_terms,
     autograd_term,
     default_dtype_term,
     input_terms,
     size_terms,
-    weight_dtype_terms,
 )
+from kbot.publish.module_facts import attribute_terms, weight_dtype_terms
 from kbot.publish.swept import SweptValue
 
 # Beyond this a guard is split over lines the way black formats a long condition.
