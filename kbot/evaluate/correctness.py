@@ -31,6 +31,7 @@ from kbot.evaluate.input_places import input_shifts
 from kbot.evaluate.judgement import PreciseReference, casts_truncate, judge_outputs
 from kbot.evaluate.module_modes import frozen_trials, same_in_both_modes, train_trials
 from kbot.evaluate.repeats import PreviousTrial
+from kbot.evaluate.shared_inputs import shared_pair, shared_trials
 from kbot.evaluate.verdict import CaseCorrectness, Reason
 from kbot.problem.runtime import DISTRIBUTIONS, apply_distribution, seeded_inputs
 
@@ -89,7 +90,7 @@ def check_case(
     first_kind: str = "",
 ) -> CaseOutcome:
     """`call(inputs, poison_bytes, where, allowed, extern_counts, grad_mode, shift, train, kind,
-    frozen)` runs the
+    frozen, shared)` runs the
     candidate in its own process and returns its outputs, the inputs as they are after the
     call and whether forward returned a tuple or list (kbot.evaluate.jobs). `extern` names the aten ops of the declared extern ops: the
     candidate may make as many calls of them as the reference does, no more. The trials take
@@ -98,7 +99,8 @@ def check_case(
     alignment is drawn per trial (input_shifts, with this case's part of the coarser
     alignments: `coarser`), and so is ModelNew's train or eval mode where the reference's
     result does not depend on it (kbot.evaluate.module_modes), and whether its parameters are
-    frozen (`requires_grad` off, as serving engines load them). `phases`, where given, gathers
+    frozen (`requires_grad` off, as serving engines load them); one trial may pass one tensor
+    as two arguments (kbot.evaluate.shared_inputs). `phases`, where given, gathers
     the seconds the trials spend in each phase (PHASES), the device synchronised at each
     boundary, so a slow judgement says where its time went. The trials take the
     distributions in turn from `first_kind` (the first, `normal`, by default); the candidate's
@@ -111,6 +113,7 @@ def check_case(
     shifts = input_shifts(trials, coarser)
     train = train_trials(trials, same_in_both_modes(reference))
     frozen = frozen_trials(trials, any(True for _ in reference.parameters()))
+    shared = shared_trials(trials, mutates_inputs)
     worst_abs = worst_norm = 0.0
     previous: PreviousTrial | None = None
     failure: Reason | None = None
@@ -125,10 +128,6 @@ def check_case(
         placed = f", inputs {shifts[trial]} bytes off alignment" if shifts[trial] else ""
         mode = "in train mode, " if train[trial] else ""
         mode += "parameters frozen, " if frozen[trial] else ""
-        where = (
-            f"(trial {trial + 1}/{trials}, {distribution} inputs{placed}, seed {seed}, "
-            f"forward called {mode}under {grad_mode})"
-        )
         clock.start("inputs")
         try:
             drawn = seeded_inputs(module, case, seed, device)
@@ -138,7 +137,18 @@ def check_case(
             ) from None
         _check_scalars(drawn, scalar_positions, case)
         pristine = apply_distribution(drawn, distribution, seed)
+        # forward's argument j is argument i this trial: one tensor passed twice
+        pair = shared_pair(pristine) if shared[trial] else None
+        if pair is not None:
+            pristine[pair[0]] = pristine[pair[1]]
+            mode += f"inputs {pair[1]} and {pair[0]} one tensor, "
+        where = (
+            f"(trial {trial + 1}/{trials}, {distribution} inputs{placed}, seed {seed}, "
+            f"forward called {mode}under {grad_mode})"
+        )
         reference_inputs = _clone(pristine)
+        if pair is not None:
+            reference_inputs[pair[0]] = reference_inputs[pair[1]]
         clock.start("reference")
         counted, indexed = ExternCount(extern), IndexSources()
         with torch.no_grad(), counted if extern else contextlib.nullcontext(), indexed:
@@ -176,6 +186,7 @@ def check_case(
             train[trial],
             distribution,
             frozen[trial],
+            pair,
         )
         clock.start("judgement")
         if len(after) != len(pristine):

@@ -231,6 +231,9 @@ class Session:
         # forward receives (a `.grad`, a Python attribute) dies with them, while a cache keyed
         # by pointer still meets the refilled values.
         aliases = [b.detach() if isinstance(b, torch.Tensor) else b for b in buffers]
+        shared = _shared_pair(request.get("shared"), aliases)
+        if shared is not None:  # one tensor passed as two arguments (kbot.evaluate.shared_inputs)
+            aliases[shared[0]] = aliases[shared[1]]
         grad_mode = GRAD_MODES.get(str(request.get("grad_mode", "no_grad")))
         if grad_mode is None:
             raise _Refused("protocol", f"unknown grad mode {request.get('grad_mode')!r}")
@@ -408,6 +411,22 @@ class Session:
 
 def _as_outputs(value: object) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _shared_pair(value: Any, inputs: list) -> tuple[int, int] | None:
+    """The judge's (j, i): argument j is passed as argument i, two tensors of one shape."""
+    if value is None:
+        return None
+    if not (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(type(v) is int and 0 <= v < len(inputs) for v in value)
+        and value[0] != value[1]
+        and all(isinstance(inputs[v], torch.Tensor) for v in value)
+        and inputs[value[0]].shape == inputs[value[1]].shape
+    ):
+        raise _Refused("protocol", f"a shared-input pair that is not two inputs: {value!r}")
+    return value[0], value[1]
 
 
 def _refuse_compute(guard: ComputeGuard) -> None:

@@ -372,6 +372,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline, host_steps: 
         train: bool = False,
         kind: str = "",
         frozen: bool = False,
+        shared: tuple[int, int] | None = None,
     ) -> tuple[tuple, list, bool]:
         # What may come back: the inputs as they are after the call, and outputs like the
         # reference's (twice over, for a candidate that returns more than it should).
@@ -396,6 +397,7 @@ def _remote_call(host: CandidateProcess, case_index: int, deadline, host_steps: 
                 train=train,
                 kind=kind,
                 frozen=frozen,
+                shared=list(shared) if shared is not None else None,
             )
         except CandidateFailed as failed:
             reason = Reason(failed.reason.rule, f"{failed.reason.message} {where}".strip())
