@@ -203,6 +203,8 @@ class Session:
             build_decoy()
         except StateTypeError as exc:
             raise _Refused("model-new", str(exc)) from None
+        except BaseException as exc:  # what `except Exception` let through (SystemExit)
+            raise _Refused("load", f"ModelNew(...) raised {short(exc)}") from None
         return model
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
