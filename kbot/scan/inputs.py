@@ -255,6 +255,10 @@ def _missing_init(finding: Finding, name: str) -> str:
     )
 
 
+# The float dtypes a problem casts a module's tensors to (kbot.scan.render).
+_CAST_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
 def _from_profile(finding: Finding, options: ScanOptions) -> InputPlan:
     stats = finding.profile
     assert stats is not None
@@ -294,10 +298,6 @@ def _from_profile(finding: Finding, options: ScanOptions) -> InputPlan:
         "profile",
         tensor_dtypes=held if finding.entry else (),
     )
-
-
-# The float dtypes a problem casts a module's tensors to (kbot.scan.render).
-_CAST_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
 def _token_sizes(signatures: tuple[tuple[InputMeta, ...], ...]) -> set[int]:

@@ -239,7 +239,7 @@ def _class_model(finding: Finding, plan: InputPlan, imported: bool) -> str:
 def _held_dtypes(plan: InputPlan) -> list[str]:
     """Model.__init__'s lines casting the module's tensors to the dtypes its callers hold them
     in (InputPlan.tensor_dtypes, parameter_dtype): what the kernel is judged with, and what
-    the PR's guard pins (kbot.publish.guard.weight_dtype_terms)."""
+    the PR's guard pins (kbot.publish.module_facts.weight_dtype_terms)."""
     lines = []
     if plan.parameter_dtype:
         lines += [
