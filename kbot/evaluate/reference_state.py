@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 import torch
 
+from kbot.evaluate.compare import as_outputs
+
 # a nonzero constant v becomes v * (1 + u), u uniform in [-SPREAD, SPREAD] (its sign kept:
 # an epsilon stays positive); a zero becomes uniform in (0, SPREAD]
 SPREAD = 0.1
@@ -85,7 +87,8 @@ def _copies(inputs: list) -> list:
 
 
 def _non_finite(value: object) -> list[torch.Tensor]:
-    values = value if isinstance(value, (tuple, list)) else (value,)
     return [
-        ~torch.isfinite(v) for v in values if isinstance(v, torch.Tensor) and v.is_floating_point()
+        ~torch.isfinite(v)
+        for v in as_outputs(value)
+        if isinstance(v, torch.Tensor) and v.is_floating_point()
     ]

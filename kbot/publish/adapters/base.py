@@ -87,7 +87,7 @@ class AdapterInput:
     # Model's scalar attributes the shape sweep changed (kbot.publish.swept)
     swept_scalars: dict[str, SweptValue] = field(default_factory=dict)
     # (name, dtype) of Model's own float parameters and buffers: those the kernel reads join
-    # the autograd term and keep the dtype checked (kbot.publish.guard)
+    # the autograd term and keep the dtype checked (kbot.publish.module_facts)
     tensors: tuple[tuple[str, str], ...] = ()
 
     def module_of(self, relative: str) -> str:
