@@ -14,7 +14,7 @@ at other models' sizes, so the guard pins no size that the generic kernel serves
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -29,13 +29,11 @@ from kbot.search.final import (
     Ranked,
     composed_entry,
     final_winner,
-    grace_deadline,
-    judge_composed,
+    judge_in_grace,
     refused,
     specialised,
 )
 from kbot.search.fitness import fitness_of
-from kbot.search.inflight import call_bounded
 from kbot.search.per_case import case_label
 
 if TYPE_CHECKING:
@@ -213,8 +211,8 @@ def fallback_candidate(
     except (FallbackError, CompositionError) as exc:
         result.notes.append(f"no generic fallback for the specialised kernel: {exc}")
         return sized
-    verdict, single = _judged(store, run_id, problem, env_key, loop, source, winner,
-                              fresh_evaluator)  # fmt: skip
+    verdict, single = judge_in_grace(store, run_id, problem, env_key, loop, source, winner,
+                                     fresh_evaluator, "composed_fallback.py")  # fmt: skip
     fitness = fitness_of(verdict, source)
     why = refused(verdict, fitness, single, "the specialised kernel alone")
     if why:
@@ -232,31 +230,6 @@ def fallback_candidate(
         composed=(fitness, entry, verdict),
         fallback=Fallback(winner[1], generic[1]),
     )
-
-
-def _judged(
-    store: Store,
-    run_id: str,
-    problem: ProblemSpec,
-    env_key: str,
-    loop: SearchLoop,
-    source: str,
-    winner: Ranked,
-    fresh_evaluator: Callable[[], AbstractContextManager[CandidateEvaluator]],
-) -> tuple[Verdict, Ranked]:
-    """kbot.search.final.judge_composed on the run's evaluator, or on a fresh one when the
-    budget's end closed it, bounded by the sweep's grace."""
-    tracker = loop.tracker
-    reuse = not loop.evaluation.closed
-    with nullcontext(loop.evaluation.evaluator) if reuse else fresh_evaluator() as judge:
-        cancel = getattr(judge, "abort", None) or getattr(judge, "close", None)
-
-        def bounded(call: Callable[[], Any]) -> Any:
-            return call_bounded(call, grace_deadline(loop), lambda: loop.stop_request.requested,
-                                cancel, tracker.clock)  # fmt: skip
-
-        return judge_composed(store, run_id, problem, env_key, source, winner, judge, bounded,
-                              "composed_fallback.py")  # fmt: skip
 
 
 def fallback_sentence(fallback: dict[str, Any]) -> str:

@@ -135,11 +135,16 @@ def by_size_candidate(
     result: LoopResult,
     finalists: list[tuple[Entry, Verdict]],
     count: int,
+    fresh_evaluator: Callable[[], AbstractContextManager[CandidateEvaluator]],
 ) -> BySize | None:
     """Per-size winners; when more than one candidate serves, their composed module is
     checked by the evaluator like any candidate (on a GPU timed in one worker beside the
     overall winner, as finalists are) and wins unless the overall winner beats it above the
-    noise floor. Bounded like every evaluation (raises Abandoned)."""
+    noise floor. It decides whether the PR is slower than the path it replaces at any size,
+    so like the shape sweep it may run past the time budget by the sweep's grace
+    (`judge_in_grace`; a 150 s budget on the H100 once spent its last seconds re-measuring
+    and left a 0.85x prefill case that a composed module would have served at 1.00x).
+    Raises Abandoned."""
     winner = best_finalist(result, finalists, count)
     if winner is None:
         return None
@@ -149,11 +154,8 @@ def by_size_candidate(
     source = plan.composed_source
     if source is None:
         return BySize(plan, None)
-    evaluation = loop.evaluation
-    verdict, single = judge_composed(
-        store, run_id, problem, env_key, source, winner, evaluation.evaluator,
-        evaluation.bounded, "composed_by_size.py",
-    )  # fmt: skip
+    verdict, single = judge_in_grace(store, run_id, problem, env_key, loop, source, winner,
+                                     fresh_evaluator, "composed_by_size.py")  # fmt: skip
     fitness = fitness_of(verdict, source)
     why = refused(verdict, fitness, single, "the overall winner")
     if why:
@@ -203,6 +205,32 @@ def judge_composed(
         verdict = bounded(lambda: judge.evaluate(problem, source, name))
     store.put_verdict(run_id, sha, problem.source_sha256, env_key, verdict, kind=COMPOSE_KIND)
     return verdict, single
+
+
+def judge_in_grace(
+    store: Store,
+    run_id: str,
+    problem: ProblemSpec,
+    env_key: str,
+    loop: SearchLoop,
+    source: str,
+    winner: Ranked,
+    fresh_evaluator: Callable[[], AbstractContextManager[CandidateEvaluator]],
+    name: str,
+) -> tuple[Verdict, Ranked]:
+    """`judge_composed` on the run's evaluator, or on a fresh one when the budget's end closed
+    it, bounded by the sweep's grace (`grace_deadline`) and stop requests."""
+    tracker = loop.tracker
+    reuse = not loop.evaluation.closed
+    with nullcontext(loop.evaluation.evaluator) if reuse else fresh_evaluator() as judge:
+        cancel = getattr(judge, "abort", None) or getattr(judge, "close", None)
+
+        def bounded(call: Callable[[], Any]) -> Any:
+            return call_bounded(call, grace_deadline(loop), lambda: loop.stop_request.requested,
+                                cancel, tracker.clock)  # fmt: skip
+
+        return judge_composed(store, run_id, problem, env_key, source, winner, judge, bounded,
+                              name)  # fmt: skip
 
 
 def composed_entry(

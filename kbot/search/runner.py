@@ -163,7 +163,9 @@ def optimize(
             if result.stop_reason is not StopReason.INTERRUPTED and not stop.requested:
                 try:
                     sized = by_size_candidate(store, run_id, problem, env_key, loop, result,
-                                              finalists, options.finalists)  # fmt: skip
+                                              finalists, options.finalists,
+                                              lambda: factory(device, options.gpus,
+                                                              options.seeds))  # fmt: skip
                 except Abandoned as abandoned:  # the single winner stands
                     _abandoned(
                         result,
