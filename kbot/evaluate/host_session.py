@@ -16,15 +16,15 @@ from typing import Any
 import torch
 
 from kbot.evaluate import autotune_turns, wire
-from kbot.evaluate.aliasing import Allowed, held_outside, state_tensors
+from kbot.evaluate.aliasing import Allowed, state_tensors
 from kbot.evaluate.aliasing import refusal as aliasing_refusal
 from kbot.evaluate.audit import Policy, candidate_builtins
 from kbot.evaluate.autotune_turns import in_turn
 from kbot.evaluate.call_modes import GRAD_MODES, frozen, in_mode
 from kbot.evaluate.compute_guard import ComputeGuard, extern_aten, guarding
 from kbot.evaluate.cuda_errors import is_sticky
-from kbot.evaluate.decoy_init import decoy_arguments
 from kbot.evaluate.input_places import InputPlaces, PlacementError, checked_shift, refill
+from kbot.evaluate.instances import Refused, build_judged, shared_state
 from kbot.evaluate.launch_hooks import record_kernels
 from kbot.evaluate.library_state import library_baseline, library_change
 from kbot.evaluate.object_tables import StateTypeError
@@ -34,14 +34,7 @@ from kbot.evaluate.state_check import audit_classes, first_change, snapshot
 from kbot.evaluate.state_loading import LoadRefused, load_state
 from kbot.evaluate.step_clock import StepClock
 from kbot.evaluate.tail_canaries import judge_generator
-from kbot.problem.runtime import build_on, import_file
-
-
-class _Refused(Exception):
-    def __init__(self, rule: str, message: str) -> None:
-        super().__init__(message)
-        self.rule = rule
-        self.message = message
+from kbot.problem.runtime import import_file
 
 
 class Session:
@@ -80,7 +73,7 @@ class Session:
             return {"ok": False, "rule": "protocol", "message": f"unknown request {op!r}"}
         try:
             return {"ok": True, **handlers[op](request)}
-        except _Refused as refused:
+        except Refused as refused:
             return {"ok": False, "rule": refused.rule, "message": refused.message}
         except PlacementError as refused:
             return {"ok": False, "rule": "protocol", "message": str(refused)}
@@ -106,21 +99,21 @@ class Session:
                 builtins=candidate_builtins(self.policy),
             )
         except BaseException as exc:
-            raise _Refused("load", f"importing the candidate raised {short(exc)}") from None
+            raise Refused("load", f"importing the candidate raised {short(exc)}") from None
         record_kernels(module)  # before ModelNew's __init__ runs any of the candidate's code
         model_new = getattr(module, "ModelNew", None)
         if not isinstance(model_new, type) or not issubclass(model_new, torch.nn.Module):
-            raise _Refused("model-new", "ModelNew is not an nn.Module subclass")
-        model = self._second_instance(model_new, init, module)
+            raise Refused("model-new", "ModelNew is not an nn.Module subclass")
+        model = build_judged(self.device, model_new, init, module)
         try:
             # Before the judge calls anything on ModelNew (`to`, `eval`, `state_dict`): no class
             # of the candidate's may answer those calls with code of its own.
             audit_classes(model, module)
         except StateTypeError as exc:
-            raise _Refused("model-new", str(exc)) from None
+            raise Refused("model-new", str(exc)) from None
         patched = library_change(self.library)
         if patched is not None:
-            raise _Refused(
+            raise Refused(
                 "module-patching",
                 f"`{patched}` was changed by the candidate's import or constructor; a "
                 "candidate leaves the libraries as they are",
@@ -132,11 +125,11 @@ class Session:
         # Sharing is looked for in the constructor's tensors too: loading puts new tensor
         # objects in ModelNew's places (state_loading), which a registry would not hold, while
         # a loader copying in place (vLLM's weight loaders) would fill the shared one.
-        shared = self._shared(model, module, persistent)
+        shared = shared_state(model, module, persistent)
         try:
             load_state(model, state, adopt=bool(request.get("adopt")))
         except LoadRefused as exc:
-            raise _Refused("load", str(exc)) from None
+            raise Refused("load", str(exc)) from None
         self.model = model
         self.extern = extern_aten(list(request.get("extern_ops") or ()))
         # What ModelNew and its module keep, as loaded (tensors byte for byte, Python values,
@@ -146,10 +139,10 @@ class Session:
         try:
             self.state = snapshot(model, module)
         except StateTypeError as exc:
-            raise _Refused("model-new", str(exc)) from None
-        shared = shared or self._shared(model, module, persistent)
+            raise Refused("model-new", str(exc)) from None
+        shared = shared or shared_state(model, module, persistent)
         if shared is not None:
-            raise _Refused(
+            raise Refused(
                 "model-new",
                 f"`{shared[0]}` is also held by `{shared[1]}`, outside this ModelNew: every "
                 "instance would share it (a model of many layers would load all their weights "
@@ -157,59 +150,9 @@ class Session:
             )
         return {}
 
-    @staticmethod
-    def _shared(model: torch.nn.Module, module: Any, persistent: frozenset[str]):
-        try:
-            return held_outside(model, module, persistent)
-        except StateTypeError as exc:
-            raise _Refused("model-new", str(exc)) from None
-
-    def _second_instance(self, model_new: type, init: list, module: Any) -> torch.nn.Module:
-        """ModelNew built twice between two decoys built from other values
-        (kbot.evaluate.decoy_init), the second judged: a model of many layers builds one per
-        layer, and building one may not change what the next is built from (red-team round
-        twelve: a count of instances kept in the module left every layer after the first
-        wrong). A decoy before catches a module cache the first construction fills for all
-        (keyed without one value), one after a cache each construction overwrites and every
-        instance reads at its call."""
-        decoy = decoy_arguments(model_new, init)
-
-        def build_decoy() -> None:
-            if decoy is not None:
-                try:
-                    build_on(self.device, lambda: model_new(*decoy[0], **decoy[1]))
-                except Exception:  # values this constructor refuses: no decoy
-                    pass
-
-        try:
-            build_decoy()
-            first = build_on(self.device, lambda: model_new(*init))
-            del first
-            once = snapshot(None, module, identity=False)  # an equal dict rebuilt is alike
-            model = build_on(self.device, lambda: model_new(*init))
-        except StateTypeError as exc:
-            raise _Refused("model-new", str(exc)) from None
-        except BaseException as exc:
-            raise _Refused("load", f"ModelNew(*get_init_inputs()) raised {short(exc)}") from None
-        changed = first_change(once, None, module, identity=False)
-        if changed is not None:
-            raise _Refused(
-                "model-new",
-                f"`{changed}` changed when a second ModelNew was built: each instance is built "
-                "alike (a model of many layers builds one per layer), so a constructor may not "
-                "count or record its instances",
-            )
-        try:
-            build_decoy()
-        except StateTypeError as exc:
-            raise _Refused("model-new", str(exc)) from None
-        except BaseException as exc:  # what `except Exception` let through (SystemExit)
-            raise _Refused("load", f"ModelNew(...) raised {short(exc)}") from None
-        return model
-
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.model is None:
-            raise _Refused("protocol", "call before load")
+            raise Refused("protocol", "call before load")
         clock = StepClock(self.device)
         case, shift = int(request["case"]), checked_shift(request.get("shift", 0))
         fresh = wire.decode(request["inputs"], self._payload(request), self.device)
@@ -238,7 +181,7 @@ class Session:
             aliases[shared[0]] = aliases[shared[1]]
         grad_mode = GRAD_MODES.get(str(request.get("grad_mode", "no_grad")))
         if grad_mode is None:
-            raise _Refused("protocol", f"unknown grad mode {request.get('grad_mode')!r}")
+            raise Refused("protocol", f"unknown grad mode {request.get('grad_mode')!r}")
         try:
             # every autotune config takes its turn in the trials (timing tunes as written);
             # the judge picks the module's mode (kbot.evaluate.module_modes)
@@ -258,7 +201,7 @@ class Session:
         _check_types(outputs)
         copied = guard.copied_outputs(outputs)
         if copied:
-            raise _Refused(
+            raise Refused(
                 "torch-compute",
                 f"output {copied[0]} is a torch copy of the inputs' values, not a kernel's result",
             )
@@ -269,7 +212,7 @@ class Session:
         )
         why = aliasing_refusal(outputs, buffers, state_tensors(self.model, self.module), allowed)
         if why is not None:
-            raise _Refused("output-alias", why)
+            raise Refused("output-alias", why)
         self._refuse_state_change()
         # a tuple of one where the reference returns a tensor (or the other way) is another
         # interface for its caller: `layer(h)[0]` takes a row of a bare tensor
@@ -291,7 +234,7 @@ class Session:
         case = int(request["case"])
         buffers = self.places.buffers(case)
         if self.model is None or buffers is None:
-            raise _Refused("protocol", "capture before an aligned call on this case")
+            raise Refused("protocol", "capture before an aligned call on this case")
         self._release({})
         model = self.model
         first = [b.detach() if isinstance(b, torch.Tensor) else b for b in buffers]
@@ -355,7 +298,7 @@ class Session:
         # only the first one's).
         copy = int(request.get("copy", 0))
         if not 0 <= copy < len(self.timed_copies):
-            raise _Refused("protocol", f"no copy {copy} in the timed graph")
+            raise Refused("protocol", f"no copy {copy} in the timed graph")
         refill(self.timed_copies[copy], fresh)
         impl.graph.replay()
         torch.cuda.synchronize(self.device)
@@ -380,9 +323,9 @@ class Session:
         try:
             changed = first_change(self.state, self.model, self.module)
         except StateTypeError as exc:
-            raise _Refused("model-new", str(exc)) from None
+            raise Refused("model-new", str(exc)) from None
         if changed is not None:
-            raise _Refused(
+            raise Refused(
                 "state-mutated",
                 f"`{changed}` changed during a call; forward must keep no state between calls "
                 "(ModelNew's parameters, buffers and attributes and the module's values stay "
@@ -391,13 +334,13 @@ class Session:
 
     def _timed(self):
         if self.timed is None:
-            raise _Refused("protocol", "no graph captured")
+            raise Refused("protocol", "no graph captured")
         return self.timed
 
     def _inside(self, path: str) -> Path:
         resolved = Path(path).resolve()
         if self.folder.resolve() not in resolved.parents:
-            raise _Refused("protocol", "a path outside the candidate's folder")
+            raise Refused("protocol", "a path outside the candidate's folder")
         return resolved
 
     def _payload(self, request: dict[str, Any]) -> str | None:
@@ -427,15 +370,15 @@ def _shared_pair(value: Any, inputs: list) -> tuple[int, int] | None:
         and all(isinstance(inputs[v], torch.Tensor) for v in value)
         and inputs[value[0]].shape == inputs[value[1]].shape
     ):
-        raise _Refused("protocol", f"a shared-input pair that is not two inputs: {value!r}")
+        raise Refused("protocol", f"a shared-input pair that is not two inputs: {value!r}")
     return value[0], value[1]
 
 
 def _refuse_compute(guard: ComputeGuard) -> None:
     if guard.refusals:  # a kernel that reads an address or runs inline asm beyond arithmetic
-        raise _Refused(*guard.refusals[0])
+        raise Refused(*guard.refusals[0])
     if guard.violations:
-        raise _Refused(
+        raise Refused(
             "torch-compute",
             f"forward computed with torch outside a Triton kernel (`{guard.violations[0]}`); "
             "only allocation, views, copies of its own buffers and declared extern ops may run "
@@ -451,15 +394,15 @@ def _refuse_writes_past(guard: ComputeGuard, outputs: tuple) -> None:
     written = guard.canaries.check(outputs)
     guard.canaries.forget_allocations()
     if written is not None:
-        raise _Refused("out-of-bounds", written)
+        raise Refused("out-of-bounds", written)
 
 
 def _check_types(outputs: tuple) -> None:
     for index, value in enumerate(outputs):
         if isinstance(value, torch.Tensor):
             if type(value) is not torch.Tensor:
-                raise _Refused(
+                raise Refused(
                     "output-type", f"output {index} is a {type(value).__name__}, not a torch.Tensor"
                 )
         elif not (value is None or isinstance(value, (bool, int, float))):
-            raise _Refused("output-type", f"output {index} is a {type(value).__name__}")
+            raise Refused("output-type", f"output {index} is a {type(value).__name__}")
