@@ -208,6 +208,8 @@ class Finding:
     hint: TargetHint | None = None  # the .kbot.yml entry for this op, if any
     profile: ProfileStats | None = None
     unique_name: str = ""  # set by scan(): `name`, made unique across the result
+    # kbot.scan.call_literals.CallLiteral: what the tree's calls of a function pass
+    call_literals: tuple[Any, ...] = ()
 
     @property
     def callable_qualname(self) -> str:

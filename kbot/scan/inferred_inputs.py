@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from kbot.scan.call_literals import call_literal
 from kbot.scan.findings import ConfigArg, Finding, ScanOptions
 from kbot.scan.inputs import (
     TOKEN_DIM,
@@ -103,10 +104,14 @@ def _model_config_plan(
             said.append(f"{param.name}={scalar.value!r} ({scalar.because})")
         elif scalar is not None:
             continue  # a method's scalar with a default keeps it
+        elif (called := call_literal(finding, param.name)) is not None and not called.varies:
+            args.append(InputArg(param.name, None, None, value=called.value))
+            said.append(f"{param.name}={called.value!r} ({called.because()})")
         elif param.default is None:
+            seen = f" (the repository's calls pass {', '.join(called.seen)})" if called else ""
             raise InputsUnknown(
                 f"cannot infer inputs for {finding.name}: --model-config {config.name} does not "
-                f"say what argument `{param.name}` of {finding.qualname} is; add it to "
+                f"say what argument `{param.name}` of {finding.qualname} is{seen}; add it to "
                 "`inputs:` of its .kbot.yml target"
             )
     if not args:

@@ -263,6 +263,7 @@ LAYOUTS = (
     "batch_first",
     "batch_first_pairs",
     "batch_first_split",
+    "batch_first_rotations",
 )
 _PER_HEAD_LAYOUT = {
     "split": ("[T, {heads}, head_dim]", lambda t, h, d: (t, h, d)),
@@ -272,6 +273,7 @@ _PER_HEAD_LAYOUT = {
     "batch_first": ("[1, T, {heads}, head_dim]", lambda t, h, d: (1, t, h, d)),
     "batch_first_pairs": ("[1, T, {heads}, head_dim]", lambda t, h, d: (1, t, h, d)),
     "batch_first_split": ("[1, T, {heads}, head_dim]", lambda t, h, d: (1, t, h, d)),
+    "batch_first_rotations": ("[1, T, {heads}, head_dim]", lambda t, h, d: (1, t, h, d)),
 }
 _TABLE_LAYOUT = {
     "flat": ("[T, head_dim / 2]", lambda t, d: (t, d // 2)),
@@ -293,6 +295,9 @@ _FREQUENCY_LAYOUT = {
                           lambda t, d: (t, d // 2, 2)),
     "heads_first": ("[T, head_dim / 2, 2, 2]", "as 2 × 2 rotations", "float32",
                     lambda t, d: (t, d // 2, 2, 2)),
+    # lingua's rotary: x [B, S, H, D] against [S, D / 2, 2, 2] rotations on its sequence axis
+    "batch_first_rotations": ("[T, head_dim / 2, 2, 2]", "as 2 × 2 rotations", "float32",
+                              lambda t, d: (t, d // 2, 2, 2)),
 }  # fmt: skip
 
 

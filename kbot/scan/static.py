@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kbot.errors import ConfigError
+from kbot.scan.call_literals import with_call_literals
 from kbot.scan.compiled_context import mark_compiled_context
 from kbot.scan.config_args import config_args
 from kbot.scan.dispatchers import skip_dispatchers
@@ -104,6 +105,7 @@ def scan_static(
         ]
     findings = mark_compiled_context(findings, all_facts)
     findings = skip_dispatchers(findings, all_facts)
+    findings = with_call_literals(findings, root, options.exclude)
     findings.sort(key=lambda f: (f.file, f.line))
     return findings, skips, files
 

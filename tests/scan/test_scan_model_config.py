@@ -469,3 +469,61 @@ def test_a_norm_built_from_its_weight_tensor_gets_one_from_the_model_config(tmp_
     assert "get_init_inputs() = [<tensor [4096] bfloat16>, 1e-05] builds it" in candidate
     verdict = evaluate(problem, candidate, EvalOptions(device="cpu"))
     assert verdict.accepted, [str(r) for r in verdict.reasons]
+
+
+_PAIR_ROTARY = '''import torch
+
+
+def apply_rotary_pairs(xq: torch.Tensor, xk: torch.Tensor, seq_dim: int, freqs_cis: torch.Tensor):
+    """Each (even, odd) pair times a 2 x 2 rotation, the table laid along `seq_dim`."""
+    shape = [1] * (xq.dim() - 1) + [xq.shape[-1] // 2, 2, 2]
+    shape[seq_dim] = xq.shape[seq_dim]
+    rotation = freqs_cis.view(shape)
+    q = xq.float().unflatten(-1, (-1, 1, 2))
+    k = xk.float().unflatten(-1, (-1, 1, 2))
+    return (q * rotation).sum(-1).flatten(3).to(xq.dtype), (k * rotation).sum(-1).flatten(3).to(
+        xk.dtype
+    )
+'''
+
+
+def _pair_rotary_tree(tmp_path, *calls):
+    tree = tmp_path / "pairs"
+    tree.mkdir()
+    (tree / "rope.py").write_text(_PAIR_ROTARY)
+    body = "".join(f"    q, k = {call}\n" for call in calls)
+    (tree / "attention.py").write_text(
+        "from rope import apply_rotary_pairs\n\n\ndef attend(q, k, table, axis):\n"
+        f"{body}    return q, k\n"
+    )
+    return tree
+
+
+def test_an_argument_no_config_sizes_is_what_every_call_in_the_repository_passes(tmp_path):
+    """lingua calls `apply_rotary_emb(xq, xk, 1, freq_cis)`: `seq_dim` is no model size, and
+    the repository's own calls say it; its tables are 2 x 2 rotations beside batch-first heads."""
+    tree = _pair_rotary_tree(tmp_path, "apply_rotary_pairs(q, k, 1, table)",
+                             "apply_rotary_pairs(q, k, seq_dim=1, freqs_cis=table)")  # fmt: skip
+    _, emitted = _emit(tree, tmp_path, load_model_config("llama-3-8b"))
+    pairs = emitted["apply_rotary_pairs"]
+    assert pairs.status == EmitStatus.EMITTED, pairs.message
+    assert "seq_dim=1 (2 calls in the repository pass 1: attention.py:5, attention.py:6)" in (
+        pairs.inputs_from
+    )
+    assert "xq [1, T, 32, 128] bfloat16" in pairs.inputs_from
+    assert "freqs_cis [T, 64, 2, 2] float32" in pairs.inputs_from
+    module = import_file(pairs.path)
+    model = module.Model(*init_inputs(module))
+    q, k = model(*case_inputs(module, {"T": 3}))
+    assert q.shape == (1, 3, 32, 128) and k.shape == (1, 3, 8, 128)
+
+
+def test_calls_that_pass_different_values_leave_the_argument_to_the_config(tmp_path):
+    tree = _pair_rotary_tree(tmp_path, "apply_rotary_pairs(q, k, 1, table)",
+                             "apply_rotary_pairs(q, k, axis, table)")  # fmt: skip
+    _, emitted = _emit(tree, tmp_path, load_model_config("llama-3-8b"))
+    pairs = emitted["apply_rotary_pairs"]
+    assert pairs.status == EmitStatus.SKIPPED
+    assert "argument `seq_dim` of apply_rotary_pairs is (the repository's calls pass 1, axis)" in (
+        pairs.message
+    )
