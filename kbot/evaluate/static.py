@@ -9,7 +9,14 @@ from __future__ import annotations
 import ast
 import re
 
-from kbot.evaluate import address_rules, forward_path, kernel_escapes, module_rules, name_rules
+from kbot.evaluate import (
+    address_rules,
+    autotune_atomics,
+    forward_path,
+    kernel_escapes,
+    module_rules,
+    name_rules,
+)
 from kbot.evaluate.forbidden import forbidden
 from kbot.evaluate.names import (
     ALLOWED_IMPORTS,
@@ -54,6 +61,8 @@ RULES: dict[str, str] = {
     "kernel-code": "kernel bodies use triton.language and other @triton.jit functions only",
     "address-use": "a tensor's address is read only in alignment tests and comparisons of two "
     "addresses; a kernel never casts a pointer to an integer",
+    "autotune-atomics": "an autotuned kernel adds atomically only into buffers its reset_to_zero "
+    "(or restore_value) names: tuning runs every config on the caller's buffers",
 }
 
 _LOW_PRECISION_PROBLEM = re.compile(r"\b(float16|half|bfloat16|bf16|fp16|float8\w*)\b")
@@ -83,6 +92,7 @@ def check_source(
     parents = parent_map(tree)  # the two rules judge a name by its use
     reasons += address_rules.check(tree, parents)
     reasons += kernel_escapes.check(tree, parents)
+    reasons += autotune_atomics.check(tree, aliases)
     if problem_dtype_hint == "float32" and not options.allow_low_precision:
         reasons += _check_precision(tree, aliases)
     return _unique(reasons)

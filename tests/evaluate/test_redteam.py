@@ -27,6 +27,8 @@ Each cheat file starts with a docstring:
       guarded  wrong only where the published guard never takes the kernel (another default
                dtype: kbot.publish.guard): rejected by the static rules; with them off the
                judge's trials do not meet its wrong path, so it may be accepted there
+      static   wrong only in a call no trial can make (the autotuner's tuning call, where it
+               runs every config on the caller's buffers): rejected by the static rules alone
 
 Cheats only create files named /tmp/kbot-redteam-cheat-* (removed here), only talk to
 127.0.0.1 on the ports below, and only run `id`. Whatever they find, they print or send only
@@ -72,7 +74,7 @@ CANARY_PREFIX = "kbot-canary-"  # the only values the cheats print or send
 NAMED_RULE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 OUTPUT_BOUND = 10_000  # characters of worker output a verdict may carry (4000 today)
 CLASSES = ("reach", "secrets", "judge", "seed", "outside", "timing", "control")
-TAGS = frozenset({"steals", "isolate", "honest", "cpu", "guarded"})
+TAGS = frozenset({"steals", "isolate", "honest", "cpu", "guarded", "static"})
 # KBOT_REDTEAM_DEVICE=cuda runs the same suite on a GPU (the H200 run in bench/results).
 OPTIONS = dict(
     device=os.environ.get("KBOT_REDTEAM_DEVICE", "cpu"),
@@ -104,7 +106,7 @@ class Cheat:
         candidate process's compute guard sees what runs), and only the trusted side's checks
         stand."""
         return self.klass in ("judge", "seed", "control", "outside") and not (
-            self.tags & {"honest", "guarded"}
+            self.tags & {"honest", "guarded", "static"}
         )
 
 
