@@ -48,9 +48,7 @@ def test_an_accumulating_atomic_without_a_reset_is_refused(body):
 
 
 def test_an_atomic_in_a_helper_the_kernel_calls_is_followed_to_the_kernels_argument():
-    helper = (
-        "@triton.jit\ndef _accumulate(dst, value):\n    tl.atomic_add(dst, value)\n\n\n"
-    )
+    helper = "@triton.jit\ndef _accumulate(dst, value):\n    tl.atomic_add(dst, value)\n\n\n"
     (reason,) = _reasons(_kernel("_accumulate(y_ptr + row, tl.sum(x, axis=0))", helper=helper))
     assert "`y_ptr`" in reason.message
 
