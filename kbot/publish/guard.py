@@ -42,6 +42,9 @@ class InputFact:
     # The sweep's rows point passed and this tensor carries the rows (its first dim, which the
     # cases vary): it may come with one more leading dim ([batch, seqlen, ...]).
     rows_free: bool = False
+    # A floating-point tensor's dtype in each case ("float32" for an fp32 rotary table beside
+    # bf16 activations); () otherwise.
+    float_dtypes: tuple[str, ...] = ()
 
     @property
     def fixed_dims(self) -> tuple[tuple[int, int], ...]:
@@ -117,7 +120,10 @@ def input_facts(
         shapes = tuple(tuple(v.shape) for v in values) if tensor else ()
         swept = swept_dims(position, shapes, sweep) if tensor else ()
         literals = None if tensor else _distinct_literals(values)
-        facts.append(InputFact(tensor, floating, dtype, shapes, swept, literals))
+        floats = tuple(str(v.dtype).removeprefix("torch.") for v in values) if floating else ()
+        facts.append(
+            InputFact(tensor, floating, dtype, shapes, swept, literals, float_dtypes=floats)
+        )
     split = rows_split_positions(sweep)
     return tuple(
         replace(f, rows_free=True) if i in split and f.tensor else f for i, f in enumerate(facts)
@@ -197,7 +203,7 @@ def input_terms(
             terms.append(f"{name} is not None")
         if index != anchor_at:
             if fact.floating:
-                terms.append(f"{name}.dtype == {anchor}.dtype")
+                terms.append(_float_dtype_term(name, fact, anchor, anchor_fact))
             elif fact.dtype:
                 terms.append(f"{name}.dtype == torch.{fact.dtype}")
         terms += layout_terms(name)
@@ -206,6 +212,20 @@ def input_terms(
         else:
             terms += _shape_terms(name, fact)
     return terms
+
+
+def _float_dtype_term(name: str, fact: InputFact, anchor: str, anchor_fact: InputFact) -> str:
+    """A floating tensor's dtype as checked: the anchor's where it followed the anchor in
+    every case (or nothing says otherwise), else the one it always had (`cos.dtype ==
+    torch.float32` beside bf16 activations, where `== x.dtype` would never hold), else the
+    ones it had."""
+    own = fact.float_dtypes
+    if not own or own == anchor_fact.float_dtypes:
+        return f"{name}.dtype == {anchor}.dtype"
+    kinds = sorted(set(own))
+    if len(kinds) == 1:
+        return f"{name}.dtype == torch.{kinds[0]}"
+    return f"{name}.dtype in ({', '.join(f'torch.{k}' for k in kinds)})"
 
 
 def layout_terms(name: str) -> list[str]:

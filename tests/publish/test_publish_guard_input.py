@@ -378,3 +378,47 @@ def test_the_weights_the_kernel_reads_join_the_autograd_term(tmp_path):
         call, target, ("float32",), False, "here", _facts(tmp_path, WEIGHTED_PROBLEM)
     )
     assert "not (torch.is_grad_enabled() and x.requires_grad)" in plain
+
+
+TABLE_PROBLEM = '''
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x, table):
+        return x * table.repeat(1, 2).to(x.dtype)
+
+
+CASES = [dict(T=1), dict(T=4)]
+
+
+def get_inputs(T):
+    return [torch.randn(T, 16, dtype=torch.bfloat16), torch.randn(T, 8, dtype=torch.float32)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_an_fp32_table_beside_bf16_activations_keeps_its_own_dtype(tmp_path):
+    """A rotary table is float32 beside bf16 activations in every case: `table.dtype ==
+    x.dtype` would never hold and the kernel would never run (lingua's freqs_cis)."""
+    facts = _facts(tmp_path, TABLE_PROBLEM)
+    call = KernelCall("op", ("x", "table"), ("x", "table"), (), ())
+    target = (Param("x", None), Param("table", None))
+    terms = guard_terms(call, target, ("bfloat16",), True, "op", facts)
+    assert "table.dtype == torch.float32" in terms
+    assert not any(t.startswith("table.dtype == x") for t in terms)
+
+
+def test_a_functions_number_fixed_by_the_problem_is_pinned_and_passed_by_name():
+    from kbot.publish.adapters.guarded import _function_call, _pinned_term
+
+    params = (Param("xq", None), Param("xk", None), Param("seq_dim", None), Param("freqs", None))
+    call = _function_call("rope", params, {"seq_dim": 1}, 3)
+    assert call == "rope(xq=inputs[0], xk=inputs[1], seq_dim=1, freqs=inputs[2])"
+    assert _function_call("rope", params, {}, 4) == "rope(*inputs)"
+    assert _pinned_term("seq_dim", 1) == "seq_dim == 1"
+    assert _pinned_term("interleaved", True) == "interleaved is True"

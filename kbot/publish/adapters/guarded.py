@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Any
 
 from kbot.publish.adapters import source
 from kbot.publish.adapters.base import (
@@ -47,6 +48,11 @@ class GuardedDispatchAdapter:
                 f"self.{spec.call.attributes[0]}; re-extract the problem from this function"
             )
         target_params = source.params(function)
+        # A plain function's number the problem fixed (a constructor argument of its Model, as
+        # `seq_dim=1`): not one of forward's, so the kernel serves that value only.
+        fixed = dict(spec.scalars) if cls is None else {}
+        pinned = tuple(p for p in target_params if p.name in fixed)
+        target_params = tuple(p for p in target_params if p.name not in fixed)
         rename = rename_map(spec.call, target_params, where)
         terms = guard_terms(
             spec.call,
@@ -62,6 +68,7 @@ class GuardedDispatchAdapter:
             spec.swept_scalars,
             spec.tensors,
         )
+        terms += [_pinned_term(p.name, fixed[p.name]) for p in pinned]
         lines = text.splitlines(keepends=True)
         step = indent_step(text, spec.target_path)
         alias = launcher_name(spec.call, function)
@@ -81,7 +88,9 @@ class GuardedDispatchAdapter:
             entry = EntryPoint(
                 import_line=f"from {module} import {function.name}",
                 construct=None,
-                call=f"{function.name}(*inputs)",
+                call=_function_call(
+                    function.name, source.params(function), fixed, len(spec.call.forward_params)
+                ),  # fmt: skip
                 loads_state=False,
             )
             what = f"`{function.name}`"
@@ -194,3 +203,26 @@ def _dispatch_around_script(
 
 
 GUARDED_DISPATCH = GuardedDispatchAdapter()
+
+
+def _pinned_term(name: str, value: Any) -> str:
+    """`seq_dim == 1`: the value the problem fixed, the only one the kernel was checked at."""
+    if value is None or isinstance(value, bool):
+        return f"{name} is {value!r}"
+    return f"{name} == {value!r}"
+
+
+def _function_call(name: str, params: tuple[Any, ...], fixed: dict[str, Any], count: int) -> str:
+    """How the parity test and the benchmark call the original function with the problem's
+    `count` inputs: `f(*inputs)`, or by name, with the numbers the problem fixed in their
+    places (later parameters keep their defaults)."""
+    if not any(p.name in fixed for p in params):
+        return f"{name}(*inputs)"
+    parts, given = [], 0
+    for p in params:
+        if p.name in fixed:
+            parts.append(f"{p.name}={fixed[p.name]!r}")
+        elif given < count:
+            parts.append(f"{p.name}=inputs[{given}]")
+            given += 1
+    return f"{name}({', '.join(parts)})"
