@@ -380,7 +380,7 @@ def test_the_weights_the_kernel_reads_join_the_autograd_term(tmp_path):
     assert "not (torch.is_grad_enabled() and x.requires_grad)" in plain
 
 
-TABLE_PROBLEM = '''
+TABLE_PROBLEM = """
 import torch
 from torch import nn
 
@@ -399,7 +399,7 @@ def get_inputs(T):
 
 def get_init_inputs():
     return []
-'''
+"""
 
 
 def test_an_fp32_table_beside_bf16_activations_keeps_its_own_dtype(tmp_path):
