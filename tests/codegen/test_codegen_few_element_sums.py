@@ -1,7 +1,7 @@
 """A sum over an axis of a few elements whose size the source fixes (the pair axis of a 2 x 2
-rotation) is traced as the pointwise sum of its elements (kbot.propose.codegen.trace's
-`_sum_of_few`): lingua's RoPE sums q and k of different head counts so, which as two reductions
-of different shapes had no schedule. A sum over a size the problem varies stays a reduction."""
+rotation) is traced as the pointwise sum of its elements (kbot.propose.codegen.few_sums):
+lingua's RoPE sums q and k of different head counts so, which as two reductions of different
+shapes had no schedule. A sum over a size the problem varies stays a reduction."""
 
 from __future__ import annotations
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +30,7 @@ from kbot.propose.codegen.attr_constants import (
     with_attributes,
 )
 from kbot.propose.codegen.complex_ops import ComplexUnsupported, decomplexify
+from kbot.propose.codegen.few_sums import sum_of_few
 from kbot.propose.codegen.inplace import rewrite_in_place
 from kbot.propose.codegen.scalar_constants import ScalarConstants, scalar_constants
 from kbot.quiet_stdout import quiet_stdout
@@ -114,7 +114,7 @@ def _decompositions() -> dict:
         aten.amin.default(x, [dim], keepdim),
         aten.argmin.default(x, dim, keepdim),
     )
-    table[aten.sum.dim_IntList] = _sum_of_few
+    table[aten.sum.dim_IntList] = sum_of_few
     # any over a dim (SDPA's check for a row masked to -inf everywhere): the max of the
     # elements' truth values as 0/1, an fp32 reduction the classifier schedules
     table[aten.any.dim] = lambda x, dim, keepdim=False: aten.gt.Scalar(
@@ -124,54 +124,6 @@ def _decompositions() -> dict:
         0,
     )
     return table
-
-
-# A sum over dims of at most this many elements in all, of sizes fixed in the source, is
-# written as their pointwise sum.
-FEW_ELEMENTS = 4
-
-
-def _sum_of_few(x, dim=None, keepdim=False, *, dtype=None):  # type: ignore[no-untyped-def]
-    """`x.sum(-1)` over an axis of 2 (a 2 x 2 rotation's row: lingua's rotary sums q and k of
-    different head counts so) as the sum of its elements, selected: a pointwise expression, where
-    two reductions of different shapes have no schedule. Only where the reduced sizes are fixed
-    (`_fixed_size`) and few; anything else stays a reduction."""
-    if not dim or dtype is not None or not x.is_floating_point():
-        return NotImplemented
-    dims = sorted({d % x.dim() for d in dim})
-    sizes = [_fixed_size(x.shape[d]) for d in dims]
-    if None in sizes or math.prod(sizes) > FEW_ELEMENTS:
-        return NotImplemented
-    total = None
-    for index in itertools.product(*(range(n) for n in sizes)):
-        part = x
-        for d, i in sorted(zip(dims, index), reverse=True):  # the last dim first: the others keep
-            part = aten.select.int(part, d, i)
-        total = part if total is None else aten.add.Tensor(total, part)
-    for d in dims if keepdim else ():
-        total = aten.unsqueeze.default(total, d)
-    return total
-
-
-def _fixed_size(size: Any) -> int | None:
-    """A size that is the same whatever the problem's sizes are: a literal in the source, or an
-    expression of sizes that keeps its value when every size doubles and quadruples
-    (`head_dim // (head_dim // 2)`, the -1 of a reshape into pairs); None otherwise."""
-    from torch.fx.experimental.symbolic_shapes import is_concrete_int
-
-    if is_concrete_int(size):
-        return int(size)
-    node = getattr(size, "node", None)
-    expr, env = getattr(node, "expr", None), getattr(node, "shape_env", None)
-    if expr is None or env is None:
-        return None
-    try:
-        known = getattr(env, "backed_var_to_val", None) or env.var_to_val  # torch 2.13, 2.11
-        hints = {s: int(known[s]) for s in expr.free_symbols}
-        values = {int(expr.xreplace({s: v * k for s, v in hints.items()})) for k in (1, 2, 4)}
-    except (KeyError, TypeError, ValueError):
-        return None
-    return values.pop() if len(values) == 1 else None
 
 
 def _var_mean(x, dim=None, *, correction=None, keepdim=False):  # type: ignore[no-untyped-def]
