@@ -229,8 +229,13 @@ def judge_in_grace(
             return call_bounded(call, grace_deadline(loop), lambda: loop.stop_request.requested,
                                 cancel, tracker.clock)  # fmt: skip
 
-        return judge_composed(store, run_id, problem, env_key, source, winner, judge, bounded,
-                              name)  # fmt: skip
+        try:
+            return judge_composed(store, run_id, problem, env_key, source, winner, judge,
+                                  bounded, name)  # fmt: skip
+        except Abandoned:
+            if reuse:  # cancelled: the steps after this one start a fresh evaluator
+                loop.evaluation.closed = True
+            raise
 
 
 def composed_entry(

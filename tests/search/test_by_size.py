@@ -382,3 +382,39 @@ def test_a_kernel_specialised_to_the_problems_sizes_wins_only_above_the_noise_fl
     assert best_finalist(None, [faster, generic], 2)[1].proposer == "inductor"  # type: ignore[arg-type]
     alone = entry("inductor", "inductor", 0.9)
     assert best_finalist(None, [alone], 2)[1].proposer == "inductor"  # type: ignore[arg-type]
+
+
+def test_a_module_judged_past_its_grace_marks_the_runs_evaluator_closed(problem, monkeypatch):
+    """The module's judgement cancelled at the grace's end closes the run's evaluator: the
+    steps after it (the generic fallback, the shape sweep) start a fresh one instead of calling
+    the cancelled one."""
+    import threading
+    from types import SimpleNamespace
+
+    from kbot.search import final
+    from kbot.search.budget import BudgetTracker
+    from kbot.search.inflight import Abandoned
+
+    monkeypatch.setattr(final, "SWEEP_GRACE_MIN_S", 0.3)
+    cancelled = threading.Event()
+
+    class Hangs:
+        def abort(self):
+            cancelled.set()
+
+        def remeasure(self, problem, sources):
+            cancelled.wait(10)
+            raise RuntimeError("cancelled")
+
+    evaluation = SimpleNamespace(closed=False, evaluator=Hangs())
+    loop = SimpleNamespace(
+        tracker=BudgetTracker(Budget(time_s=0.1)),
+        evaluation=evaluation,
+        stop_request=SimpleNamespace(requested=False),
+    )
+    store = SimpleNamespace(cached_verdict=lambda *a, **k: None, put_verdict=lambda *a, **k: None)
+    winner = (None, SimpleNamespace(source="winner"), timed_verdict(problem, "winner"))
+    with pytest.raises(Abandoned):
+        final.judge_in_grace(store, "run", problem, "env", loop, "module", winner,
+                             lambda: pytest.fail("the run's evaluator was open"), "m.py")  # fmt: skip
+    assert cancelled.is_set() and evaluation.closed is True
