@@ -422,3 +422,31 @@ def test_a_functions_number_fixed_by_the_problem_is_pinned_and_passed_by_name():
     assert _function_call("rope", params, {}, 4) == "rope(*inputs)"
     assert _pinned_term("seq_dim", 1) == "seq_dim == 1"
     assert _pinned_term("interleaved", True) == "interleaved is True"
+
+
+def test_a_defaulted_number_the_problem_fixed_elsewhere_is_guarded_at_the_checked_value(tmp_path):
+    """`rms_norm(x, weight, eps=1e-6)` extracted with the model config's eps 1e-5: the kernel
+    has 1e-5 built in, so the guard pins 1e-05 (it pinned the default before), and the parity
+    test calls the original with eps=1e-05 by name."""
+    from kbot.publish.adapters.base import AdapterInput
+    from kbot.publish.adapters.guarded import GUARDED_DISPATCH
+
+    (tmp_path / "ops.py").write_text(
+        "import torch\n\n\ndef rms_norm(x, weight, eps=1e-6):\n"
+        "    v = x.float().pow(2).mean(-1, keepdim=True)\n"
+        "    return (x.float() * torch.rsqrt(v + eps)).to(x.dtype) * weight\n"
+    )
+    spec = AdapterInput(
+        repo_root=tmp_path,
+        target_path="ops.py",
+        qualname="rms_norm",
+        entry="",
+        call=KernelCall("rms_norm", ("x", "weight"), ("x", "weight"), (), ()),
+        kernel_import="triton_rms_norm",
+        kernel_path="triton_rms_norm.py",
+        dtypes=("bfloat16",),
+        scalars=(("eps", 1e-05),),
+    )
+    integration = GUARDED_DISPATCH.integrate(spec)
+    assert "eps == 1e-05" in integration.guard and "1e-06" not in integration.guard
+    assert integration.entry.call == "rms_norm(x=inputs[0], weight=inputs[1], eps=1e-05)"
