@@ -31,11 +31,7 @@ FunctionDef = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def check(tree: ast.AST, aliases: Aliases) -> list[Reason]:
-    functions = {
-        node.name: node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-    }
+    functions = {node.name: node for node in ast.walk(tree) if isinstance(node, FunctionDef)}
     reasons: list[Reason] = []
     for kernel in functions.values():
         tuner = _autotuner(kernel, aliases)

@@ -47,12 +47,12 @@ class GuardedDispatchAdapter:
                 f"{where} is a plain function but the kernel call reads "
                 f"self.{spec.call.attributes[0]}; re-extract the problem from this function"
             )
-        target_params = source.params(function)
+        params = source.params(function)
         # A plain function's number the problem fixed (a constructor argument of its Model, as
         # `seq_dim=1`): not one of forward's, so the kernel serves that value only.
         fixed = dict(spec.scalars) if cls is None else {}
-        pinned = tuple(p for p in target_params if p.name in fixed)
-        target_params = tuple(p for p in target_params if p.name not in fixed)
+        pinned = tuple(p for p in params if p.name in fixed)
+        target_params = tuple(p for p in params if p.name not in fixed)
         rename = rename_map(spec.call, target_params, where)
         terms = guard_terms(
             spec.call,
@@ -88,9 +88,7 @@ class GuardedDispatchAdapter:
             entry = EntryPoint(
                 import_line=f"from {module} import {function.name}",
                 construct=None,
-                call=_function_call(
-                    function.name, source.params(function), fixed, len(spec.call.forward_params)
-                ),  # fmt: skip
+                call=_function_call(function.name, params, fixed, len(spec.call.forward_params)),
                 loads_state=False,
             )
             what = f"`{function.name}`"
