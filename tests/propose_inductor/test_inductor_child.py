@@ -226,6 +226,22 @@ def test_the_capture_case_at_the_smallest_skips_sizes_dynamo_specialises():
     assert capture_case(shapes, dims, smallest=True) == 1  # T=1 is specialised: T=16
 
 
+def test_the_capture_case_passes_over_cases_too_large_to_compile_beside_the_judge():
+    # log_softmax over a 128256-entry vocabulary in bf16: T=16384 is 4.2 GB of inputs (the
+    # capture ran out of memory on an H100 beside the judge), T=4096 1.05 GB fits.
+    from kbot.propose.inductor.capture import CAPTURE_INPUT_BYTES, capture_case, varying_dims
+
+    shapes = [[(t, 128256)] for t in (1, 16, 64, 4096, 16384)]
+    input_bytes = [t * 128256 * 2 for t in (1, 16, 64, 4096, 16384)]
+    dims = varying_dims(shapes)
+    assert input_bytes[3] <= CAPTURE_INPUT_BYTES < input_bytes[4]
+    assert capture_case(shapes, dims) == 4  # without sizes: the largest
+    assert capture_case(shapes, dims, input_bytes=input_bytes) == 3
+    assert capture_case(shapes, dims, True, input_bytes) == 1  # the smallest is unchanged
+    # nothing fits: the largest clean case, as before
+    assert capture_case(shapes, dims, input_bytes=[CAPTURE_INPUT_BYTES + 1] * 5) == 4
+
+
 def test_the_next_modes_capture_waits_for_the_first_capture_only(monkeypatch, problem_of):
     # The default mode's capture at the largest case is what the first evaluations wait for;
     # its second capture (the smallest case) runs beside max-autotune's.

@@ -95,13 +95,26 @@ def varying_dims(shapes: list[list[tuple[int, ...] | None]]) -> set[tuple[int, i
     return dims
 
 
+# The inputs' bytes above which a case is too large to compile at: the capture runs beside the
+# evaluator, which may hold the largest case's inputs and outputs (H100, log_softmax_128k at
+# T=16384, 4.2 GB of bf16 logits and 8.4 GB of fp32 out: the capture ran out of memory with
+# the judge's process holding 30 GB). Inductor's launch heuristics and autotuning pick the same
+# configs for every size this large, so a smaller case tunes prefill's launches as well.
+CAPTURE_INPUT_BYTES = 1 << 30
+
+
 def capture_case(
-    shapes: list[list[tuple[int, ...] | None]], dims: set[tuple[int, int]], smallest: bool = False
+    shapes: list[list[tuple[int, ...] | None]],
+    dims: set[tuple[int, int]],
+    smallest: bool = False,
+    input_bytes: list[int] | None = None,
 ) -> int:
     """The largest case (`smallest`: the smallest) whose varying sizes are above 1, unequal to
     every fixed size and to each other (unless always equal): dynamo specialises 0 and 1 and
     may tie equal sizes. Inductor tunes a kernel's launch for the sizes it compiles at, so the
-    largest case gives prefill's configs and the smallest decode's."""
+    largest case gives prefill's configs and the smallest decode's. With `input_bytes` (per
+    case), a case whose inputs exceed CAPTURE_INPUT_BYTES is passed over while a smaller clean
+    one fits."""
 
     # Dims equal in every case (rope's positions and query rows) may share a symbol.
     groups = {key: tuple(case[key[0]][key[1]] for case in shapes) for key in dims}
@@ -121,20 +134,31 @@ def capture_case(
         return sum(math.prod(s) for s in case if s is not None)
 
     order = sorted(range(len(shapes)), key=lambda c: numel(shapes[c]), reverse=not smallest)
-    return next((c for c in order if clean(shapes[c])), order[0])
+    fitting = [c for c in order if input_bytes is None or input_bytes[c] <= CAPTURE_INPUT_BYTES]
+    return next((c for c in fitting + order if clean(shapes[c])), order[0])
 
 
 def _shapes(module: Any, cases: tuple[dict[str, Any], ...]) -> list[list[tuple[int, ...] | None]]:
+    return _sizes(module, cases)[0]
+
+
+def _sizes(
+    module: Any, cases: tuple[dict[str, Any], ...]
+) -> tuple[list[list[tuple[int, ...] | None]], list[int]]:
+    """Per case, each input's shape (None for a non-tensor) and the bytes of all its tensors,
+    read on the meta device (nothing allocated)."""
     import torch
 
     from kbot.problem.runtime import case_inputs
 
-    shapes = []
+    shapes, sizes = [], []
     for case in cases:
         with torch.device("meta"):
             inputs = case_inputs(module, dict(case))
+        tensors = [v for v in inputs if isinstance(v, torch.Tensor)]
         shapes.append([tuple(v.shape) if isinstance(v, torch.Tensor) else None for v in inputs])
-    return shapes
+        sizes.append(sum(v.numel() * v.element_size() for v in tensors))
+    return shapes, sizes
 
 
 # torch.compile's modes as inductor options, without CUDA graphs (kbot measures every candidate
@@ -148,8 +172,9 @@ COMPILE_MODES: dict[str, dict[str, bool]] = {
 
 def capture_problem(problem_path: Path, compile_mode: str = "default", at: str = "largest") -> dict:
     """Compiles the problem's Model on CUDA (inductor's options for `compile_mode`, one of
-    COMPILE_MODES) at its largest case (`at="smallest"`: its smallest, for decode's launch
-    configs) and returns the capture's JSON form, with the output code under "code".
+    COMPILE_MODES) at its largest case whose inputs fit CAPTURE_INPUT_BYTES (`at="smallest"`:
+    its smallest, for decode's launch configs) and returns the capture's JSON form, with the
+    output code under "code".
 
     `dynamic=True` lets dynamo tie sizes that happen to be equal (T=4096 and hidden 4096) and
     bake them in, so instead exactly the input dims that vary across CASES are marked
@@ -167,11 +192,11 @@ def capture_problem(problem_path: Path, compile_mode: str = "default", at: str =
 
     spec = load_problem(problem_path)
     module = import_file(problem_path, prefix="kbot_inductor_capture")
-    shapes = _shapes(module, spec.cases)
+    shapes, input_bytes = _sizes(module, spec.cases)
     dims = varying_dims(shapes)
-    index = capture_case(shapes, dims, smallest=at == "smallest")
+    index = capture_case(shapes, dims, at == "smallest", input_bytes)
     case = dict(spec.cases[index])
-    if at == "smallest" and index == capture_case(shapes, dims):
+    if at == "smallest" and index == capture_case(shapes, dims, input_bytes=input_bytes):
         return {"same_case": True, "case": case}  # the largest case's capture serves every size
     # The capture may run beside the evaluator's measurements: its autotuning waits for them.
     benchmarks_locked = lock_inductor_benchmarks(torch.device("cuda"))
