@@ -82,13 +82,19 @@ class BudgetTracker:
         shape sweep's untimed one-case checks at a third of one each; at most RESERVE_SHARE of
         the budget. So a run ends near its budget instead of one evaluation and a
         re-measurement past it."""
-        if not self._walls or self.budget.time_s is None:
+        median = self.median_wall_s
+        if median is None or self.budget.time_s is None:
             return 0.0
-        walls = sorted(self._walls)
-        median = walls[len(walls) // 2]
         by_size = 1 if self._finalists else 0  # only a timed run composes per-size winners
         evaluations = 1 + self._finalists + by_size + self.sweep_points / 3
         return min(RESERVE_SHARE * self.budget.time_s, evaluations * median)
+
+    @property
+    def median_wall_s(self) -> float | None:
+        """One evaluation's wall time so far (the median); None before the first."""
+        if not self._walls:
+            return None
+        return sorted(self._walls)[len(self._walls) // 2]
 
     def elapsed_s(self) -> float:
         return self.spent_before_s + (self.clock() - self._started)

@@ -38,6 +38,12 @@ COMPOSE_KIND = "compose"  # the store's verdict kind of a module composed of per
 # point was checked in the real-repository bench of 2026-12-03).
 SWEEP_GRACE_SHARE = 0.1
 SWEEP_GRACE_MIN_S = 30.0
+# ... and at least this many of the run's evaluations (the median's wall time): the per-size
+# module's judgement is its correctness trials, then its timing beside the winner's (H100,
+# gelu_tanh_and_mul at a 150 s budget, 2026-12-07: 22-33 s an evaluation; a 30 s grace
+# abandoned the module, and a 0.96x prefill case stayed where the same run had measured an
+# extraction of torch.compile's kernel at 1.00x).
+GRACE_EVALUATIONS = 1.5
 Ranked = tuple[Fitness, Entry, Verdict]
 
 
@@ -324,7 +330,11 @@ def grace_deadline(loop: SearchLoop) -> float | None:
     deadline = tracker.deadline()
     if deadline is None:
         return None
-    grace = max(SWEEP_GRACE_SHARE * (tracker.budget.time_s or 0.0), SWEEP_GRACE_MIN_S)
+    grace = max(
+        SWEEP_GRACE_SHARE * (tracker.budget.time_s or 0.0),
+        SWEEP_GRACE_MIN_S,
+        GRACE_EVALUATIONS * (tracker.median_wall_s or 0.0),
+    )
     return max(deadline, tracker.clock() + grace)
 
 

@@ -277,6 +277,18 @@ def _remeasure_finalists(
     elites = result.archive.elites(count)
     if not elites or not any(e.fitness.timed for e in elites):
         return []
+    # A re-measurement the budget's end would cut short kills the evaluator with it, and the
+    # per-size module after it would wait for a fresh one's start and baselines (H100,
+    # gelu_tanh_and_mul at 150 s: 20 s left, 25 s an evaluation; the module was abandoned).
+    tracker = loop.tracker
+    deadline, median = tracker.deadline(), tracker.median_wall_s
+    if deadline is not None and median is not None and 0 < deadline - tracker.clock() < median:
+        left = deadline - tracker.clock()
+        result.notes.append(
+            f"finalists not re-measured: {left:.0f} s of the time budget left, under one "
+            f"evaluation ({median:.0f} s); the first verdicts stand"
+        )
+        return []
     sources = [e.source for e in elites]
     evaluation = loop.evaluation
     verdicts = list(evaluation.bounded(lambda: evaluation.evaluator.remeasure(problem, sources)))
