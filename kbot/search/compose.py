@@ -83,10 +83,13 @@ def compose_fallback_source(
     generic: Variant,
     condition: Callable[[list[str], dict[str, str]], str],
     rule: str,
+    parts: str = "accepted candidates",
 ) -> str:
     """`specialised` (a kernel compiled for the problem's own sizes) where `condition` holds,
-    `generic` everywhere else; ModelNew is the specialised candidate's, else the generic one's. `condition(params, attributes)` is a Python expression over the
-    launcher's parameters (forward's, then `attributes`: launcher name -> `self.<attr>`)."""
+    `generic` everywhere else; ModelNew is the specialised candidate's, else the generic one's.
+    `condition(params, attributes)` is a Python expression over the launcher's parameters
+    (forward's, then `attributes`: launcher name -> `self.<attr>`). `parts` names what the two
+    are in the module's docstring."""
 
     def branches(
         params: list[str], attributes: dict[str, str], calls: dict[str, str]
@@ -101,10 +104,11 @@ def compose_fallback_source(
         specialised.sha256: "the sizes it was compiled for",
         generic.sha256: "every other size",
     }
+    variants = [specialised, generic]
     try:
-        return _assemble(op_title, [specialised, generic], specialised, served, rule, branches)
+        return _assemble(op_title, variants, specialised, served, rule, branches, parts)
     except CompositionError:  # its ModelNew lacks an attribute the generic one passes
-        return _assemble(op_title, [specialised, generic], generic, served, rule, branches)
+        return _assemble(op_title, variants, generic, served, rule, branches, parts)
 
 
 def _assemble(
@@ -114,6 +118,7 @@ def _assemble(
     served: dict[str, str],
     rule: str,
     branches: Callable[[list[str], dict[str, str], dict[str, str]], tuple[str, list[str]]],
+    parts: str = "accepted candidates",
 ) -> str:
     """The module: each variant's renamed body, a launcher under the op's own name whose body
     `branches(params, attributes, calls by sha256)` writes (the docstring's size line and
@@ -151,7 +156,7 @@ def _assemble(
         for v in variants
     )
     docstring = (
-        f'"""Per-size dispatch for `{op_title}`: {len(variants)} accepted candidates composed '
+        f'"""Per-size dispatch for `{op_title}`: {len(variants)} {parts} composed '
         f"by kbot.\n\n{notes}\n" + textwrap.fill(described, 92) + '\n"""\n'
     )
     model_source = _model_new_source(model, model_from.source, launcher_args, attributes)

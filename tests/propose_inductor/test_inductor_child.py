@@ -141,7 +141,9 @@ def test_the_max_autotune_capture_starts_when_the_default_ones_ends(monkeypatch)
 
 def _fake_captures(monkeypatch, smallest):
     """capture_in_child standing in with the rmsnorm fixture at the largest case and
-    `smallest(meta)` at the smallest; records the `at` of each call."""
+    `smallest(meta)` at the smallest; records the `at` of each call. The capture at a size
+    of 1 (`at="one"`) says there is none (tests/propose_inductor/test_inductor_extract.py has
+    its own)."""
     import copy
     import json
 
@@ -154,6 +156,8 @@ def _fake_captures(monkeypatch, smallest):
 
     def fake_capture(path, timeout_s, cancelled=None, compile_mode="default", at="largest"):
         calls.append(at)
+        if at == "one":
+            return {"no_size_one": True}
         return copy.deepcopy(meta) if at == "largest" else smallest(copy.deepcopy(meta))
 
     monkeypatch.setattr(module, "capture_in_child", fake_capture)
@@ -178,7 +182,7 @@ def test_the_smallest_cases_capture_is_a_second_candidate(monkeypatch, problem_o
 
     calls = _fake_captures(monkeypatch, at_decode)
     outcome = _propose(problem_of)
-    assert calls == ["largest", "smallest"]
+    assert calls == ["largest", "smallest", "one"]
     prefill, decode = outcome.proposals
     assert prefill.params["case"] != decode.params["case"] == {"T": 16}
     assert "launches tuned at T=16" in decode.note and "num_warps=1" in decode.source

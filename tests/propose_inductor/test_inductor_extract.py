@@ -171,3 +171,90 @@ def test_gpu_propose_then_eval_accepts_torch_compiles_kernels(problem_of):
     for proposal in outcome.proposals:
         verdict = evaluate(problem, proposal.source, EvalOptions(device="cuda"))
         assert verdict.accepted, (proposal.note, [str(r) for r in verdict.reasons])
+
+
+def _size_one_captures(monkeypatch, one):
+    """The proposer's three captures of silu_and_mul, from the H200 fixture: the largest case's,
+    the smallest's (the same: nothing new), and `one` for the static capture at T=1."""
+    import copy
+    import json
+    from pathlib import Path
+
+    import kbot.propose.inductor.proposer as module
+
+    fixture = Path(__file__).parent / "fixtures" / "silu_and_mul__dynamic"
+    meta = json.loads(fixture.with_suffix(".json").read_text())
+    meta["code"] = fixture.with_suffix(".txt").read_text()
+    asked = []
+
+    def fake_capture(path, timeout_s, cancelled=None, compile_mode="default", at="largest"):
+        asked.append(at)
+        if at == "smallest":
+            return {"same_case": True}
+        if at == "one":
+            return one(copy.deepcopy(meta))
+        return copy.deepcopy(meta)
+
+    monkeypatch.setattr(module, "capture_in_child", fake_capture)
+    return asked
+
+
+def _static_at_one(meta):
+    # A stand-in for the static capture at T=1: the fixture's kernel with the launch config
+    # its autotuner would pick for 14336 elements, and the case's shapes.
+    for kernel in meta["kernels"].values():
+        kernel["launch_configs"][0]["kwargs"]["XBLOCK"] = 256
+    meta.update(case={"T": 1}, dynamic=False, dynamic_dims=[], input_shapes=[[1, 28672]])
+    return meta
+
+
+def test_torch_compiles_kernel_for_a_size_of_one_is_put_in_front_of_the_dynamic_one(
+    monkeypatch, problem_of, device, tmp_path
+):
+    """Dynamo specialises a size of 1, so torch.compile runs a kernel compiled for exactly T=1
+    there; the proposer's capture at T=1 serves inputs of that shape, the dynamic extraction
+    every other (H100, 2026-12-07: every extraction 0.07-0.5 us slower than torch.compile's
+    graph at T=1)."""
+    asked = _size_one_captures(monkeypatch, _static_at_one)
+    problem = problem_of("silu_and_mul")
+    context = ProposeContext(problem=problem, parents=(), device="cuda", seed=0)
+    outcome = InductorProposer().propose(context)
+    assert asked == ["largest", "smallest", "one"]
+    prefill, small = outcome.proposals
+    assert small.params["size_one"] == {"T": 1} and small.params["schedule"] == "inductor"
+    assert small.note.endswith("torch.compile's own kernels at T=1")
+    assert "if x.shape == (1, 28672):" in small.source
+    assert "2 captures of torch.compile's kernels composed by kbot" in small.source
+    assert "XBLOCK_V1 = 256" in small.source and "XBLOCK_V2 = 1024" in small.source
+    assert check_source(small.source, problem.options) == ()
+    for rows in (1, 3):  # the static kernel, then the dynamic one
+        expected, got = _run_both(problem, small.source, rows, device, tmp_path)
+        torch.testing.assert_close(got.float(), expected.float(), atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize(
+    "one, note",
+    [
+        (lambda meta: {"no_size_one": True}, None),
+        (lambda meta: {**meta, "code": "nothing torch.compile wrote"}, "at a size of 1: "),
+    ],
+)
+def test_without_a_capture_at_a_size_of_one_the_dynamic_extractions_stand(
+    monkeypatch, problem_of, one, note
+):
+    _size_one_captures(monkeypatch, one)
+    problem = problem_of("silu_and_mul")
+    context = ProposeContext(problem=problem, parents=(), device="cuda", seed=0)
+    (only,) = InductorProposer().propose(context).proposals
+    assert "Per-size dispatch" not in only.source and "size_one" not in only.params
+    assert (note in only.note) if note else "size of 1" not in only.note
+
+
+def test_the_case_of_size_one_is_the_smallest_with_a_varying_size_of_one():
+    from kbot.propose.inductor.capture import size_one_case
+
+    shapes = [[(t, 4096)] for t in (16, 1, 4096)]
+    assert size_one_case(shapes, varying_dims(shapes)) == 1
+    shapes = [[(t, 4096)] for t in (16, 64, 4096)]
+    assert size_one_case(shapes, varying_dims(shapes)) is None  # no size of 1
+    assert size_one_case([[(1, 4096)]], set()) is None  # one case: nothing varies

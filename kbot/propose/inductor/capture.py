@@ -138,6 +138,25 @@ def capture_case(
     return next((c for c in fitting + order if clean(shapes[c])), order[0])
 
 
+def size_one_case(
+    shapes: list[list[tuple[int, ...] | None]], dims: set[tuple[int, int]]
+) -> int | None:
+    """The smallest case when one of its varying sizes is 1, else None. Dynamo specialises a
+    size of 1 even in a dim marked dynamic, so torch.compile runs a kernel compiled for exactly
+    that case there (the baseline's too), which no capture with the dims dynamic yields."""
+
+    def numel(case: list[tuple[int, ...] | None]) -> int:
+        return sum(math.prod(s) for s in case if s is not None)
+
+    if not dims:
+        return None
+    smallest = min(range(len(shapes)), key=lambda c: numel(shapes[c]))
+    case = shapes[smallest]
+    if any(case[i] is not None and case[i][d] == 1 for i, d in dims):
+        return smallest
+    return None
+
+
 def _shapes(module: Any, cases: tuple[dict[str, Any], ...]) -> list[list[tuple[int, ...] | None]]:
     return _sizes(module, cases)[0]
 
@@ -173,8 +192,9 @@ COMPILE_MODES: dict[str, dict[str, bool]] = {
 def capture_problem(problem_path: Path, compile_mode: str = "default", at: str = "largest") -> dict:
     """Compiles the problem's Model on CUDA (inductor's options for `compile_mode`, one of
     COMPILE_MODES) at its largest case whose inputs fit CAPTURE_INPUT_BYTES (`at="smallest"`:
-    its smallest, for decode's launch configs) and returns the capture's JSON form, with the
-    output code under "code".
+    its smallest, for decode's launch configs; `at="one"`: the smallest case with static shapes,
+    where a varying size of it is 1, as `size_one_case` says) and returns the capture's JSON
+    form, with the output code under "code".
 
     `dynamic=True` lets dynamo tie sizes that happen to be equal (T=4096 and hidden 4096) and
     bake them in, so instead exactly the input dims that vary across CASES are marked
@@ -194,7 +214,13 @@ def capture_problem(problem_path: Path, compile_mode: str = "default", at: str =
     module = import_file(problem_path, prefix="kbot_inductor_capture")
     shapes, input_bytes = _sizes(module, spec.cases)
     dims = varying_dims(shapes)
-    index = capture_case(shapes, dims, at == "smallest", input_bytes)
+    if at == "one":
+        one = size_one_case(shapes, dims)
+        if one is None:
+            return {"no_size_one": True}  # the dynamic captures serve the smallest case
+        index, dims = one, set()  # static: torch.compile's own kernel for exactly this case
+    else:
+        index = capture_case(shapes, dims, at == "smallest", input_bytes)
     case = dict(spec.cases[index])
     if at == "smallest" and index == capture_case(shapes, dims, input_bytes=input_bytes):
         return {"same_case": True, "case": case}  # the largest case's capture serves every size
@@ -242,6 +268,7 @@ def capture_problem(problem_path: Path, compile_mode: str = "default", at: str =
         "benchmarks_locked": benchmarks_locked,
         "compile_mode": compile_mode,
         "at": at,
+        "input_shapes": [list(shape) if shape is not None else None for shape in shapes[index]],
         "code": GRAPH_SEPARATOR.join(codes),
     }
 
@@ -259,9 +286,10 @@ def _no_duck_sizing():
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m kbot.propose.inductor.capture PROBLEM OUT.json [--mode max-autotune]
-    [--at smallest]`: the capture in a child process of its own, so a torch.compile that hangs
-    or crashes costs the proposer, not the search. At the smallest case, where that is the
-    largest too, nothing is compiled: the JSON says `same_case`."""
+    [--at smallest|one]`: the capture in a child process of its own, so a torch.compile that
+    hangs or crashes costs the proposer, not the search. At the smallest case, where that is
+    the largest too, nothing is compiled: the JSON says `same_case`; at `one`, where no
+    varying size of the smallest case is 1, it says `no_size_one`."""
     import argparse
     import json
 
@@ -269,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("problem")
     parser.add_argument("out")
     parser.add_argument("--mode", choices=sorted(COMPILE_MODES), default="default")
-    parser.add_argument("--at", choices=("largest", "smallest"), default="largest")
+    parser.add_argument("--at", choices=("largest", "smallest", "one"), default="largest")
     args = parser.parse_args(argv)
     meta = capture_problem(Path(args.problem), args.mode, args.at)
     Path(args.out).write_text(json.dumps(meta))

@@ -37,7 +37,7 @@ def capture_in_child(
     """Runs the capture in `python -m kbot.propose.inductor.capture` with the evaluator's scrubbed
     environment (no tokens) in its own process group, killed whole at the time limit or as soon
     as `cancelled` is set. `compile_mode`: torch.compile's mode whose kernels it captures; `at`:
-    the case it compiles at, "largest" or "smallest"."""
+    the case it compiles at, "largest", "smallest" or "one" (the smallest, static shapes)."""
     from kbot.evaluate.credentials import scrub_environment
 
     with tempfile.TemporaryDirectory(prefix="kbot-inductor-") as folder:
@@ -161,21 +161,70 @@ class InductorProposer:
         try:
             decode = self._extracted(context, "smallest")
         except (CaptureFailed, Unsupported) as exc:
-            note = f"{prefill.note}; at the smallest case: {exc}"
-            return ProposeOutcome((replace(prefill, note=note),))
-        if decode is None or decode.source_sha256 == prefill.source_sha256:
-            return ProposeOutcome((prefill,))
-        return ProposeOutcome((prefill, decode))
+            prefill = replace(prefill, note=f"{prefill.note}; at the smallest case: {exc}")
+            decode = None
+        if decode is not None and decode.source_sha256 == prefill.source_sha256:
+            decode = None
+        small = self._with_size_one(context, decode or prefill)
+        if small.source_sha256 == prefill.source_sha256:
+            return ProposeOutcome((small,))  # prefill's, with what the other captures said
+        return ProposeOutcome((prefill, small))
+
+    def _with_size_one(self, context: ProposeContext, generic: Proposal) -> Proposal:
+        """`generic` with torch.compile's own kernel for the smallest case in front of it,
+        where a varying size there is 1: dynamo specialises a size of 1, so torch.compile runs
+        a kernel compiled for exactly that case, which no capture with the dims dynamic yields
+        (H100, 2026-12-07: every extraction was 0.07-0.5 us slower than torch.compile's graph
+        at T=1, quick_gelu, silu_and_mul, gelu_tanh_and_mul, swiglu_clamped). The module runs
+        it where every input has that case's shape; `generic` unchanged where it cannot."""
+        from kbot.search.compose import CompositionError, Variant, compose_fallback_source
+
+        try:
+            one = self._extracted(context, "one")
+        except (CaptureFailed, Unsupported) as exc:
+            return replace(generic, note=f"{generic.note}; at a size of 1: {exc}")
+        shapes = one.params.get("input_shapes") if one is not None else None
+        if one is None or not shapes:
+            return generic
+        where = ", ".join(f"{k}={v}" for k, v in one.params["case"].items())
+
+        def condition(params: list[str], attributes: dict[str, str]) -> str:
+            return " and ".join(
+                f"{name}.shape == {tuple(shape)!r}"
+                for name, shape in zip(params, shapes)
+                if shape is not None
+            )
+
+        rule = (
+            f"v1 is torch.compile's kernels compiled for {where} (a size of 1, which "
+            "torch.compile always compiles for exactly), where every input has that case's "
+            "shape; every other size goes to v2, compiled with the sizes the cases vary dynamic."
+        )
+        try:
+            source = compose_fallback_source(
+                context.problem.name,
+                Variant("v1", one.source_sha256, self.name, one.source),
+                Variant("v2", generic.source_sha256, self.name, generic.source),
+                condition,
+                rule,
+                parts="captures of torch.compile's kernels",
+            )
+        except CompositionError as exc:
+            return replace(generic, note=f"{generic.note}; at a size of 1: {exc}")
+        params = {**generic.params, "size_one": dict(one.params["case"])}
+        note = f"{generic.note}; torch.compile's own kernels at {where}"
+        return Proposal(source=source, proposer=self.name, params=params, note=note)
 
     def _extracted(self, context: ProposeContext, at: str) -> Proposal | None:
-        """torch.compile's kernels compiled at the problem's largest or smallest case; None
-        where the smallest case is the largest (nothing compiled twice)."""
+        """torch.compile's kernels compiled at the problem's largest or smallest case, or (`at`
+        "one") at the smallest with static shapes; None where the smallest case is the largest
+        (nothing compiled twice) or, at "one", no varying size of it is 1."""
         from kbot.propose.inductor.extract import extract
 
         meta = capture_in_child(
             context.problem.path, self.timeout_s, context.cancelled, self.compile_mode, at
         )
-        if meta.get("same_case"):
+        if meta.get("same_case") or meta.get("no_size_one"):
             return None
         capture = capture_from_json(meta.pop("code"), meta)
         source = extract(capture, context.problem)
@@ -185,6 +234,8 @@ class InductorProposer:
             "mode": capture.mode,
             "compile_mode": self.compile_mode,
         }
+        if at == "one":  # what the module dispatching to it checks (`_with_size_one`)
+            params["input_shapes"] = meta.get("input_shapes")
         where = ", ".join(f"{k}={v}" for k, v in capture.case.items()) or "its only case"
         note = (
             f"{self.name}: torch.compile's kernels ({self.compile_mode} mode, {capture.mode}, "
