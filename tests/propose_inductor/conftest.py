@@ -32,3 +32,28 @@ def capture_of():
 @pytest.fixture
 def problem_of():
     return lambda op: load_problem(PROBLEMS / f"{op}.py")
+
+
+@pytest.fixture
+def fake_captures(monkeypatch):
+    """Stands in for the proposer's capture child with a fixture's capture: `install(op,
+    answer)` makes the largest case's capture return the fixture and any other `at`
+    `answer(at, meta)` (a copy of it each time); it returns the list of each call's `at`."""
+    import copy
+
+    import kbot.propose.inductor.proposer as module
+
+    def install(op: str, answer):
+        path = FIXTURES / f"{op}__dynamic.txt"
+        meta = json.loads(path.with_suffix(".json").read_text())
+        meta["code"] = path.read_text()
+        calls: list[str] = []
+
+        def capture(problem, timeout_s, cancelled=None, compile_mode="default", at="largest"):
+            calls.append(at)
+            return copy.deepcopy(meta) if at == "largest" else answer(at, copy.deepcopy(meta))
+
+        monkeypatch.setattr(module, "capture_in_child", capture)
+        return calls
+
+    return install

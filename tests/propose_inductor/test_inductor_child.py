@@ -139,29 +139,13 @@ def test_the_max_autotune_capture_starts_when_the_default_ones_ends(monkeypatch)
 # -- a second capture at the smallest case: decode's own launch configs
 
 
-def _fake_captures(monkeypatch, smallest):
-    """capture_in_child standing in with the rmsnorm fixture at the largest case and
-    `smallest(meta)` at the smallest; records the `at` of each call. The capture at a size
-    of 1 (`at="one"`) says there is none (tests/propose_inductor/test_inductor_extract.py has
-    its own)."""
-    import copy
-    import json
-
-    import kbot.propose.inductor.proposer as module
-
-    fixture = Path(__file__).parent / "fixtures" / "rmsnorm__dynamic"
-    meta = json.loads(fixture.with_suffix(".json").read_text())
-    meta["code"] = fixture.with_suffix(".txt").read_text()
-    calls = []
-
-    def fake_capture(path, timeout_s, cancelled=None, compile_mode="default", at="largest"):
-        calls.append(at)
-        if at == "one":
-            return {"no_size_one": True}
-        return copy.deepcopy(meta) if at == "largest" else smallest(copy.deepcopy(meta))
-
-    monkeypatch.setattr(module, "capture_in_child", fake_capture)
-    return calls
+def _fake_captures(fake_captures, smallest):
+    """The rmsnorm fixture at the largest case and `smallest(meta)` at the smallest; the
+    capture at a size of 1 (`at="one"`) says there is none
+    (tests/propose_inductor/test_inductor_extract.py has its own)."""
+    return fake_captures(
+        "rmsnorm", lambda at, meta: {"no_size_one": True} if at == "one" else smallest(meta)
+    )
 
 
 def _propose(problem_of):
@@ -172,7 +156,7 @@ def _propose(problem_of):
     return InductorProposer().propose(context)
 
 
-def test_the_smallest_cases_capture_is_a_second_candidate(monkeypatch, problem_of):
+def test_the_smallest_cases_capture_is_a_second_candidate(fake_captures, problem_of):
     def at_decode(meta):
         meta["case"] = {"T": 16}
         for entry in meta["kernels"].values():
@@ -180,7 +164,7 @@ def test_the_smallest_cases_capture_is_a_second_candidate(monkeypatch, problem_o
                 config["num_warps"] = 1  # what inductor picks for 16 rows, say
         return meta
 
-    calls = _fake_captures(monkeypatch, at_decode)
+    calls = _fake_captures(fake_captures, at_decode)
     outcome = _propose(problem_of)
     assert calls == ["largest", "smallest", "one"]
     prefill, decode = outcome.proposals
@@ -189,16 +173,16 @@ def test_the_smallest_cases_capture_is_a_second_candidate(monkeypatch, problem_o
     assert "launch configs are those inductor's autotuner chose at T=16" in decode.source
 
 
-def test_one_candidate_where_the_smallest_case_adds_nothing(monkeypatch, problem_of):
-    _fake_captures(monkeypatch, lambda meta: {"same_case": True, "case": meta["case"]})
+def test_one_candidate_where_the_smallest_case_adds_nothing(fake_captures, problem_of):
+    _fake_captures(fake_captures, lambda meta: {"same_case": True, "case": meta["case"]})
     assert len(_propose(problem_of).proposals) == 1
-    _fake_captures(monkeypatch, lambda meta: meta)  # the same kernels, the same launches
+    _fake_captures(fake_captures, lambda meta: meta)  # the same kernels, the same launches
     assert len(_propose(problem_of).proposals) == 1
 
     def failing(meta):
         raise CaptureFailed("torch.compile did not finish within 300 s")
 
-    _fake_captures(monkeypatch, failing)
+    _fake_captures(fake_captures, failing)
     (only,) = _propose(problem_of).proposals
     assert only.note.endswith("; at the smallest case: torch.compile did not finish within 300 s")
 

@@ -173,30 +173,12 @@ def test_gpu_propose_then_eval_accepts_torch_compiles_kernels(problem_of):
         assert verdict.accepted, (proposal.note, [str(r) for r in verdict.reasons])
 
 
-def _size_one_captures(monkeypatch, one):
+def _size_one_captures(fake_captures, one):
     """The proposer's three captures of silu_and_mul, from the H200 fixture: the largest case's,
-    the smallest's (the same: nothing new), and `one` for the static capture at T=1."""
-    import copy
-    import json
-    from pathlib import Path
-
-    import kbot.propose.inductor.proposer as module
-
-    fixture = Path(__file__).parent / "fixtures" / "silu_and_mul__dynamic"
-    meta = json.loads(fixture.with_suffix(".json").read_text())
-    meta["code"] = fixture.with_suffix(".txt").read_text()
-    asked = []
-
-    def fake_capture(path, timeout_s, cancelled=None, compile_mode="default", at="largest"):
-        asked.append(at)
-        if at == "smallest":
-            return {"same_case": True}
-        if at == "one":
-            return one(copy.deepcopy(meta))
-        return copy.deepcopy(meta)
-
-    monkeypatch.setattr(module, "capture_in_child", fake_capture)
-    return asked
+    the smallest's (the same: nothing new), and `one(meta)` for the static capture at T=1."""
+    return fake_captures(
+        "silu_and_mul", lambda at, meta: {"same_case": True} if at == "smallest" else one(meta)
+    )
 
 
 def _static_at_one(meta):
@@ -209,13 +191,13 @@ def _static_at_one(meta):
 
 
 def test_torch_compiles_kernel_for_a_size_of_one_is_put_in_front_of_the_dynamic_one(
-    monkeypatch, problem_of, device, tmp_path
+    fake_captures, problem_of, device, tmp_path
 ):
     """Dynamo specialises a size of 1, so torch.compile runs a kernel compiled for exactly T=1
     there; the proposer's capture at T=1 serves inputs of that shape, the dynamic extraction
     every other (H100, 2026-12-07: every extraction 0.07-0.5 us slower than torch.compile's
     graph at T=1)."""
-    asked = _size_one_captures(monkeypatch, _static_at_one)
+    asked = _size_one_captures(fake_captures, _static_at_one)
     problem = problem_of("silu_and_mul")
     context = ProposeContext(problem=problem, parents=(), device="cuda", seed=0)
     outcome = InductorProposer().propose(context)
@@ -240,9 +222,9 @@ def test_torch_compiles_kernel_for_a_size_of_one_is_put_in_front_of_the_dynamic_
     ],
 )
 def test_without_a_capture_at_a_size_of_one_the_dynamic_extractions_stand(
-    monkeypatch, problem_of, one, note
+    fake_captures, problem_of, one, note
 ):
-    _size_one_captures(monkeypatch, one)
+    _size_one_captures(fake_captures, one)
     problem = problem_of("silu_and_mul")
     context = ProposeContext(problem=problem, parents=(), device="cuda", seed=0)
     (only,) = InductorProposer().propose(context).proposals
