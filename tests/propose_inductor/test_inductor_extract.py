@@ -186,7 +186,7 @@ def _static_at_one(meta):
     # its autotuner would pick for 14336 elements, and the case's shapes.
     for kernel in meta["kernels"].values():
         kernel["launch_configs"][0]["kwargs"]["XBLOCK"] = 256
-    meta.update(case={"T": 1}, dynamic=False, dynamic_dims=[], input_shapes=[[1, 28672]])
+    meta.update(case={"T": 1}, dynamic=False, dynamic_dims=[], input_args=[{"shape": [1, 28672]}])
     return meta
 
 
@@ -219,6 +219,10 @@ def test_torch_compiles_kernel_for_a_size_of_one_is_put_in_front_of_the_dynamic_
     [
         (lambda meta: {"no_size_one": True}, None),
         (lambda meta: {**meta, "code": "nothing torch.compile wrote"}, "at a size of 1: "),
+        (
+            lambda meta: _static_at_one(meta) | {"input_args": [{"other": "list"}]},
+            "at a size of 1: an argument is a list, which a size dispatch cannot compare",
+        ),
     ],
 )
 def test_without_a_capture_at_a_size_of_one_the_dynamic_extractions_stand(
@@ -240,3 +244,15 @@ def test_the_case_of_size_one_is_the_smallest_with_a_varying_size_of_one():
     shapes = [[(t, 4096)] for t in (16, 64, 4096)]
     assert size_one_case(shapes, varying_dims(shapes)) is None  # no size of 1
     assert size_one_case([[(1, 4096)]], set()) is None  # one case: nothing varies
+
+
+def test_the_size_one_dispatch_compares_shapes_numbers_flags_and_none():
+    from kbot.propose.inductor.proposer import same_arguments
+
+    args = [{"shape": [1, 8, 128]}, {"value": 1e-06}, {"value": True}, {"value": None}]
+    condition = same_arguments(["q", "eps", "neox", "scale"], args)
+    assert condition == "q.shape == (1, 8, 128) and eps == 1e-06 and neox is True and scale is None"
+    q = torch.empty(1, 8, 128)
+    assert eval(condition, {"q": q, "eps": 1e-06, "neox": True, "scale": None})
+    assert not eval(condition, {"q": torch.empty(2, 8, 128), "eps": 1e-06, "neox": True,
+                                "scale": None})  # fmt: skip

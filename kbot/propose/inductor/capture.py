@@ -268,9 +268,21 @@ def capture_problem(problem_path: Path, compile_mode: str = "default", at: str =
         "benchmarks_locked": benchmarks_locked,
         "compile_mode": compile_mode,
         "at": at,
-        "input_shapes": [list(shape) if shape is not None else None for shape in shapes[index]],
+        "input_args": [_described(v) for v in inputs],
         "code": GRAPH_SEPARATOR.join(codes),
     }
+
+
+def _described(value: Any) -> dict[str, Any]:
+    """What a kernel compiled for this case assumes of one forward argument: a tensor's shape,
+    a number's or flag's value (dynamo bakes them in), None; anything else by its type."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {"shape": list(value.shape)}
+    if value is None or isinstance(value, (bool, int, float)):
+        return {"value": value}
+    return {"other": type(value).__name__}
 
 
 def _no_duck_sizing():

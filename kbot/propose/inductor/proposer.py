@@ -23,6 +23,19 @@ CPU_REASON = "inductor: needs a CUDA GPU (torch.compile's Triton backend); skipp
 POLL_S = 0.1
 
 
+def same_arguments(params: list[str], args: list[dict]) -> str:
+    """A Python condition that forward's arguments (`params`) are what the capture described
+    (`capture._described`): each tensor's shape, each number's or flag's value."""
+    return " and ".join(
+        f"{name}.shape == {tuple(arg['shape'])!r}"
+        if "shape" in arg
+        else f"{name} is {arg['value']!r}"
+        if arg["value"] is None or isinstance(arg["value"], bool)
+        else f"{name} == {arg['value']!r}"
+        for name, arg in zip(params, args)
+    )
+
+
 class CaptureFailed(Exception):
     """torch.compile failed, hung past its time limit, or wrote nothing, in the child."""
 
@@ -176,36 +189,35 @@ class InductorProposer:
         a kernel compiled for exactly that case, which no capture with the dims dynamic yields
         (H100, 2026-12-07: every extraction was 0.07-0.5 us slower than torch.compile's graph
         at T=1, quick_gelu, silu_and_mul, gelu_tanh_and_mul, swiglu_clamped). The module runs
-        it where every input has that case's shape; `generic` unchanged where it cannot."""
+        it where every argument has that case's shape or value; `generic` unchanged where it
+        cannot."""
         from kbot.search.compose import CompositionError, Variant, compose_fallback_source
 
         try:
             one = self._extracted(context, "one")
         except (CaptureFailed, Unsupported) as exc:
             return replace(generic, note=f"{generic.note}; at a size of 1: {exc}")
-        shapes = one.params.get("input_shapes") if one is not None else None
-        if one is None or not shapes:
+        args = one.params.get("input_args") if one is not None else None
+        if one is None or not args:
             return generic
+        other = next((a["other"] for a in args if "other" in a), None)
+        if other is not None:
+            why = f"an argument is a {other}, which a size dispatch cannot compare"
+            return replace(generic, note=f"{generic.note}; at a size of 1: {why}")
         where = ", ".join(f"{k}={v}" for k, v in one.params["case"].items())
-
-        def condition(params: list[str], attributes: dict[str, str]) -> str:
-            return " and ".join(
-                f"{name}.shape == {tuple(shape)!r}"
-                for name, shape in zip(params, shapes)
-                if shape is not None
-            )
 
         rule = (
             f"v1 is torch.compile's kernels compiled for {where} (a size of 1, which "
-            "torch.compile always compiles for exactly), where every input has that case's "
-            "shape; every other size goes to v2, compiled with the sizes the cases vary dynamic."
+            "torch.compile always compiles for exactly), where every argument has that case's "
+            "shape or value; every other size goes to v2, compiled with the sizes the cases "
+            "vary dynamic."
         )
         try:
             source = compose_fallback_source(
                 context.problem.name,
                 Variant("v1", one.source_sha256, self.name, one.source),
                 Variant("v2", generic.source_sha256, self.name, generic.source),
-                condition,
+                lambda params, attributes: same_arguments(params, args),
                 rule,
                 parts="captures of torch.compile's kernels",
             )
@@ -235,7 +247,7 @@ class InductorProposer:
             "compile_mode": self.compile_mode,
         }
         if at == "one":  # what the module dispatching to it checks (`_with_size_one`)
-            params["input_shapes"] = meta.get("input_shapes")
+            params["input_args"] = meta.get("input_args")
         where = ", ".join(f"{k}={v}" for k, v in capture.case.items()) or "its only case"
         note = (
             f"{self.name}: torch.compile's kernels ({self.compile_mode} mode, {capture.mode}, "
