@@ -166,7 +166,7 @@ def test_the_smallest_cases_capture_is_a_second_candidate(fake_captures, problem
 
     calls = _fake_captures(fake_captures, at_decode)
     outcome = _propose(problem_of)
-    assert calls == ["largest", "smallest", "one"]
+    assert calls[0] == "largest" and sorted(calls[1:]) == ["one", "smallest"]
     prefill, decode = outcome.proposals
     assert prefill.params["case"] != decode.params["case"] == {"T": 16}
     assert "launches tuned at T=16" in decode.note and "num_warps=1" in decode.source

@@ -201,7 +201,7 @@ def test_torch_compiles_kernel_for_a_size_of_one_is_put_in_front_of_the_dynamic_
     problem = problem_of("silu_and_mul")
     context = ProposeContext(problem=problem, parents=(), device="cuda", seed=0)
     outcome = InductorProposer().propose(context)
-    assert asked == ["largest", "smallest", "one"]
+    assert asked[0] == "largest" and sorted(asked[1:]) == ["one", "smallest"]  # side by side
     prefill, small = outcome.proposals
     assert small.params["size_one"] == {"T": 1} and small.params["schedule"] == "inductor"
     assert small.note.endswith("torch.compile's own kernels at T=1")

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -171,20 +172,30 @@ class InductorProposer:
         # offers the per-size module decode's own (H100, swiglu_clamped at T=1: the extraction
         # took 1.25 us where torch.compile's graph took 1.17; that this closes the gap is not
         # measured yet).
-        try:
-            decode = self._extracted(context, "smallest")
-        except (CaptureFailed, Unsupported) as exc:
-            prefill = replace(prefill, note=f"{prefill.note}; at the smallest case: {exc}")
-            decode = None
+        # The two compile side by side (children of their own): the candidates wait for both.
+        with ThreadPoolExecutor(2, thread_name_prefix=f"kbot-{self.name}") as pool:
+            later = {at: pool.submit(self._attempt, context, at) for at in ("smallest", "one")}
+        decode, failed = later["smallest"].result()
+        if failed:
+            prefill = replace(prefill, note=f"{prefill.note}; at the smallest case: {failed}")
         if decode is not None and decode.source_sha256 == prefill.source_sha256:
             decode = None
-        small = self._with_size_one(context, decode or prefill)
+        small = self._with_size_one(context, decode or prefill, *later["one"].result())
         if small.source_sha256 == prefill.source_sha256:
             return ProposeOutcome((small,))  # prefill's, with what the other captures said
         return ProposeOutcome((prefill, small))
 
-    def _with_size_one(self, context: ProposeContext, generic: Proposal) -> Proposal:
-        """`generic` with torch.compile's own kernel for the smallest case in front of it,
+    def _attempt(self, context: ProposeContext, at: str) -> tuple[Proposal | None, str]:
+        """`_extracted`, and why it failed ("" when it did not)."""
+        try:
+            return self._extracted(context, at), ""
+        except (CaptureFailed, Unsupported) as exc:
+            return None, str(exc)
+
+    def _with_size_one(
+        self, context: ProposeContext, generic: Proposal, one: Proposal | None, failed: str
+    ) -> Proposal:
+        """`generic` with `one`, torch.compile's own kernel for the smallest case, in front of it,
         where a varying size there is 1: dynamo specialises a size of 1, so torch.compile runs
         a kernel compiled for exactly that case, which no capture with the dims dynamic yields
         (H100, 2026-12-07: every extraction was 0.07-0.5 us slower than torch.compile's graph
@@ -193,10 +204,8 @@ class InductorProposer:
         cannot."""
         from kbot.search.compose import CompositionError, Variant, compose_fallback_source
 
-        try:
-            one = self._extracted(context, "one")
-        except (CaptureFailed, Unsupported) as exc:
-            return replace(generic, note=f"{generic.note}; at a size of 1: {exc}")
+        if failed:
+            return replace(generic, note=f"{generic.note}; at a size of 1: {failed}")
         args = one.params.get("input_args") if one is not None else None
         if one is None or not args:
             return generic
