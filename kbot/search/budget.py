@@ -96,6 +96,15 @@ class BudgetTracker:
             return None
         return sorted(self._walls)[len(self._walls) // 2]
 
+    def short_of_an_evaluation(self) -> tuple[float, float] | None:
+        """(seconds left, one evaluation's median wall time) while the time budget has time
+        left but less than one evaluation's; None otherwise."""
+        deadline, median = self.deadline(), self.median_wall_s
+        if deadline is None or median is None:
+            return None
+        left = deadline - self.clock()
+        return (left, median) if 0 < left < median else None
+
     def elapsed_s(self) -> float:
         return self.spent_before_s + (self.clock() - self._started)
 

@@ -280,10 +280,9 @@ def _remeasure_finalists(
     # A re-measurement the budget's end would cut short kills the evaluator with it, and the
     # per-size module after it would wait for a fresh one's start and baselines (H100,
     # gelu_tanh_and_mul at 150 s: 20 s left, 25 s an evaluation; the module was abandoned).
-    tracker = loop.tracker
-    deadline, median = tracker.deadline(), tracker.median_wall_s
-    if deadline is not None and median is not None and 0 < deadline - tracker.clock() < median:
-        left = deadline - tracker.clock()
+    short = loop.tracker.short_of_an_evaluation()
+    if short is not None:
+        left, median = short
         result.notes.append(
             f"finalists not re-measured: {left:.0f} s of the time budget left, under one "
             f"evaluation ({median:.0f} s); the first verdicts stand"

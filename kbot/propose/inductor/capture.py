@@ -103,6 +103,11 @@ def varying_dims(shapes: list[list[tuple[int, ...] | None]]) -> set[tuple[int, i
 CAPTURE_INPUT_BYTES = 1 << 30
 
 
+def _numel(case: list[tuple[int, ...] | None]) -> int:
+    """Elements of a case's tensor inputs, all together."""
+    return sum(math.prod(s) for s in case if s is not None)
+
+
 def capture_case(
     shapes: list[list[tuple[int, ...] | None]],
     dims: set[tuple[int, int]],
@@ -130,10 +135,7 @@ def capture_case(
         values = list(varying.values())
         return len(set(values)) == len(values) and all(v > 1 and v not in fixed for v in values)
 
-    def numel(case: list[tuple[int, ...] | None]) -> int:
-        return sum(math.prod(s) for s in case if s is not None)
-
-    order = sorted(range(len(shapes)), key=lambda c: numel(shapes[c]), reverse=not smallest)
+    order = sorted(range(len(shapes)), key=lambda c: _numel(shapes[c]), reverse=not smallest)
     fitting = [c for c in order if input_bytes is None or input_bytes[c] <= CAPTURE_INPUT_BYTES]
     return next((c for c in fitting + order if clean(shapes[c])), order[0])
 
@@ -145,12 +147,9 @@ def size_one_case(
     size of 1 even in a dim marked dynamic, so torch.compile runs a kernel compiled for exactly
     that case there (the baseline's too), which no capture with the dims dynamic yields."""
 
-    def numel(case: list[tuple[int, ...] | None]) -> int:
-        return sum(math.prod(s) for s in case if s is not None)
-
     if not dims:
         return None
-    smallest = min(range(len(shapes)), key=lambda c: numel(shapes[c]))
+    smallest = min(range(len(shapes)), key=lambda c: _numel(shapes[c]))
     case = shapes[smallest]
     if any(case[i] is not None and case[i][d] == 1 for i, d in dims):
         return smallest
