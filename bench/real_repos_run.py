@@ -150,7 +150,17 @@ def _child(
         )
     except subprocess.TimeoutExpired:
         return -1, f"timed out after {timeout_s:.0f} s"
-    return done.returncode, (done.stdout + done.stderr).strip()
+    return done.returncode, plain(done.stdout + done.stderr).strip()
+
+
+# Terminal escapes: a repository's pytest options may force colour (litgpt's `--color=yes`), and
+# "\x1b[32m21 passed" then read as no test passed.
+ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def plain(text: str) -> str:
+    """`text` without terminal escapes."""
+    return ESCAPES.sub("", text)
 
 
 def _tail(text: str) -> str:

@@ -5,6 +5,7 @@ gave inputs and ran, and lists why the rest stopped. A checkout at another commi
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -157,6 +158,16 @@ def test_a_parity_run_in_which_no_test_passed_is_not_a_pass():
     assert module.parity_result(5, "no tests ran in 0.1s").startswith("no test ran here")
     failed = "E   AssertionError: Tensor-likes are not close!\n1 failed, 3 passed in 3s"
     assert module.parity_result(1, failed) == "AssertionError: Tensor-likes are not close!"
+
+
+def test_a_coloured_parity_run_still_counts_its_passes(tmp_path):
+    # litgpt's pytest options force colour (`--color=yes`): its 21 passed tests once read as
+    # "no test ran here: \x1b[32m21 passed".
+    module = _bench("real_repos_run")
+    coloured = "print('\\x1b[32m\\x1b[1m21 passed\\x1b[0m, \\x1b[33m7 skipped\\x1b[0m in 67.14s')"
+    code, out = module._child([sys.executable, "-c", coloured], tmp_path, dict(os.environ))
+    assert out == "21 passed, 7 skipped in 67.14s"
+    assert module.parity_result(code, out) == "passed"
 
 
 def test_kbot_run_leaves_time_to_check_its_drafts():
