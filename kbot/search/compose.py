@@ -90,24 +90,47 @@ def compose_fallback_source(
     `condition(params, attributes)` is a Python expression over the launcher's parameters
     (forward's, then `attributes`: launcher name -> `self.<attr>`). `parts` names what the two
     are in the module's docstring."""
+    served = Served(specialised, condition, "the sizes it was compiled for")
+    return compose_specialised_source(op_title, [served], generic, rule, parts)
+
+
+@dataclass(frozen=True)
+class Served:
+    """A specialised variant, the condition under which it runs (as in compose_fallback_source)
+    and what the module's docstring says it serves."""
+
+    variant: Variant
+    condition: Callable[[list[str], dict[str, str]], str]
+    sizes: str
+
+
+def compose_specialised_source(
+    op_title: str,
+    specialised: Sequence[Served],
+    generic: Variant,
+    rule: str,
+    parts: str = "accepted candidates",
+) -> str:
+    """Each of `specialised` where its condition holds, tried in order, `generic` everywhere
+    else; ModelNew is the first specialised variant's, else the generic one's."""
 
     def branches(
         params: list[str], attributes: dict[str, str], calls: dict[str, str]
     ) -> tuple[str, list[str]]:
-        return rule, [
-            f"    if {condition(params, attributes)}:",
-            f"        return {calls[specialised.sha256]}",
-            f"    return {calls[generic.sha256]}",
-        ]
+        lines = []
+        for each in specialised:
+            lines.append(f"    if {each.condition(params, attributes)}:")
+            lines.append(f"        return {calls[each.variant.sha256]}")
+        return rule, [*lines, f"    return {calls[generic.sha256]}"]
 
-    served = {
-        specialised.sha256: "the sizes it was compiled for",
-        generic.sha256: "every other size",
-    }
-    variants = [specialised, generic]
+    served = {each.variant.sha256: each.sizes for each in specialised}
+    served[generic.sha256] = "every other size"
+    variants = [*(each.variant for each in specialised), generic]
+    if len({v.sha256 for v in variants}) != len(variants):
+        raise CompositionError("a variant appears twice: compose each candidate once")
     try:
-        return _assemble(op_title, variants, specialised, served, rule, branches, parts)
-    except CompositionError:  # its ModelNew lacks an attribute the generic one passes
+        return _assemble(op_title, variants, variants[0], served, rule, branches, parts)
+    except CompositionError:  # its ModelNew lacks an attribute another one passes
         return _assemble(op_title, variants, generic, served, rule, branches, parts)
 
 

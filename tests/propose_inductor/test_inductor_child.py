@@ -141,11 +141,13 @@ def test_the_max_autotune_capture_starts_when_the_default_ones_ends(monkeypatch)
 
 def _fake_captures(fake_captures, smallest):
     """The rmsnorm fixture at the largest case and `smallest(meta)` at the smallest; the
-    capture at a size of 1 (`at="one"`) says there is none
+    static captures (`at="static:K"`) say there is no such case
     (tests/propose_inductor/test_inductor_extract.py has its own)."""
-    return fake_captures(
-        "rmsnorm", lambda at, meta: {"no_size_one": True} if at == "one" else smallest(meta)
-    )
+
+    def answer(at, meta):
+        return {"no_static": True} if at.startswith("static:") else smallest(meta)
+
+    return fake_captures("rmsnorm", answer)
 
 
 def _propose(problem_of):
@@ -166,7 +168,8 @@ def test_the_smallest_cases_capture_is_a_second_candidate(fake_captures, problem
 
     calls = _fake_captures(fake_captures, at_decode)
     outcome = _propose(problem_of)
-    assert calls[0] == "largest" and sorted(calls[1:]) == ["one", "smallest"]
+    assert calls[0] == "largest"
+    assert sorted(calls[1:]) == ["smallest", "static:0", "static:1", "static:2"]
     prefill, decode = outcome.proposals
     assert prefill.params["case"] != decode.params["case"] == {"T": 16}
     assert "launches tuned at T=16" in decode.note and "num_warps=1" in decode.source
@@ -203,6 +206,22 @@ def test_a_capture_at_the_smallest_case_that_is_the_largest_compiles_nothing(tmp
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text()) == {"same_case": True, "case": {"T": 64}}
+
+    # nor at a static case: with one case nothing varies, and the dynamic capture serves it
+    def capture(at):
+        return subprocess.run(
+            [sys.executable, "-m", "kbot.propose.inductor.capture", str(problem), str(out),
+             "--at", at],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+
+    done = capture("static:0")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text()) == {"no_static": True}
+    done = capture("static")
+    assert (
+        done.returncode == 2 and "--at 'static': give largest, smallest or static:K" in done.stderr
+    )
 
 
 def test_the_capture_case_at_the_smallest_skips_sizes_dynamo_specialises():

@@ -173,84 +173,105 @@ def test_gpu_propose_then_eval_accepts_torch_compiles_kernels(problem_of):
         assert verdict.accepted, (proposal.note, [str(r) for r in verdict.reasons])
 
 
-def _size_one_captures(fake_captures, one):
-    """The proposer's three captures of silu_and_mul, from the H200 fixture: the largest case's,
-    the smallest's (the same: nothing new), and `one(meta)` for the static capture at T=1."""
-    return fake_captures(
-        "silu_and_mul", lambda at, meta: {"same_case": True} if at == "smallest" else one(meta)
-    )
+def _static_captures(fake_captures, static):
+    """The proposer's captures of silu_and_mul, from the H200 fixture: the largest case's, the
+    smallest's (the same: nothing new), and `static(k, meta)` for the static capture at the
+    kth small case."""
+
+    def answer(at, meta):
+        if at == "smallest":
+            return {"same_case": True}
+        return static(int(at.removeprefix("static:")), meta)
+
+    return fake_captures("silu_and_mul", answer)
 
 
-def _static_at_one(meta):
-    # A stand-in for the static capture at T=1: the fixture's kernel with the launch config
-    # its autotuner would pick for 14336 elements, and the case's shapes.
-    for kernel in meta["kernels"].values():
-        kernel["launch_configs"][0]["kwargs"]["XBLOCK"] = 256
-    meta.update(case={"T": 1}, dynamic=False, dynamic_dims=[], input_args=[{"shape": [1, 28672]}])
-    return meta
+def _static_at(rows, block):
+    # A stand-in for the static capture at T=rows: the fixture's kernel with the launch config
+    # its autotuner would pick for that many elements, and the case's shapes.
+    def capture(meta):
+        for kernel in meta["kernels"].values():
+            kernel["launch_configs"][0]["kwargs"]["XBLOCK"] = block
+        meta.update(case={"T": rows}, dynamic=False, dynamic_dims=[],
+                    input_args=[{"shape": [rows, 28672]}])  # fmt: skip
+        return meta
+
+    return capture
 
 
-def test_torch_compiles_kernel_for_a_size_of_one_is_put_in_front_of_the_dynamic_one(
+def _at_one_and_sixteen(k, meta):
+    return [_static_at(1, 256), _static_at(16, 512)][k](meta) if k < 2 else {"no_static": True}
+
+
+def test_torch_compiles_kernels_for_the_small_cases_are_put_in_front_of_the_dynamic_one(
     fake_captures, problem_of, device, tmp_path
 ):
-    """Dynamo specialises a size of 1, so torch.compile runs a kernel compiled for exactly T=1
-    there; the proposer's capture at T=1 serves inputs of that shape, the dynamic extraction
-    every other (H100, 2026-12-07: every extraction 0.07-0.5 us slower than torch.compile's
-    graph at T=1)."""
-    asked = _size_one_captures(fake_captures, _static_at_one)
+    """torch.compile compiles each case static (a size of 1 even where the dim is marked
+    dynamic), so at decode it runs a kernel compiled for exactly that case; the proposer's
+    static captures serve inputs of those shapes, the dynamic extraction every other (H100,
+    2026-12-07: extractions 0.07-0.5 us slower than torch.compile's graph at T=1, gelu 2.53
+    against 2.07 us at T=16)."""
+    asked = _static_captures(fake_captures, _at_one_and_sixteen)
     problem = problem_of("silu_and_mul")
     context = ProposeContext(problem=problem, parents=(), device="cuda", seed=0)
     outcome = InductorProposer().propose(context)
-    assert asked[0] == "largest" and sorted(asked[1:]) == ["one", "smallest"]  # side by side
+    assert asked[0] == "largest"  # then the others side by side
+    assert sorted(asked[1:]) == ["smallest", "static:0", "static:1", "static:2"]
     prefill, small = outcome.proposals
-    assert small.params["size_one"] == {"T": 1} and small.params["schedule"] == "inductor"
-    assert small.note.endswith("torch.compile's own kernels at T=1")
+    assert small.params["static_cases"] == [{"T": 1}, {"T": 16}]
+    assert small.params["schedule"] == "inductor"
+    assert small.note.endswith("torch.compile's own kernels at T=1; T=16")
     assert "if x.shape == (1, 28672):" in small.source
-    assert "2 captures of torch.compile's kernels composed by kbot" in small.source
-    assert "XBLOCK_V1 = 256" in small.source and "XBLOCK_V2 = 1024" in small.source
+    assert "if x.shape == (16, 28672):" in small.source
+    assert "3 captures of torch.compile's kernels composed by kbot" in small.source
+    assert "XBLOCK_V1 = 256" in small.source and "XBLOCK_V2 = 512" in small.source
+    assert "XBLOCK_V3 = 1024" in small.source
     assert check_source(small.source, problem.options) == ()
-    for rows in (1, 3):  # the static kernel, then the dynamic one
+    for rows in (1, 16, 3):  # each static kernel, then the dynamic one
         expected, got = _run_both(problem, small.source, rows, device, tmp_path)
         torch.testing.assert_close(got.float(), expected.float(), atol=2e-2, rtol=2e-2)
 
 
 @pytest.mark.parametrize(
-    "one, note",
+    "static, note",
     [
-        (lambda meta: {"no_size_one": True}, None),
-        (lambda meta: {**meta, "code": "nothing torch.compile wrote"}, "at a size of 1: "),
+        (lambda k, meta: {"no_static": True}, None),
+        (lambda k, meta: {**meta, "code": "nothing torch.compile wrote"}, "a static capture: "),
         (
-            lambda meta: _static_at_one(meta) | {"input_args": [{"other": "list"}]},
-            "at a size of 1: an argument is a list, which a size dispatch cannot compare",
+            lambda k, meta: _static_at(1, 256)(meta) | {"input_args": [{"other": "list"}]},
+            "a static capture: an argument is a list, which a size dispatch cannot compare",
         ),
     ],
 )
-def test_without_a_capture_at_a_size_of_one_the_dynamic_extractions_stand(
-    fake_captures, problem_of, one, note
+def test_without_a_static_capture_the_dynamic_extractions_stand(
+    fake_captures, problem_of, static, note
 ):
-    _size_one_captures(fake_captures, one)
+    _static_captures(fake_captures, static)
     problem = problem_of("silu_and_mul")
     context = ProposeContext(problem=problem, parents=(), device="cuda", seed=0)
     (only,) = InductorProposer().propose(context).proposals
-    assert "Per-size dispatch" not in only.source and "size_one" not in only.params
-    assert (note in only.note) if note else "size of 1" not in only.note
+    assert "Per-size dispatch" not in only.source and "static_cases" not in only.params
+    assert (note in only.note) if note else "static" not in only.note
 
 
-def test_the_case_of_size_one_is_the_smallest_with_a_varying_size_of_one():
-    from kbot.propose.inductor.capture import size_one_case
+def test_the_static_cases_are_the_small_ones_smallest_first():
+    from kbot.propose.inductor.capture import STATIC_CAPTURE_BYTES, static_cases
 
-    shapes = [[(t, 4096)] for t in (16, 1, 4096)]
-    assert size_one_case(shapes, varying_dims(shapes)) == 1
-    shapes = [[(t, 4096)] for t in (16, 64, 4096)]
-    assert size_one_case(shapes, varying_dims(shapes)) is None  # no size of 1
-    assert size_one_case([[(1, 4096)]], set()) is None  # one case: nothing varies
+    shapes = [[(t, 4096)] for t in (16, 1, 4096, 64, 256)]
+    sizes = [t * 4096 * 2 for t in (16, 1, 4096, 64, 256)]
+    assert static_cases(shapes, varying_dims(shapes), sizes) == [1, 0, 3]  # at most three
+    shapes = [[(t, 4096)] for t in (1, 4096)]
+    assert static_cases(shapes, varying_dims(shapes), [8192, 1 << 25]) == [0]  # not the largest
+    big = [STATIC_CAPTURE_BYTES + 1] * 2
+    assert static_cases(shapes, varying_dims(shapes), big) == []  # past launch-bound sizes
+    assert static_cases([[(1, 4096)]], set(), [8192]) == []  # one case: nothing varies
 
 
 def test_the_size_one_dispatch_compares_shapes_numbers_flags_and_none():
     from kbot.propose.inductor.proposer import same_arguments
 
     args = [{"shape": [1, 8, 128]}, {"value": 1e-06}, {"value": True}, {"value": None}]
-    condition = same_arguments(["q", "eps", "neox", "scale"], args)
+    condition = same_arguments(args, ["q", "eps", "neox", "scale"])
     assert condition == "q.shape == (1, 8, 128) and eps == 1e-06 and neox is True and scale is None"
     q = torch.empty(1, 8, 128)
     assert eval(condition, {"q": q, "eps": 1e-06, "neox": True, "scale": None})

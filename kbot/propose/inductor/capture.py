@@ -140,20 +140,36 @@ def capture_case(
     return next((c for c in fitting + order if clean(shapes[c])), order[0])
 
 
-def size_one_case(
-    shapes: list[list[tuple[int, ...] | None]], dims: set[tuple[int, int]]
-) -> int | None:
-    """The smallest case when one of its varying sizes is 1, else None. Dynamo specialises a
-    size of 1 even in a dim marked dynamic, so torch.compile runs a kernel compiled for exactly
-    that case there (the baseline's too), which no capture with the dims dynamic yields."""
+# torch.compile's baseline compiles every case with static shapes, and dynamo specialises a size
+# of 1 even in a dim marked dynamic; kbot's extractions are compiled with the varying dims
+# dynamic, and at decode sizes the launch the static compile picks is what a candidate must match
+# (H100, 2026-12-07: extractions 0.07-0.5 us slower at T=1, gelu_tanh_and_mul 2.53 against
+# 2.07 us at T=16). The proposer therefore also captures torch.compile's static kernels at the
+# problem's small cases: at most STATIC_CAPTURES of them, smallest first, each with inputs of at
+# most STATIC_CAPTURE_BYTES (launch-bound sizes; at prefill sizes the dynamic kernel's launch,
+# tuned at the largest case, is prefill's), never the largest case.
+STATIC_CAPTURES = 3
+STATIC_CAPTURE_BYTES = 64 << 20
 
+
+def static_cases(
+    shapes: list[list[tuple[int, ...] | None]],
+    dims: set[tuple[int, int]],
+    input_bytes: list[int],
+) -> list[int]:
+    """The cases torch.compile's static kernels are captured at (STATIC_CAPTURES), smallest
+    first; none where nothing varies between cases."""
     if not dims:
-        return None
-    smallest = min(range(len(shapes)), key=lambda c: _numel(shapes[c]))
-    case = shapes[smallest]
-    if any(case[i] is not None and case[i][d] == 1 for i, d in dims):
-        return smallest
-    return None
+        return []
+    order = sorted(range(len(shapes)), key=lambda c: _numel(shapes[c]))
+    small = [c for c in order[:-1] if input_bytes[c] <= STATIC_CAPTURE_BYTES]
+    return small[:STATIC_CAPTURES]
+
+
+def static_index(at: str) -> int | None:
+    """K of an `at` of the form "static:K" (the Kth of `static_cases`), else None."""
+    kind, _, index = at.partition(":")
+    return int(index) if kind == "static" and index.isdigit() else None
 
 
 def _shapes(module: Any, cases: tuple[dict[str, Any], ...]) -> list[list[tuple[int, ...] | None]]:
@@ -191,9 +207,8 @@ COMPILE_MODES: dict[str, dict[str, bool]] = {
 def capture_problem(problem_path: Path, compile_mode: str = "default", at: str = "largest") -> dict:
     """Compiles the problem's Model on CUDA (inductor's options for `compile_mode`, one of
     COMPILE_MODES) at its largest case whose inputs fit CAPTURE_INPUT_BYTES (`at="smallest"`:
-    its smallest, for decode's launch configs; `at="one"`: the smallest case with static shapes,
-    where a varying size of it is 1, as `size_one_case` says) and returns the capture's JSON
-    form, with the output code under "code".
+    its smallest, for decode's launch configs; `at="static:K"`: the Kth of `static_cases`, with
+    static shapes) and returns the capture's JSON form, with the output code under "code".
 
     `dynamic=True` lets dynamo tie sizes that happen to be equal (T=4096 and hidden 4096) and
     bake them in, so instead exactly the input dims that vary across CASES are marked
@@ -213,11 +228,11 @@ def capture_problem(problem_path: Path, compile_mode: str = "default", at: str =
     module = import_file(problem_path, prefix="kbot_inductor_capture")
     shapes, input_bytes = _sizes(module, spec.cases)
     dims = varying_dims(shapes)
-    if at == "one":
-        one = size_one_case(shapes, dims)
-        if one is None:
-            return {"no_size_one": True}  # the dynamic captures serve the smallest case
-        index, dims = one, set()  # static: torch.compile's own kernel for exactly this case
+    if static_index(at) is not None:
+        statics = static_cases(shapes, dims, input_bytes)
+        if static_index(at) >= len(statics):
+            return {"no_static": True}  # the dynamic captures serve the cases there are
+        index, dims = statics[static_index(at)], set()  # torch.compile's kernel for this case
     else:
         index = capture_case(shapes, dims, at == "smallest", input_bytes)
     case = dict(spec.cases[index])
@@ -297,10 +312,10 @@ def _no_duck_sizing():
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m kbot.propose.inductor.capture PROBLEM OUT.json [--mode max-autotune]
-    [--at smallest|one]`: the capture in a child process of its own, so a torch.compile that
-    hangs or crashes costs the proposer, not the search. At the smallest case, where that is
-    the largest too, nothing is compiled: the JSON says `same_case`; at `one`, where no
-    varying size of the smallest case is 1, it says `no_size_one`."""
+    [--at smallest|static:K]`: the capture in a child process of its own, so a torch.compile
+    that hangs or crashes costs the proposer, not the search. At the smallest case, where that
+    is the largest too, nothing is compiled: the JSON says `same_case`; at `static:K`, where
+    the problem has no Kth case of `static_cases`, it says `no_static`."""
     import argparse
     import json
 
@@ -308,8 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("problem")
     parser.add_argument("out")
     parser.add_argument("--mode", choices=sorted(COMPILE_MODES), default="default")
-    parser.add_argument("--at", choices=("largest", "smallest", "one"), default="largest")
+    parser.add_argument("--at", default="largest", help="largest, smallest or static:K")
     args = parser.parse_args(argv)
+    if args.at not in ("largest", "smallest") and static_index(args.at) is None:
+        parser.error(f"--at {args.at!r}: give largest, smallest or static:K (K = 0, 1, ...)")
     meta = capture_problem(Path(args.problem), args.mode, args.at)
     Path(args.out).write_text(json.dumps(meta))
     return 0

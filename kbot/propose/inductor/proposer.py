@@ -18,15 +18,17 @@ from dataclasses import replace
 from pathlib import Path
 
 from kbot.propose.base import Proposal, ProposeContext, ProposeOutcome
+from kbot.propose.inductor.capture import STATIC_CAPTURES, static_index
 from kbot.propose.inductor.records import Unsupported, capture_from_json
 
 CPU_REASON = "inductor: needs a CUDA GPU (torch.compile's Triton backend); skipped on cpu"
 POLL_S = 0.1
 
 
-def same_arguments(params: list[str], args: list[dict]) -> str:
+def same_arguments(args: list[dict], params: list[str], attributes: object = None) -> str:
     """A Python condition that forward's arguments (`params`) are what the capture described
-    (`capture._described`): each tensor's shape, each number's or flag's value."""
+    (`args`, `capture._described`): each tensor's shape, each number's or flag's value
+    (kbot.search.compose's condition, with `args` bound first; `attributes` unused)."""
     return " and ".join(
         f"{name}.shape == {tuple(arg['shape'])!r}"
         if "shape" in arg
@@ -35,6 +37,10 @@ def same_arguments(params: list[str], args: list[dict]) -> str:
         else f"{name} == {arg['value']!r}"
         for name, arg in zip(params, args)
     )
+
+
+def _where(case: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in case.items())
 
 
 class CaptureFailed(Exception):
@@ -51,7 +57,8 @@ def capture_in_child(
     """Runs the capture in `python -m kbot.propose.inductor.capture` with the evaluator's scrubbed
     environment (no tokens) in its own process group, killed whole at the time limit or as soon
     as `cancelled` is set. `compile_mode`: torch.compile's mode whose kernels it captures; `at`:
-    the case it compiles at, "largest", "smallest" or "one" (the smallest, static shapes)."""
+    the case it compiles at, "largest", "smallest" or "static:K" (kbot.propose.inductor.capture's
+    static_cases, static shapes)."""
     from kbot.evaluate.credentials import scrub_environment
 
     with tempfile.TemporaryDirectory(prefix="kbot-inductor-") as folder:
@@ -169,18 +176,20 @@ class InductorProposer:
             return ProposeOutcome(() if prefill is None else (prefill,))
         # Inductor tunes each kernel's launch for the sizes it compiles at; compiled at the
         # largest case only, every size ran prefill's launches. The smallest case's capture
-        # offers the per-size module decode's own (H100, swiglu_clamped at T=1: the extraction
-        # took 1.25 us where torch.compile's graph took 1.17; that this closes the gap is not
-        # measured yet).
-        # The two compile side by side (children of their own): the candidates wait for both.
-        with ThreadPoolExecutor(2, thread_name_prefix=f"kbot-{self.name}") as pool:
-            later = {at: pool.submit(self._attempt, context, at) for at in ("smallest", "one")}
+        # offers decode's own launches for sizes between the cases, and the static captures
+        # (kbot.propose.inductor.capture.STATIC_CAPTURES) torch.compile's own kernel for each
+        # small case. They compile side by side (children of their own): the candidates wait
+        # for all of them.
+        ats = ("smallest", *(f"static:{k}" for k in range(STATIC_CAPTURES)))
+        with ThreadPoolExecutor(len(ats), thread_name_prefix=f"kbot-{self.name}") as pool:
+            later = {at: pool.submit(self._attempt, context, at) for at in ats}
         decode, failed = later["smallest"].result()
         if failed:
             prefill = replace(prefill, note=f"{prefill.note}; at the smallest case: {failed}")
         if decode is not None and decode.source_sha256 == prefill.source_sha256:
             decode = None
-        small = self._with_size_one(context, decode or prefill, *later["one"].result())
+        statics = [later[at].result() for at in ats[1:]]
+        small = self._with_static_cases(context, decode or prefill, statics)
         if small.source_sha256 == prefill.source_sha256:
             return ProposeOutcome((small,))  # prefill's, with what the other captures said
         return ProposeOutcome((prefill, small))
@@ -192,60 +201,88 @@ class InductorProposer:
         except (CaptureFailed, Unsupported) as exc:
             return None, str(exc)
 
-    def _with_size_one(
-        self, context: ProposeContext, generic: Proposal, one: Proposal | None, failed: str
+    def _with_static_cases(
+        self,
+        context: ProposeContext,
+        generic: Proposal,
+        statics: list[tuple[Proposal | None, str]],
     ) -> Proposal:
-        """`generic` with `one`, torch.compile's own kernel for the smallest case, in front of it,
-        where a varying size there is 1: dynamo specialises a size of 1, so torch.compile runs
-        a kernel compiled for exactly that case, which no capture with the dims dynamic yields
-        (H100, 2026-12-07: every extraction was 0.07-0.5 us slower than torch.compile's graph
-        at T=1, quick_gelu, silu_and_mul, gelu_tanh_and_mul, swiglu_clamped). The module runs
-        it where every argument has that case's shape or value; `generic` unchanged where it
-        cannot."""
-        from kbot.search.compose import CompositionError, Variant, compose_fallback_source
+        """`generic` with torch.compile's static kernels for the problem's small cases in front
+        of it (`statics`: each capture, or why it failed): the baseline compiles every case
+        static and dynamo specialises a size of 1, so torch.compile runs a kernel compiled for
+        exactly that case, which no capture with the dims dynamic yields (H100, 2026-12-07:
+        extractions 0.07-0.5 us slower than torch.compile's graph at T=1, 0.46 us at T=16 for
+        gelu_tanh_and_mul). The module runs each where every argument has its case's shape or
+        value; `generic` wherever none matches."""
+        from kbot.search.compose import (
+            CompositionError,
+            Served,
+            Variant,
+            compose_specialised_source,
+        )
 
-        if failed:
-            return replace(generic, note=f"{generic.note}; at a size of 1: {failed}")
-        args = one.params.get("input_args") if one is not None else None
-        if one is None or not args:
-            return generic
-        other = next((a["other"] for a in args if "other" in a), None)
-        if other is not None:
-            why = f"an argument is a {other}, which a size dispatch cannot compare"
-            return replace(generic, note=f"{generic.note}; at a size of 1: {why}")
-        where = ", ".join(f"{k}={v}" for k, v in one.params["case"].items())
-
+        notes, kept = [], []
+        for proposal, failed in statics:
+            if failed or proposal is None:
+                notes += [f"a static capture: {failed}"] if failed else []
+                continue
+            args = proposal.params.get("input_args") or []
+            other = next((a["other"] for a in args if "other" in a), None)
+            if not args or other is not None:
+                what = f"a {other}" if other else "not described"
+                notes.append(f"a static capture: an argument is {what}, which a size "
+                             "dispatch cannot compare")  # fmt: skip
+            elif proposal.source_sha256 not in {p.source_sha256 for p in [generic, *kept]}:
+                kept.append(proposal)
+        if not kept:
+            note = "; ".join([generic.note, *notes])
+            return replace(generic, note=note) if notes else generic
+        served = [
+            Served(
+                Variant(f"v{tag}", each.source_sha256, self.name, each.source),
+                functools.partial(same_arguments, each.params["input_args"]),
+                f"{_where(each.params['case'])} (static shapes)",
+            )
+            for tag, each in enumerate(kept, start=1)
+        ]
+        generic_tag = f"v{len(served) + 1}"
         rule = (
-            f"v1 is torch.compile's kernels compiled for {where} (a size of 1, which "
-            "torch.compile always compiles for exactly), where every argument has that case's "
-            "shape or value; every other size goes to v2, compiled with the sizes the cases "
-            "vary dynamic."
+            f"v1-v{len(served)} are torch.compile's kernels compiled for exactly the sizes "
+            "they serve (torch.compile compiles each size its callers run static), each where "
+            f"every argument has its case's shape or value; every other size goes to "
+            f"{generic_tag}, compiled with the sizes the cases vary dynamic."
+            if len(served) > 1
+            else "v1 is torch.compile's kernels compiled for exactly the size it serves "
+            "(torch.compile compiles each size its callers run static), where every argument "
+            "has that case's shape or value; every other size goes to v2, compiled with the "
+            "sizes the cases vary dynamic."
         )
         try:
-            source = compose_fallback_source(
+            source = compose_specialised_source(
                 context.problem.name,
-                Variant("v1", one.source_sha256, self.name, one.source),
-                Variant("v2", generic.source_sha256, self.name, generic.source),
-                lambda params, attributes: same_arguments(params, args),
+                served,
+                Variant(generic_tag, generic.source_sha256, self.name, generic.source),
                 rule,
                 parts="captures of torch.compile's kernels",
             )
         except CompositionError as exc:
-            return replace(generic, note=f"{generic.note}; at a size of 1: {exc}")
-        params = {**generic.params, "size_one": dict(one.params["case"])}
-        note = f"{generic.note}; torch.compile's own kernels at {where}"
+            return replace(generic, note="; ".join([generic.note, *notes, f"static: {exc}"]))
+        cases = [dict(each.params["case"]) for each in kept]
+        where = "; ".join(_where(case) for case in cases)
+        params = {**generic.params, "static_cases": cases}
+        note = "; ".join([generic.note, *notes, f"torch.compile's own kernels at {where}"])
         return Proposal(source=source, proposer=self.name, params=params, note=note)
 
     def _extracted(self, context: ProposeContext, at: str) -> Proposal | None:
         """torch.compile's kernels compiled at the problem's largest or smallest case, or (`at`
-        "one") at the smallest with static shapes; None where the smallest case is the largest
-        (nothing compiled twice) or, at "one", no varying size of it is 1."""
+        "static:K") at the Kth of its static cases with static shapes; None where the smallest
+        case is the largest (nothing compiled twice) or there is no Kth static case."""
         from kbot.propose.inductor.extract import extract
 
         meta = capture_in_child(
             context.problem.path, self.timeout_s, context.cancelled, self.compile_mode, at
         )
-        if meta.get("same_case") or meta.get("no_size_one"):
+        if meta.get("same_case") or meta.get("no_static"):
             return None
         capture = capture_from_json(meta.pop("code"), meta)
         source = extract(capture, context.problem)
@@ -255,7 +292,7 @@ class InductorProposer:
             "mode": capture.mode,
             "compile_mode": self.compile_mode,
         }
-        if at == "one":  # what the module dispatching to it checks (`_with_size_one`)
+        if static_index(at) is not None:  # what the module dispatching to it checks
             params["input_args"] = meta.get("input_args")
         where = ", ".join(f"{k}={v}" for k, v in capture.case.items()) or "its only case"
         note = (
