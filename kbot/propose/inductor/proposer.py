@@ -66,8 +66,10 @@ def capture_in_child(
         env = scrub_environment(dict(os.environ))
         package_root = str(Path(__file__).resolve().parents[3])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-        # Beside the evaluations, its compile workers leave the candidates' compiles some cores.
-        env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, (os.cpu_count() or 2) // 4)))
+        # Beside the evaluations, its compile workers leave the candidates' compiles some cores;
+        # the captures after the largest case's run four side by side.
+        share = 4 if at == "largest" else 16
+        env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, (os.cpu_count() or 2) // share)))
         command = [
             sys.executable,
             "-m",
