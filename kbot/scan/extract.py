@@ -276,6 +276,7 @@ def _emit_one(
                 finding,
                 package_roots,
                 compile_names,
+                location.module if location.file else "",
             )
         except RebuildError as exc:
             return EmittedProblem(
@@ -284,7 +285,9 @@ def _emit_one(
                 EmitStatus.SKIPPED,
                 f"cannot import {location.module} ({import_error}) nor rebuild it from source: {exc}",
             )
-        source = render_problem(finding, plan, rebuilt=rebuilt, why_rebuilt=import_error)
+        source = render_problem(
+            finding, plan, rebuilt=rebuilt, why_rebuilt=import_error, root=location
+        )
         mode, how = (
             "rebuilt",
             f"rebuilt from source ({location.module} did not import: {import_error})",

@@ -71,9 +71,15 @@ def free_names(node: ast.AST) -> set[str]:
 class ModuleDefs:
     """The module's top-level definitions, and turning free names into copied source."""
 
-    def __init__(self, tree: ast.Module, package_roots: set[str], file: str) -> None:
+    def __init__(
+        self, tree: ast.Module, package_roots: set[str], file: str, module: str = ""
+    ) -> None:
+        """`module`: the file's dotted module name where it is known (the problem then finds the
+        project's packages in the checkout, and a name the op uses from its own package is
+        imported from there); without it such a name is refused."""
         self.file = file
-        self.package_roots = package_roots
+        self.module = module
+        self.package_roots = package_roots | ({module.split(".")[0]} if module else set())
         self.defs: dict[str, ast.stmt] = {}
         for node in tree.body:
             self._add(node)
@@ -189,6 +195,23 @@ class ModuleDefs:
         copy.bases = kept or ([ast.parse(fallback, mode="eval").body] if fallback else [])
         return copy
 
+    def _absolute(self, level: int, module: str, name: str) -> str:
+        """The absolute name of a module of the project's own package that the op's module
+        imports `name` from (`level` dots before `module`)."""
+        if not self.module:
+            raise RebuildError(
+                f"{self.file}: the op uses `{name}` from its own package "
+                f"({'.' * level}{module}); make the package importable"
+            )
+        if not level:
+            return module
+        package = self.module.split(".")
+        package = package if self.file.endswith("__init__.py") else package[:-1]
+        if level - 1 >= len(package):
+            raise RebuildError(f"{self.file}: `{'.' * level}{module}` reaches above its package")
+        base = package[: len(package) - (level - 1)]
+        return ".".join([*base, module] if module else base)
+
     def _from_package(self, name: str) -> bool:
         node = self.defs.get(name)
         if isinstance(node, ast.ImportFrom):
@@ -208,12 +231,9 @@ class ModuleDefs:
             if isinstance(node, ast.ImportFrom):
                 module = node.module or ""
                 if node.level or module.split(".")[0] in self.package_roots:
-                    raise RebuildError(
-                        f"{self.file}: the op uses `{name}` from its own package "
-                        f"({'.' * node.level}{module}); make the package importable"
-                    )
+                    module = self._absolute(node.level, module, name)
                 return ast.unparse(ast.ImportFrom(module=module, names=[alias], level=0))
-            if alias.name.split(".")[0] in self.package_roots:
+            if alias.name.split(".")[0] in self.package_roots and not self.module:
                 raise RebuildError(
                     f"{self.file}: the op uses its own package `{alias.name}`; make it importable"
                 )

@@ -52,6 +52,7 @@ _MODULE_METHODS = {
 class Rebuilt:
     source: str  # imports, helpers, then `class _Reference` or the function
     callable_name: str  # "_Reference" for a class, the function's name otherwise
+    packages: tuple[str, ...] = ()  # the project's own packages the copy imports
 
 
 def rebuild_reference(
@@ -59,20 +60,24 @@ def rebuild_reference(
     finding: Finding,
     package_roots: set[str],
     compile_names: tuple[str, ...] = (),
+    module: str = "",
 ) -> Rebuilt:
     """`package_roots`: top-level names of the scanned project's own packages, whose imports
-    would need the project importable. `compile_names`: the project's own compile decorators;
-    these and torch.compile's spellings are dropped, so the copy runs eagerly."""
+    need the project importable: with `module` (the op's dotted module name) the copy imports
+    them from the checkout (`Rebuilt.packages`), without it they are refused. `compile_names`:
+    the project's own compile decorators; these and torch.compile's spellings are dropped, so
+    the copy runs eagerly."""
     tree = ast.parse(module_source)
     imports = module_imports(tree)
     tree = ast.Module(
         body=[strip_compile(n, imports, compile_names) for n in tree.body], type_ignores=[]
     )
-    defs = ModuleDefs(tree, package_roots, finding.file)
+    defs = ModuleDefs(tree, package_roots, finding.file, module)
     if not finding.entry:
         func = _find(tree, finding.qualname, (ast.FunctionDef, ast.AsyncFunctionDef))
         helpers = defs.resolve(free_names(func) - {func.name})
-        return Rebuilt("\n\n".join([*helpers, without_decorators(func)]) + "\n", func.name)
+        source = "\n\n".join([*helpers, without_decorators(func)]) + "\n"
+        return Rebuilt(source, func.name, _imported_packages(source, defs.package_roots))
     cls = _find(tree, finding.qualname, ast.ClassDef)
     try:
         body, free = _class_source(cls, finding, defs, keep_bases=True)
@@ -84,7 +89,24 @@ def rebuild_reference(
         # elsewhere; the smoke run then shows whether the op needed it.
         body, free = _class_source(cls, finding, defs, keep_bases=False, dropped_because=str(exc))
         helpers = defs.resolve(free - {REFERENCE_CLASS})
-    return Rebuilt("\n\n".join([*helpers, body]) + "\n", REFERENCE_CLASS)
+    source = "\n\n".join([*helpers, body]) + "\n"
+    return Rebuilt(source, REFERENCE_CLASS, _imported_packages(source, defs.package_roots))
+
+
+def _imported_packages(source: str, package_roots: set[str]) -> tuple[str, ...]:
+    """The project's own packages (`package_roots`) that `source` imports, in order."""
+    found: dict[str, None] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] in package_roots:
+                found.setdefault(name.split(".")[0], None)
+    return tuple(found)
 
 
 def _find(tree: ast.Module, qualname: str, kind) -> ast.AST:

@@ -62,8 +62,12 @@ def render_problem(
     location: ImportLocation | None = None,
     rebuilt: Rebuilt | None = None,
     why_rebuilt: str = "",
+    root: ImportLocation | None = None,
 ) -> str:
-    parts = [_header(finding, plan, location, why_rebuilt), _imports(finding, location, rebuilt)]
+    """The problem file: it imports the op (`location`) or holds `rebuilt`, a copy of its
+    source, which finds the project's own packages it imports where `root` says."""
+    imports = _imports(finding, location, rebuilt, root)
+    parts = [_header(finding, plan, location, why_rebuilt), imports]
     parts.append(
         _class_model(finding, plan, location is not None)
         if finding.entry
@@ -105,7 +109,42 @@ def _header(finding: Finding, plan: InputPlan, location: ImportLocation | None, 
     return "\n".join(lines)
 
 
-def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt | None) -> str:
+def _root_lines(location: ImportLocation, packages: list[str]) -> list[str]:
+    """`_ROOT`, the folder the project's packages import from, first on sys.path, and
+    `packages` read from there only."""
+    if location.file:
+        lines = [
+            "",
+            IMPORT_ROOT_HELPER,
+            "",
+            "",
+            f"_ROOT = _import_root({location.file!r}, {location.import_dir!r})",
+        ]
+    else:  # a package above the scanned folder: this machine's path is all there is
+        lines = [f"_ROOT = {str(location.sys_path)!r}  # where the target's package imports from"]
+    lines += [
+        "# First on the path, also when it is there already: a file beside this problem (one",
+        "# named like the target's module) must not shadow the module imported below.",
+        "if _ROOT in sys.path:",
+        "    sys.path.remove(_ROOT)",
+        "sys.path.insert(0, _ROOT)",
+        "",
+        "",
+        OTHER_CHECKOUTS_HELPER,
+        "",
+        "",
+    ]
+    return lines + [f"_forget_other_checkouts({package!r}, _ROOT)" for package in packages]
+
+
+def _imports(
+    finding: Finding,
+    location: ImportLocation | None,
+    rebuilt: Rebuilt | None,
+    root: ImportLocation | None = None,
+) -> str:
+    """The import mode's preamble (`location`), or the rebuilt copy's (`rebuilt`, with `root`
+    where its module's package would import from, for the project's packages it imports)."""
     lines = ["from __future__ import annotations", ""]
     if location is not None:
         lines += [
@@ -119,31 +158,7 @@ def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt
             "from torch import nn",
             "",
         ]
-        if location.file:
-            lines += [
-                "",
-                IMPORT_ROOT_HELPER,
-                "",
-                "",
-                f"_ROOT = _import_root({location.file!r}, {location.import_dir!r})",
-            ]
-        else:  # a package above the scanned folder: this machine's path is all there is
-            lines.append(
-                f"_ROOT = {str(location.sys_path)!r}  # where the target's package imports from"
-            )
-        lines += [
-            "# First on the path, also when it is there already: a file beside this problem (one",
-            "# named like the target's module) must not shadow the module imported below.",
-            "if _ROOT in sys.path:",
-            "    sys.path.remove(_ROOT)",
-            "sys.path.insert(0, _ROOT)",
-            "",
-            "",
-            OTHER_CHECKOUTS_HELPER,
-            "",
-            "",
-            f"_forget_other_checkouts({location.module.split('.')[0]!r}, _ROOT)",
-        ]
+        lines += _root_lines(location, [location.module.split(".")[0]])
         name = finding.qualname.split(".")[0]
         rest = finding.qualname[len(name) :]
         lines.append(f"from {location.module} import {name} as _Outer  # noqa: E402")
@@ -156,14 +171,15 @@ def _imports(finding: Finding, location: ImportLocation | None, rebuilt: Rebuilt
             lines.append("_reference = inspect.unwrap(_eager(_Target))")
         return "\n".join(lines)
     assert rebuilt is not None
+    packages = list(rebuilt.packages) if root is not None else []
+    if packages:  # the copy imports the project's own packages: from this checkout
+        lines += ["import json", "import os", "import sys"]
     if any(not c.class_name for c in finding.init_configs):
         lines.append("import types")
-    lines += [
-        "import torch",
-        "from torch import nn",
-        "",
-        "# --- copied from the target's source ---",
-    ]
+    lines += ["import torch", "from torch import nn", ""]
+    if packages:
+        lines += _root_lines(root, packages) + [""]
+    lines.append("# --- copied from the target's source ---")
     header = {"import torch", "from torch import nn"}
     lines.append(
         "\n".join(line for line in rebuilt.source.rstrip("\n").splitlines() if line not in header)

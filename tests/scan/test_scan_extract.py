@@ -1,6 +1,9 @@
 import json
+import os
+import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 import torch
@@ -201,15 +204,40 @@ def test_a_rebuilt_op_keeps_the_base_class_of_its_module(
         assert _same(model(*inputs), original(*inputs))
 
 
-def test_rebuild_fails_clearly_on_package_imports(standalone_tree, tmp_path):
+@pytest.mark.parametrize("file", ["uses_relative.py", "uses_absolute.py"])
+def test_a_rebuilt_op_imports_its_own_package_from_the_checkout(standalone_tree, tmp_path, file):
+    # torchtitan's vision rotary (2026-12-07): its module did not import (a missing package),
+    # the copy kept `from torchtitan.protocols.module import Module`, and the evaluator's child,
+    # which runs outside the checkout, failed on it: "No module named 'torchtitan'". A relative
+    # import of the package (`from .helpers import scale`) was refused before.
+    relative = (standalone_tree / "pkg" / "uses_relative.py").read_text()
+    absolute = relative.replace("from .helpers import", "from pkg.helpers import")
+    (standalone_tree / "pkg" / "uses_absolute.py").write_text(absolute)
     hint = TargetHint(
-        "pkg/uses_relative.py::doubled_exp",
+        f"pkg/{file}::doubled_exp",
         name="dexp",
         inputs={"x": {"shape": ("T", 8), "dtype": "float32"}},
     )
     _, emitted = _emit(standalone_tree, tmp_path, [hint])
-    assert emitted["dexp"].status == EmitStatus.SKIPPED
-    assert "uses `scale` from its own package (.helpers)" in emitted["dexp"].message
+    problem = emitted["dexp"]
+    assert problem.status == EmitStatus.EMITTED and problem.mode == "rebuilt", problem.message
+    source = problem.path.read_text()
+    assert "_forget_other_checkouts('pkg', _ROOT)" in source
+    assert "from pkg.helpers import scale" in source
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    check = (
+        "import sys, torch; from kbot.problem.runtime import import_file; "
+        "m = import_file(sys.argv[1]); x = torch.ones(2, 8); "
+        "assert torch.equal(m.Model()(x), (x * 2).exp()); print('ran')"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(Path(__file__).parents[2])  # kbot, not the checkout
+    done = subprocess.run(
+        [sys.executable, "-c", check, str(problem.path)],
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and "ran" in done.stdout, done.stderr[-600:]
 
 
 def test_unknown_inputs_are_a_clear_skip_not_a_guess(engine_tree, tmp_path):
@@ -326,6 +354,18 @@ def _rebuilt(source: str, qualname: str, package_roots: frozenset = frozenset())
     """`qualname`'s forward rebuilt from a module's `source`, as a config target names it."""
     finding = Finding("m.py", 1, qualname, Kind.CONFIG_TARGET, "forward", "", ())
     return rebuild_reference(source, finding, set(package_roots))
+
+
+def test_the_packages_own_imports_are_made_absolute_or_refused_without_a_module_name():
+    source = "from ..util.helpers import scale\n\n\ndef op(x):\n    return scale(x)\n"
+    finding = Finding("pkg/sub/m.py", 1, "op", Kind.CONFIG_TARGET, "", "", ())
+    rebuilt = rebuild_reference(source, finding, {"pkg"}, module="pkg.sub.m")
+    assert "from pkg.util.helpers import scale" in rebuilt.source
+    assert rebuilt.packages == ("pkg",)
+    with pytest.raises(RebuildError, match=r"uses `scale` from its own package \(\.\.util"):
+        rebuild_reference(source, finding, {"pkg"})  # no module name: nowhere to import from
+    with pytest.raises(RebuildError, match="reaches above its package"):
+        rebuild_reference(source.replace("..", "...."), finding, {"pkg"}, module="pkg.sub.m")
 
 
 def test_a_class_name_rebound_to_its_own_subclass_does_not_recurse():
