@@ -181,9 +181,18 @@ def anchor_index(facts: tuple[InputFact, ...]) -> int:
 
 
 def input_terms(
-    params: tuple[Param, ...], facts: tuple[InputFact, ...], dtypes: tuple[str, ...], cuda: bool
+    params: tuple[Param, ...],
+    facts: tuple[InputFact, ...],
+    dtypes: tuple[str, ...],
+    cuda: bool,
+    weight: str | None = None,
 ) -> list[str]:
-    """Guard terms for the arguments the kernel takes, named as the target names them."""
+    """Guard terms for the arguments the kernel takes, named as the target names them. Where
+    they are numbers only (a rotary table's length), the module's tensor `weight` (the one
+    the kernel reads, whose dtype its own term checks) says where the kernel runs."""
+    if facts and not any(f.tensor for f in facts[: len(params)]):
+        terms = [f"self.{weight}.is_cuda"] if cuda and weight else []
+        return terms + [t for p, f in zip(params, facts) for t in _number_terms(p.name, f)]
     anchor_at = min(anchor_index(facts), len(params) - 1)
     anchor = params[anchor_at].name
     dtype_tuple = ", ".join(f"torch.{d}" for d in dtypes) + ("," if len(dtypes) == 1 else "")

@@ -450,3 +450,54 @@ def test_a_defaulted_number_the_problem_fixed_elsewhere_is_guarded_at_the_checke
     integration = GUARDED_DISPATCH.integrate(spec)
     assert "eps == 1e-05" in integration.guard and "1e-06" not in integration.guard
     assert integration.entry.call == "rms_norm(x=inputs[0], weight=inputs[1], eps=1e-05)"
+
+
+LENGTH_PROBLEM = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("inv_freq", torch.rand(8))
+
+    def forward(self, seqlen):
+        return torch.outer(torch.arange(seqlen, dtype=torch.float32), self.inv_freq)
+
+
+CASES = [dict(T=1), dict(T=16)]
+KBOT = dict(scalar_inputs=["seqlen"])
+
+
+def get_inputs(T=1):
+    return [T]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_forward_of_numbers_only_is_placed_by_the_tensor_the_kernel_reads(tmp_path):
+    # torchtitan's VisionRotaryEmbedding2D.forward(seqlen) builds a frequency table from its
+    # `inv_freq` buffer: the guard asked `seqlen.is_cuda` of an int (CPU dry run, 2026-12-07:
+    # "AttributeError: 'int' object has no attribute 'is_cuda'" in the PR's parity test).
+    from kbot.errors import KbotError
+    from kbot.publish.module_facts import float_tensor_attributes
+
+    path = tmp_path / "problem.py"
+    path.write_text(LENGTH_PROBLEM)
+    tensors = float_tensor_attributes(path)
+    call = KernelCall("table", ("seqlen",), ("seqlen", "self.inv_freq"), (), ("inv_freq",))
+    target = (Param("seqlen", None),)
+    facts = _facts(tmp_path, LENGTH_PROBLEM)
+    terms = guard_terms(call, target, ("float32",), True, "t", facts, tensors=tensors)
+    assert terms == [
+        "self.inv_freq.is_cuda",
+        "self.inv_freq.dtype == torch.float32",
+        "not (torch.is_grad_enabled() and self.inv_freq.requires_grad)",
+        "torch.get_default_dtype() == torch.float32",
+    ]
+    with pytest.raises(KbotError, match="t: the kernel takes no tensor to guard on"):
+        guard_terms(call, target, ("float32",), True, "t", facts)  # nor reads one of its own

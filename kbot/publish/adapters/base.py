@@ -141,7 +141,12 @@ def guard_terms(
     if not call.forward_params:
         raise AdapterError(f"{where}: the kernel takes no tensor argument to guard on")
     passed = target[: len(call.forward_params)]
-    terms = input_terms(passed, inputs[: len(passed)], dtypes, cuda)
+    dtypes_of = dict(tensors)
+    weights = tuple((a, dtypes_of[a]) for a in call.attributes if a in dtypes_of)
+    if inputs and not any(f.tensor for f in inputs[: len(passed)]) and not weights:
+        raise AdapterError(f"{where}: the kernel takes no tensor to guard on")
+    weight = weights[0][0] if weights else None
+    terms = input_terms(passed, inputs[: len(passed)], dtypes, cuda, weight)
     for extra in target[len(call.forward_params) :]:
         if extra.default is None:
             raise AdapterError(
@@ -153,8 +158,6 @@ def guard_terms(
         else:
             terms.append(f"{extra.name} == {extra.default}")
     terms += size_terms(passed, sizes, inputs[: len(passed)])
-    dtypes_of = dict(tensors)
-    weights = tuple((a, dtypes_of[a]) for a in call.attributes if a in dtypes_of)
     terms += weight_dtype_terms(weights)
     terms += autograd_term(passed, inputs[: len(passed)], tuple(name for name, _ in weights))
     terms += default_dtype_term()
