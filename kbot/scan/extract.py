@@ -276,7 +276,7 @@ def _emit_one(
                 finding,
                 package_roots,
                 compile_names,
-                location.module if location.file else "",
+                location.module,
             )
         except RebuildError as exc:
             return EmittedProblem(

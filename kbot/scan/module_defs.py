@@ -74,8 +74,8 @@ class ModuleDefs:
     def __init__(
         self, tree: ast.Module, package_roots: set[str], file: str, module: str = ""
     ) -> None:
-        """`module`: the file's dotted module name where it is known (the problem then finds the
-        project's packages in the checkout, and a name the op uses from its own package is
+        """`module`: the file's dotted module name where it is known (the problem then puts the
+        folder it imports from on sys.path, and a name the op uses from its own package is
         imported from there); without it such a name is refused."""
         self.file = file
         self.module = module

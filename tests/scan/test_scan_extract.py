@@ -204,8 +204,13 @@ def test_a_rebuilt_op_keeps_the_base_class_of_its_module(
         assert _same(model(*inputs), original(*inputs))
 
 
-@pytest.mark.parametrize("file", ["uses_relative.py", "uses_absolute.py"])
-def test_a_rebuilt_op_imports_its_own_package_from_the_checkout(standalone_tree, tmp_path, file):
+@pytest.mark.parametrize(
+    "file, scanned",
+    [("uses_relative.py", "."), ("uses_absolute.py", "."), ("uses_absolute.py", "pkg")],
+)
+def test_a_rebuilt_op_imports_its_own_package_from_the_checkout(
+    standalone_tree, tmp_path, file, scanned
+):
     # torchtitan's vision rotary (2026-12-07): its module did not import (a missing package),
     # the copy kept `from torchtitan.protocols.module import Module`, and the evaluator's child,
     # which runs outside the checkout, failed on it: "No module named 'torchtitan'". A relative
@@ -213,12 +218,14 @@ def test_a_rebuilt_op_imports_its_own_package_from_the_checkout(standalone_tree,
     relative = (standalone_tree / "pkg" / "uses_relative.py").read_text()
     absolute = relative.replace("from .helpers import", "from pkg.helpers import")
     (standalone_tree / "pkg" / "uses_absolute.py").write_text(absolute)
+    # scanned at the repository's root, or in the package's own folder (torchtitan's layout:
+    # the folder it imports from is above the scanned one)
     hint = TargetHint(
-        f"pkg/{file}::doubled_exp",
+        f"{'pkg/' if scanned == '.' else ''}{file}::doubled_exp",
         name="dexp",
         inputs={"x": {"shape": ("T", 8), "dtype": "float32"}},
     )
-    _, emitted = _emit(standalone_tree, tmp_path, [hint])
+    _, emitted = _emit(standalone_tree / scanned, tmp_path, [hint])
     problem = emitted["dexp"]
     assert problem.status == EmitStatus.EMITTED and problem.mode == "rebuilt", problem.message
     source = problem.path.read_text()
