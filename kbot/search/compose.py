@@ -34,6 +34,16 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class Served:
+    """A specialised variant, the condition under which it runs (as in compose_fallback_source)
+    and what the module's docstring says it serves."""
+
+    variant: Variant
+    condition: Callable[[list[str], dict[str, str]], str]
+    sizes: str
+
+
+@dataclass(frozen=True)
 class _Parsed:
     tree: ast.Module
     model_new: ast.ClassDef
@@ -92,16 +102,6 @@ def compose_fallback_source(
     are in the module's docstring."""
     served = Served(specialised, condition, "the sizes it was compiled for")
     return compose_specialised_source(op_title, [served], generic, rule, parts)
-
-
-@dataclass(frozen=True)
-class Served:
-    """A specialised variant, the condition under which it runs (as in compose_fallback_source)
-    and what the module's docstring says it serves."""
-
-    variant: Variant
-    condition: Callable[[list[str], dict[str, str]], str]
-    sizes: str
 
 
 def compose_specialised_source(
