@@ -288,8 +288,13 @@ def _number_terms(name: str, fact: InputFact) -> list[str]:
     """A number argument that had one value in every case is known correct at that value only:
     a kernel may have it built in (codegen traces a float as the constant it was), so another
     value takes the original path. One the cases passed at several values is read by the kernel
-    (a kernel that had one built in fails the other cases) and stays free."""
+    (a kernel that had one built in fails the other cases) and stays free, an integer up to the
+    largest value checked."""
     values = fact.values
+    if values and len(values) > 1 and all(type(v) is int for v in values):
+        # a count the cases varied (a table's length, VisionRotaryEmbedding2D's seqlen): up to
+        # the largest checked, as a dimension the cases varied is (`_varying_terms`)
+        return [f"{name} <= {max(values)}"]
     if not values or (len(values) > 1 and all(not isinstance(v, str) for v in values)):
         return []
     if len(values) == 1:

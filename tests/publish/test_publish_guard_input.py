@@ -264,7 +264,8 @@ def get_init_inputs():
 def test_a_number_checked_at_one_value_is_pinned_and_one_checked_at_several_is_free(tmp_path):
     # A float passed to forward with one value in every case may be built into the kernel
     # (codegen traces it as a constant): another value must take the original path. The token
-    # count passed at 1 and 16 is read by the kernel (one with it built in fails a case).
+    # count passed at 1 and 16 is read by the kernel (one with it built in fails a case), up to
+    # the largest count checked, as a dimension the cases varied is.
     facts = _facts(tmp_path, NUMBERS_PROBLEM)
     names = ("x", "scale", "seqlen", "approximate", "mode")
     call = KernelCall("op", names, names, (), ())
@@ -273,7 +274,7 @@ def test_a_number_checked_at_one_value_is_pinned_and_one_checked_at_several_is_f
     assert "scale == 0.125" in terms
     assert "approximate is None" in terms
     assert "mode == 'tanh'" in terms
-    assert not [t for t in terms if t.startswith("seqlen")]
+    assert [t for t in terms if t.startswith("seqlen")] == ["seqlen <= 16"]
     assert "x.shape[1:] == (64,)" in terms
 
 
@@ -495,6 +496,7 @@ def test_a_forward_of_numbers_only_is_placed_by_the_tensor_the_kernel_reads(tmp_
     terms = guard_terms(call, target, ("float32",), True, "t", facts, tensors=tensors)
     assert terms == [
         "self.inv_freq.is_cuda",
+        "seqlen <= 16",  # a count the cases varied: up to the largest checked, as a dim is
         "self.inv_freq.dtype == torch.float32",
         "not (torch.is_grad_enabled() and self.inv_freq.requires_grad)",
         "torch.get_default_dtype() == torch.float32",
