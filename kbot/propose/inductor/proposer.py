@@ -248,16 +248,12 @@ class InductorProposer:
             for tag, each in enumerate(kept, start=1)
         ]
         generic_tag = f"v{len(served) + 1}"
+        tags = "v1" if len(served) == 1 else f"v1-v{len(served)}"
         rule = (
-            f"v1-v{len(served)} are torch.compile's kernels compiled for exactly the sizes "
-            "they serve (torch.compile compiles each size its callers run static), each where "
-            f"every argument has its case's shape or value; every other size goes to "
-            f"{generic_tag}, compiled with the sizes the cases vary dynamic."
-            if len(served) > 1
-            else "v1 is torch.compile's kernels compiled for exactly the size it serves "
-            "(torch.compile compiles each size its callers run static), where every argument "
-            "has that case's shape or value; every other size goes to v2, compiled with the "
-            "sizes the cases vary dynamic."
+            f"{tags}: torch.compile's kernels compiled for exactly the sizes they serve "
+            "(torch.compile compiles each size its callers run static), each where every "
+            f"argument has its case's shape or value; every other size goes to {generic_tag}, "
+            "compiled with the sizes the cases vary dynamic."
         )
         try:
             source = compose_specialised_source(
