@@ -228,11 +228,12 @@ def capture_problem(problem_path: Path, compile_mode: str = "default", at: str =
     module = import_file(problem_path, prefix="kbot_inductor_capture")
     shapes, input_bytes = _sizes(module, spec.cases)
     dims = varying_dims(shapes)
-    if static_index(at) is not None:
+    static = static_index(at)
+    if static is not None:
         statics = static_cases(shapes, dims, input_bytes)
-        if static_index(at) >= len(statics):
+        if static >= len(statics):
             return {"no_static": True}  # the dynamic captures serve the cases there are
-        index, dims = statics[static_index(at)], set()  # torch.compile's kernel for this case
+        index, dims = statics[static], set()  # torch.compile's kernel for this case
     else:
         index = capture_case(shapes, dims, at == "smallest", input_bytes)
     case = dict(spec.cases[index])

@@ -39,10 +39,6 @@ def same_arguments(args: list[dict], params: list[str], attributes: object = Non
     )
 
 
-def _where(case: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in case.items())
-
-
 class CaptureFailed(Exception):
     """torch.compile failed, hung past its time limit, or wrote nothing, in the child."""
 
@@ -222,11 +218,13 @@ class InductorProposer:
             Variant,
             compose_specialised_source,
         )
+        from kbot.search.per_case import case_label
 
         notes, kept = [], []
         for proposal, failed in statics:
+            if failed:
+                notes.append(f"a static capture: {failed}")
             if failed or proposal is None:
-                notes += [f"a static capture: {failed}"] if failed else []
                 continue
             args = proposal.params.get("input_args") or []
             other = next((a["other"] for a in args if "other" in a), None)
@@ -243,7 +241,7 @@ class InductorProposer:
             Served(
                 Variant(f"v{tag}", each.source_sha256, self.name, each.source),
                 functools.partial(same_arguments, each.params["input_args"]),
-                f"{_where(each.params['case'])} (static shapes)",
+                f"{case_label(each.params['case'])} (static shapes)",
             )
             for tag, each in enumerate(kept, start=1)
         ]
@@ -266,7 +264,7 @@ class InductorProposer:
         except CompositionError as exc:
             return replace(generic, note="; ".join([generic.note, *notes, f"static: {exc}"]))
         cases = [dict(each.params["case"]) for each in kept]
-        where = "; ".join(_where(case) for case in cases)
+        where = "; ".join(case_label(case) for case in cases)
         params = {**generic.params, "static_cases": cases}
         note = "; ".join([generic.note, *notes, f"torch.compile's own kernels at {where}"])
         return Proposal(source=source, proposer=self.name, params=params, note=note)
