@@ -49,6 +49,24 @@ def test_rounding_once_where_the_reference_rounds_twice_is_no_bias(dtype):
     assert _rule(once, twice) is None
 
 
+def test_fused_multiply_add_residues_where_the_reference_cancels_are_no_bias():
+    # A rotation's halves of a constant row, cos and sin one tensor (the judge's "outliers"
+    # draw, on the H100): the reference rounds x1*c and x2*c alike and their difference is
+    # exactly 0; a kernel whose multiply-add is fused keeps the product's rounding residue,
+    # of either sign, in a few percent of the elements (litgpt's apply_rope, 2026-12-08).
+    torch.manual_seed(0)
+    x = torch.randn(64, 512) * 8
+    reference = x.to(torch.bfloat16)
+    cancel = torch.rand(x.shape) < 0.03
+    reference[cancel] = 0
+    residue = torch.where(torch.rand(x.shape) < 0.5, 1.0, -1.0) * 2.0**-7
+    fused = torch.where(cancel, residue.to(torch.bfloat16), reference)
+    assert int((fused != reference).sum()) > 0.01 * x.numel()
+    assert _rule(fused, reference) is None
+    truncated = torch.where(cancel, reference, _truncated(x))  # one-sided elsewhere: still one
+    assert _rule(truncated, reference) == "rounding-bias"
+
+
 def test_a_small_fp32_bias_before_rounding_flips_too_few_elements():
     x = torch.randn(256, 1024)
     reference = x.to(torch.bfloat16)
