@@ -152,7 +152,9 @@ def _within_program(builder, what: str, addresses: np.ndarray, lanes: np.ndarray
     if _SAMPLE["modulus"] > 1:
         kept = _in_sample(addresses)
         addresses, lanes = addresses[kept], lanes[kept]
-    other = _OWN["store" if what == "load" else "load"]
+    # Only what the sample kept: a program's earlier accesses may have kept none (a store of
+    # 64 addresses, none in the class), and a search in nothing indexes an empty array.
+    other = [(a, b) for a, b in _OWN["store" if what == "load" else "load"] if a.size]
     if other and addresses.size:
         seen = np.concatenate([a for a, _ in other])
         seen_lanes = np.concatenate([b for _, b in other])

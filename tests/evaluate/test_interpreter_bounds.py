@@ -4,6 +4,8 @@ anywhere inside the given storages (a view's neighbours included) pass."""
 
 from __future__ import annotations
 
+import pytest
+
 PROBE = r"""
 import json, sys
 import torch, triton, triton.language as tl
@@ -119,6 +121,33 @@ def test_a_launch_too_big_to_follow_is_sampled_not_dropped(monkeypatch):
         bounds._track(store, "store", np.array([kept], dtype=np.uint64))
         assert bounds._ACCESSES["store"], "the sampled class is still followed"
         assert _races(bounds)
+    finally:
+        bounds._reset()
+
+
+def test_a_program_whose_sampled_store_kept_nothing_loads_on(monkeypatch):
+    """A sampled launch (the pairs kernel of litgpt's apply_rope at T=4096, 16M addresses):
+    a program stores its first piece, none of it in the sampled class, then loads for the
+    second. The check of the load against the program's own stores once searched an empty
+    array and raised IndexError ("index -1 is out of bounds"), rejecting a correct kernel."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from kbot.evaluate import interpreter_bounds as bounds
+
+    bounds._reset()
+    try:
+        bounds._SAMPLE.update(modulus=4, salt=0)
+        builder = SimpleNamespace(grid_idx=(0, 0, 0), grid_dim=(1, 1, 1))
+        outside = np.array([16, 32, 48], dtype=np.uint64)  # words 1-3: not in class 0 mod 4
+        bounds._within_program(builder, "store", outside, np.arange(3))
+        inside = np.array([64, 128], dtype=np.uint64)  # words 4 and 8: in the class
+        bounds._within_program(builder, "load", inside, np.arange(2))
+        with pytest.raises(bounds.Race):  # what the sample keeps is still checked
+            bounds._within_program(
+                builder, "store", np.array([64], dtype=np.uint64), np.arange(1, 2)
+            )
     finally:
         bounds._reset()
 
