@@ -26,6 +26,7 @@ PAIRS = [
     "cat_pairs_product_and_sum",
     "rope_neox_positions",
     "stack_pairs_rope_interleaved",
+    "rope_rotate_half",
 ]
 REFUSED = {
     "cat_unequal_pieces": "pieces are not of one width",
@@ -81,7 +82,13 @@ def test_rope_pairs_kernel_loads_each_input_once_and_cos_sin_once_per_token():
 
 
 @pytest.mark.parametrize(
-    "name", ["cat_pairs_rope_4d", "cat_pairs_product_and_sum", "stack_pairs_rope_interleaved"]
+    "name",
+    [
+        "cat_pairs_rope_4d",
+        "cat_pairs_product_and_sum",
+        "stack_pairs_rope_interleaved",
+        "rope_rotate_half",
+    ],
 )
 def test_pairs_kernel_gives_the_pointwise_kernels_bits(name, load_candidate, device):
     """Same lowering, same roundings: on the interpreter the outputs are bit-identical (on a
@@ -153,3 +160,23 @@ def test_a_pair_dim_whose_size_name_hides_its_1_is_squeezed(compare):
     candidates = generate(load_problem(path))
     assert candidates
     assert compare(path, candidates[0].source) > 0
+
+
+def test_rotate_half_pairs_kernel_serves_an_odd_head_dim(load_candidate, device):
+    """Traced at head_dim 24, where the halves are equal, and run at 25 (the evaluator's sweep
+    tries odd sizes): the halves are 13 and 12 columns, and every column is computed once, by
+    the piece it lies in (a second piece as wide as the first would write past the row)."""
+    path = PROBLEMS / "rope_rotate_half.py"
+    reference = import_file(path)
+    for candidate in _pairs_candidates(path):
+        model = load_candidate(candidate.source).ModelNew().to(device)
+        for tokens in (1, 70):  # the decode launch and the prefill one
+            torch.manual_seed(5)
+            x = torch.randn(tokens, 3, 25, dtype=torch.bfloat16, device=device)
+            cos, sin = torch.randn(2, tokens, 1, 25, device=device)
+            with torch.no_grad():
+                got = model(x, cos, sin)
+                expected = reference.Model()(x, cos, sin)
+            torch.testing.assert_close(got, expected, atol=1e-2, rtol=1.6e-2)
+    source = _pairs_candidates(path)[0].source
+    assert "n_half = max(" in source

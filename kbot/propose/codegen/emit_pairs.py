@@ -14,7 +14,11 @@ so a value broadcast along the mids (cos/sin gathered per token, `unsqueeze(-2)`
 once per row and broadcast over them, not gathered again for every head.
 
 Between the cat and the output only reshapes, copies and a cast to the output's dtype may
-stand (the store rounds); anything else is refused and the pointwise variants stand.
+stand (the store rounds). A cat that feeds more compute (the rotate-half RoPE,
+`x * cos + cat((-x2, x1), -1) * sin`) and has the output's shape is the other form: the whole
+output is computed at piece k's columns, k by k, and at those columns the cat is piece k itself
+(`Ix.span`): no `tl.where` between the pieces, x's halves loaded once each. Anything else is
+refused and the pointwise variants stand.
 """
 
 from __future__ import annotations
@@ -64,6 +68,9 @@ class CatOfPieces:
     # at index k of it, interleaved.
     stacked: bool
     tile: tuple  # the shape a program tiles: a piece's, without a stack's one-wide dim
+    # The cat feeds more compute (RoPE's rotate-half form, `x * cos + cat((-x2, x1)) * sin`)
+    # and has the output's shape: the whole output is computed a piece's columns at a time.
+    inner: bool = False
 
 
 def cat_of_pieces(traced: TracedProblem, schedule: Schedule) -> CatOfPieces:
@@ -83,22 +90,57 @@ def cat_of_pieces(traced: TracedProblem, schedule: Schedule) -> CatOfPieces:
         if node.target not in _RESHAPES and not cast:
             break
         node = node.args[0]
-    if node.op != "call_function" or node.target != aten.cat.default:
-        raise Unsupported(f"pairs: {output.name} is not a cat up to reshapes and a cast")
-    rank = len(shape_of(node))
-    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
-    if rank < 2 or dim % rank != rank - 1:
-        raise Unsupported(f"pairs: {node.name} joins dim {dim} of {rank}, not the last of 2+")
-    pieces = tuple(p for p in node.args[0] if _numel_hint(p) > 0)
     sizes = SizeNames(traced)
-    width = shape_of(pieces[0])[-1] if pieces else 0
-    if len(pieces) < 2 or not all(sizes.equal(shape_of(p)[-1], width) for p in pieces):
-        raise Unsupported(f"pairs: {node.name}'s pieces are not of one width")
-    stacked = sizes.equal(width, 1)
+    if node.op != "call_function" or node.target != aten.cat.default:
+        inner = _inner_cat(output, sizes)
+        if inner is None:
+            raise Unsupported(
+                f"pairs: {output.name} is not a cat up to reshapes and a cast, and no cat of "
+                "its shape along the last dim feeds it"
+            )
+        _joins_last_dim(inner)
+        pieces = _pieces(inner, sizes)
+        if sizes.equal(shape_of(pieces[0])[-1], 1):
+            raise Unsupported(f"pairs: {inner.name} is a stack inside the op")
+        return CatOfPieces(output, inner, pieces, False, tuple(shape_of(pieces[0])), inner=True)
+    _joins_last_dim(node)
+    pieces = _pieces(node, sizes)
+    stacked = sizes.equal(shape_of(pieces[0])[-1], 1)
     tile = tuple(shape_of(pieces[0])[:-1] if stacked else shape_of(pieces[0]))
     if not tile:
         raise Unsupported(f"pairs: {node.name} stacks scalars")
     return CatOfPieces(output, node, pieces, stacked, tile)
+
+
+def _joins_last_dim(node: torch.fx.Node) -> None:
+    rank = len(shape_of(node))
+    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
+    if rank < 2 or dim % rank != rank - 1:
+        raise Unsupported(f"pairs: {node.name} joins dim {dim} of {rank}, not the last of 2+")
+
+
+def _pieces(node: torch.fx.Node, sizes: SizeNames) -> tuple[torch.fx.Node, ...]:
+    pieces = tuple(p for p in node.args[0] if _numel_hint(p) > 0)
+    width = shape_of(pieces[0])[-1] if pieces else 0
+    if len(pieces) < 2 or not all(sizes.equal(shape_of(p)[-1], width) for p in pieces):
+        raise Unsupported(f"pairs: {node.name}'s pieces are not of one width")
+    return pieces
+
+
+def _inner_cat(output: torch.fx.Node, sizes: SizeNames) -> torch.fx.Node | None:
+    """The cat nearest the output, among what it is computed from, that has the output's shape
+    (every piece's columns are then a slice of the output's)."""
+    seen, frontier = {output}, [output]
+    while frontier:
+        node = frontier.pop(0)
+        if node.op == "call_function" and node.target == aten.cat.default:
+            if sizes.same_shape(shape_of(node), shape_of(output)):
+                return node
+        for parent in node.all_input_nodes:
+            if parent not in seen:
+                seen.add(parent)
+                frontier.append(parent)
+    return None
 
 
 def _numel_hint(node: object) -> int:
@@ -129,7 +171,7 @@ def emit_pairs(
     body.extern_args.update(extern_args or {})
     body.gpu_math = gpu_math
     (name,) = register_outputs(body, schedule)
-    shape, stacked = found.tile, found.stacked
+    shape = found.tile
     rank = len(shape)
     mid = rank >= 3  # a next-to-last dim of its own tile axis
     body.reserve("rows", ROW_GUARD, "mids", MID_GUARD, "cols", COL_GUARD)
@@ -157,24 +199,11 @@ def emit_pairs(
         index[rank - 2] = Ix("mids", (MID_GUARD,))
     index[rank - 1] = Ix("cols", (COL_GUARD,))
     at = tuple(index[d] for d in range(rank))
-    values = [body.value(piece, at + ((ZERO,) if stacked else ())) for piece in found.pieces]
-    body.comment_source(found.cat)
-    cat_shape, out_shape = shape_of(found.cat), shape_of(found.output)
-    narrowed = dtype_of(found.output)
-    if narrowed in (torch.bfloat16, torch.float16) and dtype_of(found.cat) != narrowed:
-        # The cast between the cat and the output, rounded as the pointwise lowering rounds it
-        # (the interpreter's plain cast to bf16 does not round to nearest).
-        values = [body.rounded(value, narrowed) for value in values]
-    for k, value in enumerate(values):
-        if stacked:
-            target = at + (Ix(str(k)),)
-        else:
-            start = body.size(size_expr(shape[-1]) * k)
-            column = Ix("cols" if start == "0" else f"{start} + cols", (COL_GUARD,))
-            target = at[:-1] + (column,)
-        if not _same_shape(cat_shape, out_shape):
-            target = reshape_index(body, out_shape, cat_shape, target)
-        store(body, name, found.output, target, value)
+    widths = [size_expr(shape_of(piece)[-1]) for piece in found.pieces]
+    if found.inner:
+        _store_by_piece(body, name, found, at, widths)
+    else:
+        _store_pieces(body, name, found, at, widths)
     count = len(found.pieces)
     kernel = KernelSource(
         name=f"_{op}_kernel",
@@ -188,7 +217,10 @@ def emit_pairs(
     launcher = [f"n_rows = {_product(sizes, shape[: rank - 2 if mid else rank - 1])}"]
     if mid:
         launcher.append(f"n_mids = {sizes.python(shape[rank - 2])}")
-    launcher.append(f"n_half = {sizes.python(shape[-1])}")
+    if len({body.size(width) for width in widths}) == 1:
+        launcher.append(f"n_half = {sizes.python(shape[-1])}")
+    else:  # equal at the traced sizes, perhaps not at an odd one: the widest, each guarded
+        launcher.append(f"n_half = max({', '.join(sizes.python(w) for w in widths)})")
     row_blocks = "triton.cdiv(n_rows, ROWS_PER_PROGRAM)"
     if mid:
         row_blocks += " * triton.cdiv(n_mids, BLOCK_M)"
@@ -215,6 +247,52 @@ def emit_pairs(
     if gpu_math:
         params["gpu_math"] = True
     return Emitted([kernel], launcher, tunables, params)
+
+
+def _piece_column(body: KernelBody, widths: list, k: int, tile_width, span: bool) -> Ix:
+    """Where piece k's column `cols` lands in the cat: after the pieces before it, guarded by
+    its own width where that may differ from the tile's (an odd head dim's halves); with
+    `span`, marked as lying in piece k (`Ix.span`)."""
+    start = size_expr(0)
+    for width in widths[:k]:
+        start = start + width
+    first = body.size(start)
+    guards = (COL_GUARD,)
+    if body.size(widths[k]) != body.size(tile_width):  # one name (or literal): equal always
+        guards += (f"(cols < {body.size(widths[k])})",)
+    expr = "cols" if first == "0" else f"{first} + cols"
+    if not span:
+        return Ix(expr, guards)
+    return Ix(expr, guards, span=(expr, first, body.size(start + widths[k]), "cols"))
+
+
+def _store_pieces(body: KernelBody, name: str, found: CatOfPieces, at: tuple, widths) -> None:
+    """The output is the cat: each piece computed at the tile's index, stored at its columns."""
+    values = [body.value(p, at + ((ZERO,) if found.stacked else ())) for p in found.pieces]
+    body.comment_source(found.cat)
+    cat_shape, out_shape = shape_of(found.cat), shape_of(found.output)
+    narrowed = dtype_of(found.output)
+    if narrowed in (torch.bfloat16, torch.float16) and dtype_of(found.cat) != narrowed:
+        # The cast between the cat and the output, rounded as the pointwise lowering rounds it
+        # (the interpreter's plain cast to bf16 does not round to nearest).
+        values = [body.rounded(value, narrowed) for value in values]
+    for k, value in enumerate(values):
+        if found.stacked:
+            target = at + (Ix(str(k)),)
+        else:
+            target = at[:-1] + (_piece_column(body, widths, k, found.tile[-1], span=False),)
+        if not _same_shape(cat_shape, out_shape):
+            target = reshape_index(body, out_shape, cat_shape, target)
+        store(body, name, found.output, target, value)
+
+
+def _store_by_piece(body: KernelBody, name: str, found: CatOfPieces, at: tuple, widths) -> None:
+    """The cat feeds more compute and has the output's shape: the whole output computed at
+    piece k's columns, k by k. At those columns the cat is piece k itself (`Ix.span`), and what
+    the pieces share (x's halves, cos, sin) is loaded once by the lowering's memo."""
+    for k in range(len(found.pieces)):
+        target = at[:-1] + (_piece_column(body, widths, k, found.tile[-1], span=True),)
+        store(body, name, found.output, target, body.value(found.output, target))
 
 
 def _same_shape(a: tuple, b: tuple) -> bool:

@@ -22,6 +22,11 @@ class Ix:
     # (flat, sizes, k) when this is digit k of `flat` split by a reshape into `sizes`; merging
     # the same digits back gives `flat` itself instead of `(flat // 128) * 128 + flat % 128`.
     origin: tuple = ()
+    # (expr, start, end, base) where `expr`, read here, lies in [start, end) (size names) and
+    # is start + base: the pairs schedule's column of one piece of a cat. A cat along this
+    # dim whose piece spans exactly that reads the piece at `base`, with no select. Valid only
+    # while the index is that expression: a view that rewrites `expr` leaves it stale, unused.
+    span: tuple = ()
 
 
 ZERO = Ix("0")

@@ -287,6 +287,17 @@ def _cat(body: Lowering, node: torch.fx.Node, idx: tuple[Ix, ...]) -> str:
     rank = len(shape_of(node))
     dim = _dim(node.args[1] if len(node.args) > 1 else 0, rank)
     ix = idx[dim]
+    if ix.span and ix.span[0] == ix.expr:
+        start = size_expr(0)
+        for piece in pieces:
+            end = start + size_expr(shape_of(piece)[dim])
+            if ix.span[1:3] == (body.size(start), body.size(end)):
+                # The index lies in this piece (the pairs schedule computes a piece's columns
+                # at a time): the piece itself at the index's offset into it, no select.
+                new = list(idx)
+                new[dim] = Ix(ix.span[3], ix.guards, ix.wide)
+                return body.value(piece, tuple(new))
+            start = end
     values, ends = [], []
     start = size_expr(0)
     for k, piece in enumerate(pieces):
