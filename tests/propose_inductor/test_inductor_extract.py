@@ -277,3 +277,32 @@ def test_the_size_one_dispatch_compares_shapes_numbers_flags_and_none():
     assert eval(condition, {"q": q, "eps": 1e-06, "neox": True, "scale": None})
     assert not eval(condition, {"q": torch.empty(2, 8, 128), "eps": 1e-06, "neox": True,
                                 "scale": None})  # fmt: skip
+
+
+@pytest.mark.parametrize("op", ["silu_and_mul", "rmsnorm", "add_rmsnorm"])
+def test_extra_leading_dims_are_more_rows(capture_of, problem_of, op, device, tmp_path):
+    """inductor's kernels index the rank they were compiled at: given [2, 3, hidden] the
+    dynamic launcher read it as 2 rows (the gelu_tanh_and_mul winner of 2026-12-08 returned a
+    (2, 14336) output for a (2, 8, 28672) input). The launcher now flattens extra leading dims
+    into rows, as codegen's does, and calls inductor's launcher as it was at the traced rank."""
+    problem = problem_of(op)
+    source = extract(capture_of(op), problem)
+    assert f"def _{op}_rows(" in source and ".dim() == 2:" in source
+    path = tmp_path / f"candidate_{op}.py"
+    path.write_text(source)
+    module = import_file(problem.path, prefix="kbot_test_inductor_rows_ref")
+    candidate = import_file(path, prefix="kbot_test_inductor_rows")
+    torch.manual_seed(0)
+    reference = module.Model(*init_inputs(module)).to(device)
+    model = candidate.ModelNew(*init_inputs(module)).to(device)
+    model.load_state_dict(reference.state_dict())
+    inputs = [
+        x.to(device).reshape(2, 3, *x.shape[1:]) if isinstance(x, torch.Tensor) else x
+        for x in case_inputs(module, {"T": 6})
+    ]
+    with torch.no_grad():
+        expected, got = reference(*inputs), model(*inputs)
+    expected, got = (x if isinstance(x, tuple) else (x,) for x in (expected, got))
+    for want, have in zip(expected, got, strict=True):
+        assert have.shape == want.shape
+        torch.testing.assert_close(have.float(), want.float(), atol=2e-2, rtol=2e-2)

@@ -1,6 +1,8 @@
-"""A capture of torch.compile's output -> one standalone candidate file (pure text and AST work;
-runs on any machine). Layout follows docs/architecture.md: header, imports, tunables, inlined
-triton_helpers, kernels `_<op>_kernel`, launcher `<op>(...)`, `class ModelNew`."""
+"""A capture of torch.compile's output -> one standalone candidate file (text and AST work, and
+codegen's trace of the problem on `meta`; runs on any machine). Layout follows
+docs/architecture.md: header, imports, tunables, inlined triton_helpers, kernels
+`_<op>_kernel`, launcher `<op>(...)` (where the op's first dim is rows, `_<op>_rows(...)` and
+`<op>` flattening extra leading dims into it, as codegen's launchers do), `class ModelNew`."""
 
 from __future__ import annotations
 
@@ -28,6 +30,27 @@ def _model_new(spec: ProblemSpec, op: str, call_args: list[str]) -> str:
         return model_new_source(spec, op, call_args)
     except CodegenUnsupported as exc:
         raise Unsupported(f"cannot rebuild Model's constructor: {exc}") from None
+
+
+def _leading_rows(spec: ProblemSpec, params: list[str], outputs: int):
+    """codegen's plan for extra leading dims as more rows (kbot.propose.codegen.leading_rows):
+    inductor's kernels index the rank they were compiled at (a [2, 8, hidden] input read as
+    2 rows of [16, hidden]'s), so the launcher flattens [batch, seqlen, hidden] to [T, hidden]
+    where the op treats its first dim as rows. None where codegen's trace finds no such plan,
+    or names arguments the launcher does not take; else the plan (a LeadingRows)."""
+    from kbot.propose.codegen.leading_rows import leading_rows
+    from kbot.propose.codegen.trace import trace_problem
+
+    try:
+        traced = trace_problem(spec)
+    except Exception:  # noqa: BLE001 - codegen's trace failing must not cost the extraction
+        return None
+    plan = leading_rows(traced, list(traced.outputs), spec.options.mutates_inputs)
+    if plan is None or len(plan.outputs) != outputs:
+        return None
+    if not all(name in params for name, _ in plan.inputs):
+        return None
+    return plan
 
 
 def _launch_order(call: ast.FunctionDef, kernels: set[str]) -> list[str]:
@@ -92,11 +115,18 @@ def extract(capture: Capture, spec: ProblemSpec) -> str:
         parts.append("\n".join(lines) + "\n")
     parts += helper_texts + kernel_texts
     body = "\n".join(f"    {line}" for line in launcher.body)
+    rows = _leading_rows(spec, list(launcher.params), capture.output_count)
+    inner = f"_{op}_rows" if rows is not None else op
     parts.append(
-        f"def {op}({', '.join(launcher.params)}):\n"
+        f"def {inner}({', '.join(launcher.params)}):\n"
         f'    """Launches torch.compile\'s kernel(s) for `{spec.name}`; returns new outputs."""\n'
         f"{body}\n"
     )
+    if rows is not None:
+        from kbot.propose.codegen.leading_rows import wrapper_lines
+
+        wrapper = wrapper_lines(rows, op, inner, list(launcher.params), capture.returns_tuple)
+        parts.append("\n".join(wrapper) + "\n")
     parts.append(_model_new(spec, op, list(launcher.call_args)))
     source = "\n\n".join(p.rstrip("\n") + "\n" for p in parts)
     try:
