@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -221,8 +222,22 @@ def _autocast_on_meta() -> Any:
         torch.autocast = torch.amp.autocast = original  # type: ignore[misc]
 
 
+# make_fx and the settings around it (FX's "is tracing" flag, duck sizing, autocast on meta)
+# are process-wide: two traces in threads at once (the inductor proposers' extractions, side
+# by side) restored each other's flags, and FX's stayed set, so a later call of any
+# torch.compile'd function raised "Detected that you are using FX to symbolically trace a
+# dynamo-optimized function". One trace at a time.
+_TRACING = threading.RLock()
+
+
 def trace_problem(spec: ProblemSpec) -> TracedProblem:
-    """Imports the problem, builds Model and one case's inputs on `meta`, and traces forward."""
+    """Imports the problem, builds Model and one case's inputs on `meta`, and traces forward
+    (one trace at a time in the process: `_TRACING`)."""
+    with _TRACING:
+        return _trace_problem(spec)
+
+
+def _trace_problem(spec: ProblemSpec) -> TracedProblem:
     from torch.fx.experimental import _config as fx_config
     from torch.fx.experimental.proxy_tensor import make_fx
 
