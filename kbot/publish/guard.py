@@ -291,7 +291,7 @@ def _number_terms(name: str, fact: InputFact) -> list[str]:
     (a kernel that had one built in fails the other cases) and stays free, an integer up to the
     largest value checked."""
     values = fact.values
-    if values and len(values) > 1 and all(type(v) is int for v in values):
+    if len(values or ()) > 1 and all(type(v) is int for v in values):
         # a count the cases varied (a table's length, VisionRotaryEmbedding2D's seqlen): up to
         # the largest checked, as a dimension the cases varied is (`_varying_terms`)
         return [f"{name} <= {max(values)}"]

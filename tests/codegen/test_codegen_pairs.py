@@ -168,7 +168,8 @@ def test_rotate_half_pairs_kernel_serves_an_odd_head_dim(load_candidate, device)
     the piece it lies in (a second piece as wide as the first would write past the row)."""
     path = PROBLEMS / "rope_rotate_half.py"
     reference = import_file(path)
-    for candidate in _pairs_candidates(path):
+    candidates = _pairs_candidates(path)
+    for candidate in candidates:
         model = load_candidate(candidate.source).ModelNew().to(device)
         for tokens in (1, 70):  # the decode launch and the prefill one
             torch.manual_seed(5)
@@ -178,5 +179,4 @@ def test_rotate_half_pairs_kernel_serves_an_odd_head_dim(load_candidate, device)
                 got = model(x, cos, sin)
                 expected = reference.Model()(x, cos, sin)
             torch.testing.assert_close(got, expected, atol=1e-2, rtol=1.6e-2)
-    source = _pairs_candidates(path)[0].source
-    assert "n_half = max(" in source
+    assert "n_half = max(" in candidates[0].source

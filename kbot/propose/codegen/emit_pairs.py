@@ -249,16 +249,17 @@ def emit_pairs(
     return Emitted([kernel], launcher, tunables, params)
 
 
-def _piece_column(body: KernelBody, widths: list, k: int, tile_width, span: bool) -> Ix:
+def _piece_column(body: KernelBody, widths: list, k: int, span: bool) -> Ix:
     """Where piece k's column `cols` lands in the cat: after the pieces before it, guarded by
-    its own width where that may differ from the tile's (an odd head dim's halves); with
+    its own width where that may differ from the tile's, the first piece's (an odd head dim's
+    halves); with
     `span`, marked as lying in piece k (`Ix.span`)."""
     start = size_expr(0)
     for width in widths[:k]:
         start = start + width
     first = body.size(start)
     guards = (COL_GUARD,)
-    if body.size(widths[k]) != body.size(tile_width):  # one name (or literal): equal always
+    if body.size(widths[k]) != body.size(widths[0]):  # one name (or literal): equal always
         guards += (f"(cols < {body.size(widths[k])})",)
     expr = "cols" if first == "0" else f"{first} + cols"
     if not span:
@@ -280,7 +281,7 @@ def _store_pieces(body: KernelBody, name: str, found: CatOfPieces, at: tuple, wi
         if found.stacked:
             target = at + (Ix(str(k)),)
         else:
-            target = at[:-1] + (_piece_column(body, widths, k, found.tile[-1], span=False),)
+            target = at[:-1] + (_piece_column(body, widths, k, span=False),)
         if not _same_shape(cat_shape, out_shape):
             target = reshape_index(body, out_shape, cat_shape, target)
         store(body, name, found.output, target, value)
@@ -291,7 +292,7 @@ def _store_by_piece(body: KernelBody, name: str, found: CatOfPieces, at: tuple, 
     piece k's columns, k by k. At those columns the cat is piece k itself (`Ix.span`), and what
     the pieces share (x's halves, cos, sin) is loaded once by the lowering's memo."""
     for k in range(len(found.pieces)):
-        target = at[:-1] + (_piece_column(body, widths, k, found.tile[-1], span=True),)
+        target = at[:-1] + (_piece_column(body, widths, k, span=True),)
         store(body, name, found.output, target, body.value(found.output, target))
 
 

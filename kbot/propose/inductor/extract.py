@@ -32,12 +32,29 @@ def _model_new(spec: ProblemSpec, op: str, call_args: list[str]) -> str:
         raise Unsupported(f"cannot rebuild Model's constructor: {exc}") from None
 
 
+# codegen's leading-rows plan per problem file (path, sha256): the proposers extract up to
+# five captures of one problem, and the plan depends on the problem only.
+_ROWS_PLANS: dict[tuple[str, str], object] = {}
+
+
 def _leading_rows(spec: ProblemSpec, params: list[str], outputs: int):
     """codegen's plan for extra leading dims as more rows (kbot.propose.codegen.leading_rows):
     inductor's kernels index the rank they were compiled at (a [2, 8, hidden] input read as
     2 rows of [16, hidden]'s), so the launcher flattens [batch, seqlen, hidden] to [T, hidden]
     where the op treats its first dim as rows. None where codegen's trace finds no such plan,
     or names arguments the launcher does not take; else the plan (a LeadingRows)."""
+    key = (str(spec.path), spec.source_sha256)
+    if key not in _ROWS_PLANS:
+        _ROWS_PLANS[key] = _traced_rows_plan(spec)
+    plan = _ROWS_PLANS[key]
+    if plan is None or len(plan.outputs) != outputs:
+        return None
+    if not all(name in params for name, _ in plan.inputs):
+        return None
+    return plan
+
+
+def _traced_rows_plan(spec: ProblemSpec):
     from kbot.propose.codegen.leading_rows import leading_rows
     from kbot.propose.codegen.trace import trace_problem
 
@@ -45,12 +62,7 @@ def _leading_rows(spec: ProblemSpec, params: list[str], outputs: int):
         traced = trace_problem(spec)
     except Exception:  # noqa: BLE001 - codegen's trace failing must not cost the extraction
         return None
-    plan = leading_rows(traced, list(traced.outputs), spec.options.mutates_inputs)
-    if plan is None or len(plan.outputs) != outputs:
-        return None
-    if not all(name in params for name, _ in plan.inputs):
-        return None
-    return plan
+    return leading_rows(traced, list(traced.outputs), spec.options.mutates_inputs)
 
 
 def _launch_order(call: ast.FunctionDef, kernels: set[str]) -> list[str]:
